@@ -1,0 +1,225 @@
+"""The check model and `<audit>.findings.json` (plus full evidence tables as CSV beside it)."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from audit_lib import paths
+
+Status = Literal["pass", "quirk", "defect", "error", "skipped"]
+STATUSES: tuple[str, ...] = ("pass", "quirk", "defect", "error", "skipped")
+# Severity order used by `--fail-on` and by the index page's sort.
+SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "quirk": 2, "error": 3, "defect": 4}
+DETAILS_CAP_IN_JSON = 50
+
+
+@dataclass(frozen=True)
+class Check:
+    """One audited property with its verdict, the figure observed vs expected, and evidence rows."""
+
+    id: str
+    title: str
+    status: Status
+    observed: Any = None
+    expected: Any = None
+    summary: str = ""
+    details: tuple[Mapping[str, Any], ...] = ()
+    synthetic: bool = False
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"check {self.id!r}: status {self.status!r} is not one of {STATUSES}")
+        if not self.id or not self.id.replace("_", "").replace(".", "").replace("-", "").isalnum():
+            raise ValueError(f"check id {self.id!r} must be a non-empty identifier")
+        object.__setattr__(self, "details", tuple(dict(row) for row in self.details))
+
+    @classmethod
+    def skipped(cls, id: str, title: str, reason: str, **kwargs: Any) -> Check:
+        """A check whose input is absent; `reason` says what is missing and how to supply it."""
+        return cls(id=id, title=title, status="skipped", summary=reason, **kwargs)
+
+    @classmethod
+    def errored(cls, id: str, title: str, error: BaseException | str, **kwargs: Any) -> Check:
+        """A check that could not run; the error is kept as its summary."""
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        return cls(id=id, title=title, status="error", summary=text, **kwargs)
+
+    def to_json(self, *, details_cap: int = DETAILS_CAP_IN_JSON) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "observed": to_jsonable(self.observed),
+            "expected": to_jsonable(self.expected),
+            "summary": self.summary,
+            "synthetic": self.synthetic,
+            "details": [to_jsonable(row) for row in self.details[:details_cap]],
+            "details_total": len(self.details),
+        }
+        if self.meta:
+            payload["meta"] = to_jsonable(dict(self.meta))
+        return payload
+
+
+@dataclass(frozen=True)
+class Findings:
+    """Everything one audit run concluded: its parameters, the data it used, and its checks."""
+
+    audit: str
+    params: Mapping[str, Any]
+    provenance: tuple[Mapping[str, Any], ...]
+    checks: tuple[Check, ...]
+
+    def check(self, check_id: str) -> Check:
+        for candidate in self.checks:
+            if candidate.id == check_id:
+                return candidate
+        raise KeyError(f"audit {self.audit!r} has no check {check_id!r}")
+
+    def status_counts(self) -> dict[str, int]:
+        counts = {status: 0 for status in STATUSES}
+        for item in self.checks:
+            counts[item.status] += 1
+        return counts
+
+    @property
+    def uses_synthetic_data(self) -> bool:
+        return any(p.get("synthetic") for p in self.provenance) or any(c.synthetic for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "audit": self.audit,
+            "params": to_jsonable(dict(self.params)),
+            "provenance": [to_jsonable(dict(p)) for p in self.provenance],
+            "synthetic": self.uses_synthetic_data,
+            "status_counts": self.status_counts(),
+            "checks": [c.to_json() for c in self.checks],
+        }
+
+    def write(self, out_dir: str | os.PathLike[str] | None = None) -> Path:
+        """Write `<audit>.findings.json` and one `<audit>.<check>.csv` per check with evidence rows."""
+        target_dir = Path(out_dir) if out_dir is not None else paths.reports_dir()
+        target_dir.mkdir(parents=True, exist_ok=True)
+        for item in self.checks:
+            if item.details:
+                write_rows_csv(target_dir / f"{self.audit}.{item.id}.csv", item.details)
+        json_path = target_dir / f"{self.audit}.findings.json"
+        atomic_write_text(json_path, json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n")
+        return json_path
+
+
+class FindingsBuilder:
+    """Collects provenance and checks while a notebook runs; `findings()` freezes them."""
+
+    def __init__(self, audit: str, params: Mapping[str, Any] | None = None) -> None:
+        self.audit = audit
+        self.params = dict(params or {})
+        self._provenance: list[Mapping[str, Any]] = []
+        self._checks: list[Check] = []
+
+    def add_provenance(self, *records: Any) -> None:
+        """Accept `fetch.Provenance` objects (or plain mappings); duplicates are kept once."""
+        for record in records:
+            as_mapping = dataclasses.asdict(record) if dataclasses.is_dataclass(record) else dict(record)
+            if as_mapping not in self._provenance:
+                self._provenance.append(as_mapping)
+
+    def add(self, check: Check) -> Check:
+        if any(existing.id == check.id for existing in self._checks):
+            raise ValueError(f"audit {self.audit!r}: check id {check.id!r} was added twice")
+        self._checks.append(check)
+        return check
+
+    @property
+    def provenance(self) -> tuple[Mapping[str, Any], ...]:
+        return tuple(self._provenance)
+
+    @property
+    def checks(self) -> tuple[Check, ...]:
+        return tuple(self._checks)
+
+    def findings(self) -> Findings:
+        return Findings(self.audit, dict(self.params), tuple(self._provenance), tuple(self._checks))
+
+    def write(self, out_dir: str | os.PathLike[str] | None = None) -> Path:
+        return self.findings().write(out_dir)
+
+
+def load_findings(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a findings file back as plain JSON (the runner and index page use this)."""
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def worst_status(statuses: Iterable[str]) -> str:
+    ordered = sorted(statuses, key=lambda s: SEVERITY.get(s, 0))
+    return ordered[-1] if ordered else "pass"
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON for observed values and evidence: NaN/inf become strings, tuples/sets lists."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return repr(value)
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((to_jsonable(v) for v in value), key=repr)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        try:
+            return to_jsonable(value.item())
+        except (TypeError, ValueError):
+            pass
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays
+        return to_jsonable(value.tolist())
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return repr(value)
+
+
+def write_rows_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    columns: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in columns:
+                columns.append(str(key))
+    with tempfile.NamedTemporaryFile("w", delete=False, dir=path.parent, suffix=".tmp",
+                                     newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _csv_cell(v) for k, v in row.items()})
+        temp_name = handle.name
+    os.replace(temp_name, path)
+
+
+def _csv_cell(value: Any) -> Any:
+    plain = to_jsonable(value)
+    return json.dumps(plain) if isinstance(plain, (list, dict)) else plain
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    with tempfile.NamedTemporaryFile("w", delete=False, dir=path.parent, suffix=".tmp",
+                                     encoding="utf-8") as handle:
+        handle.write(text)
+        temp_name = handle.name
+    os.replace(temp_name, path)

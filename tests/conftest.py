@@ -1,0 +1,36 @@
+"""Shared fixtures: the real-data mirror (skipped with a reason when absent) and isolated project dirs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _mirror_from_env() -> Path | None:
+    configured = os.environ.get("AUDIT_MIRROR")
+    if configured and Path(configured).is_dir():
+        return Path(configured).resolve()
+    return None
+
+
+@pytest.fixture(scope="session")
+def mirror_dir() -> Path:
+    """The real-data mirror folder; tests that need real data skip when it is absent."""
+    mirror = _mirror_from_env()
+    if mirror is None:
+        pytest.skip("no real-data mirror: set AUDIT_MIRROR to a folder laid out as <dataset>/<file> "
+                    "(CI uses ../shared/data)")
+    return mirror
+
+
+@pytest.fixture()
+def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh, empty data cache so a test never sees or pollutes the project's `data_cache/`."""
+    cache = tmp_path / "data_cache"
+    cache.mkdir()
+    monkeypatch.setenv("AUDIT_DATA_CACHE", str(cache))
+    return cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Literal, Union
 
@@ -19,7 +20,8 @@ class HubFile:
 
     def url(self) -> str:
         prefix = "datasets/" if self.repo_type == "dataset" else ""
-        return f"https://huggingface.co/{prefix}{self.repo_id}/resolve/{self.revision}/{self.path}"
+        endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+        return f"{endpoint}/{prefix}{self.repo_id}/resolve/{self.revision}/{self.path}"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,111 @@
+"""Running HumanEval+/MBPP+ programs on their inputs through the sandbox: one CallJob per task and input set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from audit_lib import executors, sandbox
+from audit_lib.benchmarks.humaneval_plus_data import PlusTask
+from audit_lib.benchmarks.humaneval_plus_programs import CallableProgram
+
+Split = Literal["base", "plus"]
+SPLITS: tuple[Split, ...] = ("base", "plus")
+OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
+
+# Budget for the whole job on top of its per-input limits (interpreter start, imports, decoding).
+JOB_OVERHEAD_S = 10.0
+# A ground-truth job never waits longer than this, however many inputs it carries.
+MAX_JOB_TIMEOUT_S = 1800.0
+# EvalPlus's whole-sample budget: min(EVALPLUS_TIMEOUT_PER_TASK = 60, sum of per-input limits) + 1.
+EVALPLUS_TIMEOUT_PER_TASK_S = 60.0
+
+
+@dataclass(frozen=True)
+class InputOutcome:
+    """What one call did: its value (decoded in the parent) or why there is none, and how long it took."""
+
+    kind: OutcomeKind
+    value: Any = None
+    duration_s: float = 0.0
+    exc_type: str | None = None
+    exc_message: str | None = None
+
+    def describe(self) -> str:
+        if self.kind == "value":
+            return repr(self.value)[:200]
+        if self.kind == "exception":
+            return f"{self.exc_type}: {(self.exc_message or '')[:160]}"
+        return self.kind
+
+
+@dataclass(frozen=True)
+class SplitRun:
+    """The outcomes of one program on one task's base or plus inputs, plus any load failure."""
+
+    task_id: str
+    split: Split
+    outcomes: tuple[InputOutcome, ...]
+    load_error: str | None = None
+    job_status: str = "pass"
+
+
+def inputs_of(task: PlusTask, split: Split) -> tuple[Any, ...]:
+    return task.base_input if split == "base" else task.plus_input
+
+
+def job_limits(per_input_timeouts: Sequence[float], *, total_cap_s: float = MAX_JOB_TIMEOUT_S,
+               memory_mb: int = 2048) -> sandbox.Limits:
+    total = min(total_cap_s, sum(per_input_timeouts)) + 1.0 + JOB_OVERHEAD_S
+    longest = max(per_input_timeouts, default=1.0)
+    return sandbox.Limits(timeout_s=longest, total_timeout_s=total, memory_mb=memory_mb)
+
+
+def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], CallableProgram],
+                 timeouts_for: Callable[[PlusTask, Split], Sequence[float]], *,
+                 executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = False,
+                 total_cap_s: float = MAX_JOB_TIMEOUT_S) -> dict[tuple[str, Split], SplitRun]:
+    """Run `program_for(task)` on every input of each split, each input under its own time limit."""
+    jobs = []
+    for task in tasks:
+        program = program_for(task)
+        for split in splits:
+            inputs = inputs_of(task, split)
+            if not inputs:
+                continue
+            timeouts = [float(t) for t in timeouts_for(task, split)]
+            jobs.append(sandbox.CallJob(key=(task.task_id, split), program=program.source,
+                                        entry_point=program.entry_point, inputs=[list(i) for i in inputs],
+                                        limits=job_limits(timeouts, total_cap_s=total_cap_s), per_input_timeout_s=timeouts))
+    by_id = {task.task_id: task for task in tasks}
+    runs: dict[tuple[str, Split], SplitRun] = {}
+    for key, result in executors.run_many(jobs, executor, progress=progress):
+        task_id, split = key
+        runs[key] = split_run_from_result(task_id, split, result, len(inputs_of(by_id[task_id], split)))
+    for task in tasks:  # empty input sets still get a (trivially empty) run
+        for split in splits:
+            runs.setdefault((task.task_id, split), SplitRun(task.task_id, split, ()))
+    return runs
+
+
+def split_run_from_result(task_id: str, split: Split, result: Any, expected_count: int) -> SplitRun:
+    """Normalise a CallJobResult; inputs the sandbox never reached count as `not_run`."""
+    outcomes = [InputOutcome(kind=o.kind, value=o.value, duration_s=float(o.duration_s or 0.0),
+                             exc_type=o.exc_type, exc_message=o.exc_message) for o in result.outcomes]
+    outcomes += [InputOutcome("not_run")] * (expected_count - len(outcomes))  # e.g. the job's total budget ran out
+    load_error = result.load_error
+    if load_error is None and result.status not in ("pass", "fail"):
+        load_error = f"sandbox job ended with status {result.status}"
+    return SplitRun(task_id, split, tuple(outcomes[:expected_count]), load_error, str(result.status))
+
+
+def outcomes_by_task(runs: Mapping[tuple[str, Split], SplitRun]) -> dict[str, dict[Split, SplitRun]]:
+    grouped: dict[str, dict[Split, SplitRun]] = {}
+    for (task_id, split), run in runs.items():
+        grouped.setdefault(task_id, {})[split] = run
+    return grouped
+
+
+__all__ = ["InputOutcome", "SPLITS", "Split", "SplitRun", "inputs_of", "job_limits", "outcomes_by_task",
+           "run_programs", "split_run_from_result"]

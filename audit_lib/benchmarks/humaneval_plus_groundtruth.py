@@ -1,0 +1,125 @@
+"""Expected outputs (EvalPlus's `get_groundtruth`), run in the sandbox, cached as tagged JSON by dataset sha256."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from audit_lib import paths, sandbox_codec
+from audit_lib.benchmarks.humaneval_plus_data import Dataset, LoadedPlus, PlusTask
+from audit_lib.benchmarks.humaneval_plus_exec import SPLITS, InputOutcome, Split, SplitRun, run_programs
+from audit_lib.benchmarks.humaneval_plus_programs import ground_truth_program
+from audit_lib.errors import CorruptFileError
+
+CACHE_FORMAT = 1
+# EvalPlus runs the canonical with no limit at all; the sandbox needs one, so each input gets this much.
+GROUND_TRUTH_INPUT_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """Expected outputs for every task and split, where they came from, and whether they were computed now."""
+
+    dataset: Dataset
+    dataset_sha256: str
+    runs: Mapping[tuple[str, Split], SplitRun]
+    cache_path: Path
+    tasks_from_cache: int
+    tasks_computed: int
+
+    def run(self, task_id: str, split: Split) -> SplitRun:
+        return self.runs[(task_id, split)]
+
+    def times(self, task_id: str, split: Split) -> list[float]:
+        return [outcome.duration_s for outcome in self.run(task_id, split).outcomes]
+
+
+def cache_path_for(sha256: str) -> Path:
+    return paths.data_cache_dir() / "groundtruth" / f"{sha256}.json.gz"
+
+
+def compute_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, *, executor: Any = None,
+                         input_timeout_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S) -> dict[tuple[str, Split], SplitRun]:
+    """Run `prompt + canonical_solution` (no contract) on every base and plus input in the sandbox, fresh."""
+    return run_programs(tasks, lambda task: ground_truth_program(task, dataset),
+                        lambda task, split: [input_timeout_s] * len(task.base_input if split == "base"
+                                                                    else task.plus_input),
+                        executor=executor)
+
+
+def load_or_compute_ground_truth(loaded: LoadedPlus, *, recompute: bool = False, executor: Any = None,
+                                 input_timeout_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S) -> GroundTruth:
+    """Cached outputs for the tasks the cache holds; the rest (or all, with `recompute`) computed and cached."""
+    sha256 = loaded.provenance.sha256
+    path = cache_path_for(sha256)
+    cached = {} if recompute else read_cache(path, sha256)
+    missing = [task for task in loaded.tasks if any((task.task_id, split) not in cached for split in SPLITS)]
+    fresh = compute_ground_truth(missing, loaded.dataset, executor=executor, input_timeout_s=input_timeout_s) \
+        if missing else {}
+    fresh_cacheable = {key: run for key, run in fresh.items() if run.job_status != "harness_error"}
+    if fresh_cacheable:
+        merged = {**read_cache(path, sha256), **fresh_cacheable} if recompute else {**cached, **fresh_cacheable}
+        write_cache(path, sha256, loaded.dataset, merged)
+    wanted = {(task.task_id, split) for task in loaded.tasks for split in SPLITS}
+    runs = {key: run for key, run in {**cached, **fresh}.items() if key in wanted}
+    return GroundTruth(loaded.dataset, sha256, runs, path, len(loaded.tasks) - len(missing), len(missing))
+
+
+def _outcome_to_json(outcome: InputOutcome) -> list[Any]:
+    return [outcome.kind, sandbox_codec.encode(outcome.value) if outcome.kind == "value" else None,
+            round(outcome.duration_s, 6), outcome.exc_type, outcome.exc_message]
+
+
+def _outcome_from_json(item: Sequence[Any]) -> InputOutcome:
+    kind, value, duration, exc_type, exc_message = item
+    return InputOutcome(kind, sandbox_codec.decode(value) if kind == "value" else None, float(duration),
+                        exc_type, exc_message)
+
+
+def write_cache(path: Path, sha256: str, dataset: Dataset, runs: Mapping[tuple[str, Split], SplitRun]) -> None:
+    """Write atomically; values are tagged JSON (never pickle), times are per input in seconds."""
+    tasks: dict[str, dict[str, Any]] = {}
+    for (task_id, split), run in runs.items():
+        tasks.setdefault(task_id, {})[split] = {"load_error": run.load_error, "job_status": run.job_status,
+                                                "outcomes": [_outcome_to_json(o) for o in run.outcomes]}
+    payload = {"format": CACHE_FORMAT, "dataset": dataset, "dataset_sha256": sha256,
+               "python": platform.python_version(), "machine": platform.machine(), "tasks": tasks}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", delete=False, dir=path.parent, suffix=".tmp") as handle:
+        with gzip.GzipFile(fileobj=handle, mode="wb") as zipped:
+            zipped.write(json.dumps(payload).encode("utf-8"))
+        temp_name = handle.name
+    os.replace(temp_name, path)
+
+
+def read_cache(path: Path, sha256: str) -> dict[tuple[str, Split], SplitRun]:
+    """The cached runs, or nothing when there is no cache; a cache for other bytes or a corrupt one raises."""
+    if not path.is_file():
+        return {}
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            payload = json.load(handle)
+    except (OSError, EOFError, json.JSONDecodeError) as exc:
+        raise CorruptFileError(f"{path}: ground-truth cache does not read ({exc}); delete it to recompute",
+                               file=str(path), row=None, field=None) from exc
+    if payload.get("format") != CACHE_FORMAT or payload.get("dataset_sha256") != sha256:
+        raise CorruptFileError(f"{path}: ground-truth cache is for format {payload.get('format')} / sha256 "
+                               f"{payload.get('dataset_sha256')}, not {CACHE_FORMAT} / {sha256}",
+                               file=str(path), row=None, field="dataset_sha256")
+    runs: dict[tuple[str, Split], SplitRun] = {}
+    for task_id, splits in payload["tasks"].items():
+        for split, record in splits.items():
+            outcomes = tuple(_outcome_from_json(item) for item in record["outcomes"])
+            runs[(task_id, split)] = SplitRun(task_id, split, outcomes, record["load_error"], record["job_status"])
+    return runs
+
+
+__all__ = ["GROUND_TRUTH_INPUT_TIMEOUT_S", "GroundTruth", "cache_path_for", "compute_ground_truth",
+           "load_or_compute_ground_truth", "read_cache", "write_cache"]

@@ -1,0 +1,101 @@
+"""`python -m audit_lib {run,list,fetch,sources,sandbox}`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from audit_lib import data_cli, paths
+from audit_lib.catalogue import discover_audits
+from audit_lib.errors import ParameterError
+from audit_lib.runner import DEFAULT_CELL_TIMEOUT_S, EXIT_BAD_ARGUMENTS, FAIL_ON_CHOICES, run_audits
+
+try:  # the sandbox engineer's subcommand; tolerated as absent only while it is being written
+    from audit_lib import sandbox_cli
+except ImportError:  # pragma: no cover - removed once sandbox_cli lands
+    sandbox_cli = None  # type: ignore[assignment]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m audit_lib",
+                                     description="Audit code-generation benchmarks with parameterised notebooks.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = subparsers.add_parser("run", help="execute audit notebooks and write HTML reports and reports/index.html")
+    run.add_argument("audits", nargs="*", metavar="AUDIT", help="audits to run (default: all; see `list`)")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+                     help="set a notebook parameter (KEY for every selected audit declaring it, AUDIT.KEY for one)")
+    run.add_argument("--mirror", help="local mirror folder laid out as <dataset>/<file> (sets AUDIT_MIRROR)")
+    run.add_argument("--executor", help="executor for sandbox jobs: local, dask-local, dask://HOST:PORT "
+                                        "(sets AUDIT_EXECUTOR and the notebooks' `executor` parameter)")
+    run.add_argument("--with-code", action="store_true", help="keep code cells in the HTML reports")
+    run.add_argument("--jobs", "-j", type=int, default=1, help="notebooks to run at once (default 1)")
+    run.add_argument("--fail-on", choices=FAIL_ON_CHOICES,
+                     help="exit 3 when a check is this severe or worse (severity: pass < skipped < quirk < error "
+                          "< defect)")
+    run.add_argument("--reports-dir", type=Path, help="where to write reports (default: reports/)")
+    run.add_argument("--kernel", help="Jupyter kernel (default: benchaudit when registered, else python3)")
+    run.add_argument("--cell-timeout", type=int, default=DEFAULT_CELL_TIMEOUT_S,
+                     help=f"seconds one cell may run (default {DEFAULT_CELL_TIMEOUT_S})")
+    run.set_defaults(func=_run)
+
+    listing = subparsers.add_parser("list", help="show the audits and each notebook's parameters")
+    listing.set_defaults(func=_list)
+
+    data_cli.register(subparsers)
+    if sandbox_cli is not None:
+        sandbox_cli.register(subparsers)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise ParameterError(f"--jobs must be at least 1, got {args.jobs}", field="jobs")
+    summary = run_audits(args.audits, [tuple(pair) for pair in args.parameter], mirror=args.mirror,
+                         executor=args.executor, with_code=args.with_code, jobs=args.jobs,
+                         reports_dir=args.reports_dir, kernel_name=args.kernel, cell_timeout_s=args.cell_timeout)
+    for outcome in summary.outcomes:
+        if outcome.ok:
+            print(f"ok      {outcome.audit}  ({outcome.duration_s:.1f}s)")
+        else:
+            assert outcome.failure is not None
+            print(f"FAILED  {outcome.audit}  at {outcome.failure.describe()}")
+    gate = summary.gate_hits(args.fail_on)
+    for audit, count in gate.items():
+        print(f"--fail-on {args.fail_on}: {audit} has {count} check(s) at {args.fail_on} or worse")
+    print(f"reports: {summary.index_path}")
+    return summary.exit_code(args.fail_on)
+
+
+def _list(args: argparse.Namespace) -> int:
+    audits = discover_audits()
+    if not audits:
+        print(f"no audit notebooks in {paths.notebooks_dir()}")
+        return 0
+    for audit in audits.values():
+        suffix = f" — {audit.title}" if audit.title else ""
+        print(f"{audit.name}{suffix}")
+        print(f"    notebook: {audit.notebook.relative_to(paths.project_root()) if audit.notebook.is_relative_to(paths.project_root()) else audit.notebook}")
+        for name, value in audit.fixed_params.items():
+            print(f"    fixed   {name} = {value!r}")
+        for parameter in audit.parameters:
+            if parameter.name in audit.fixed_params:
+                continue
+            help_text = f"  # {parameter.help}" if parameter.help else ""
+            print(f"    -p {parameter.name} ({parameter.type_name}, default {parameter.default!r}){help_text}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ParameterError as exc:  # includes UnknownAuditError: raised before any kernel starts
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_ARGUMENTS
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

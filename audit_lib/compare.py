@@ -1,0 +1,171 @@
+"""EvalPlus's output comparison rules, replayed in the parent on values decoded from the sandbox.
+
+Replays `evalplus/eval/__init__.py::unsafe_execute` (evalplus HEAD 26d6d00, PyPI 0.3.1) for one sample on one input
+list: exact match first, then the dataset's special oracles, then the float tolerance path. One quirk is kept on
+purpose: EvalPlus promotes `atol` from 0 to 1e-6 on the first input whose expected output is a float (or a
+non-empty list/tuple of floats) and the promoted value stays for every later input of the same run. `SampleComparer`
+carries that state; `compare_one` is the stateless form for a single input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+DEFAULT_FLOAT_ATOL = 1e-6
+ALLCLOSE_RTOL = 1e-7
+
+Dataset = Literal["humaneval", "mbpp"]
+Verdict = Literal["match", "wrong_value", "exception", "timeout", "unserializable", "not_run"]
+
+# MBPP+ tasks whose outputs are compared as sets (`_special_oracle.MBPP_OUTPUT_SET_EQ_TASKS`).
+MBPP_OUTPUT_SET_EQ_ENTRY_POINTS: frozenset[str] = frozenset({
+    "similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
+    "larg_nnum", "intersection_array", "find_dissimilar", "Diff",
+})
+# MBPP+ tasks whose expected output is only `out is not None` (`MBPP_OUTPUT_NOT_NONE_TASKS`).
+MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS: frozenset[str] = frozenset({"check_str", "text_match_three", "text_starta_endb"})
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The verdict for one input: did the output match under EvalPlus's rules, and why not."""
+
+    passed: bool
+    reason: str = ""
+    atol_used: float = 0.0
+
+
+def is_floats(value: Any) -> bool:
+    """EvalPlus's `is_floats`: a float, a non-empty list/tuple of floats, or a float numpy array."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, (list, tuple)) and value:
+        return all(isinstance(item, float) for item in value)
+    if isinstance(value, np.ndarray):
+        return value.dtype in (np.float64, np.float32)
+    return False
+
+
+def poly(coefficients: Sequence[float], x: float) -> float:
+    """HumanEval/32's polynomial, evaluated the way its prompt (and EvalPlus's oracle) does."""
+    return sum(coefficient * math.pow(x, power) for power, coefficient in enumerate(coefficients))
+
+
+def find_zero_oracle(inputs: Sequence[Any], output: Any, atol: float) -> Comparison:
+    """HumanEval/32: the output must be a root, `|poly(xs, out)| <= atol`; the expected value is ignored."""
+    try:
+        residual = abs(poly(inputs[0], output))
+    except Exception as exc:  # a non-numeric answer is a failure, as in EvalPlus
+        return Comparison(False, f"find_zero oracle raised {type(exc).__name__}: {exc}", atol)
+    if residual <= atol:
+        return Comparison(True, "", atol)
+    return Comparison(False, f"|poly(xs, out)| = {residual!r} > atol {atol!r}", atol)
+
+
+def surface_area_oracle(base_edge: float, height: float) -> int:
+    """Mbpp/581's alternative reading: `height` is the pyramid's perpendicular height."""
+    slant_height = math.sqrt((base_edge / 2) ** 2 + height ** 2)
+    return round(base_edge ** 2 + 2 * base_edge * slant_height)
+
+
+def digit_distance_oracle(first: int, second: int) -> int:
+    """Mbpp/558's alternative reading: numbers are zero-padded to the same length first."""
+    left, right = str(first), str(second)
+    width = max(len(left), len(right))
+    return sum(abs(int(a) - int(b)) for a, b in zip(left.zfill(width), right.zfill(width)))
+
+
+def _safe_equal(left: Any, right: Any) -> bool:
+    try:
+        return bool(left == right)
+    except Exception:  # numpy arrays and odd types: an ambiguous comparison is not a match
+        return False
+
+
+def _mbpp_exact_match(entry_point: str, inputs: Sequence[Any], output: Any, expected: Any,
+                      exact: bool, atol: float) -> bool:
+    if entry_point == "are_equivalent":  # Mbpp/164: any answer is accepted
+        return True
+    if entry_point == "sum_div":  # Mbpp/295
+        return exact or _safe_equal(output, 0)
+    if entry_point == "surface_Area":  # Mbpp/581
+        return exact or abs(output - surface_area_oracle(*inputs)) <= atol
+    if entry_point == "digit_distance_nums":  # Mbpp/558
+        return exact or _safe_equal(output, digit_distance_oracle(*inputs))
+    if entry_point in MBPP_OUTPUT_SET_EQ_ENTRY_POINTS:
+        return set(output) == set(expected)
+    if entry_point in MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS:
+        # The program run in the sandbox maps a non-bool output to `out is not None` (see not_none_wrapper).
+        return _safe_equal(output, expected)
+    return exact
+
+
+class SampleComparer:
+    """Compares one sample's outputs input by input, carrying EvalPlus's sticky atol promotion."""
+
+    def __init__(self, *, dataset: Dataset, entry_point: str, atol: float) -> None:
+        if dataset not in ("humaneval", "mbpp"):
+            raise ValueError(f"dataset must be 'humaneval' or 'mbpp', not {dataset!r}")
+        self.dataset = dataset
+        self.entry_point = entry_point
+        self.atol = float(atol)
+
+    def compare(self, inputs: Sequence[Any], output: Any, expected: Any) -> Comparison:
+        """Apply the rules to one input; a failure never promotes atol, exactly as EvalPlus."""
+        try:
+            return self._compare(inputs, output, expected)
+        except Exception as exc:  # EvalPlus catches everything the comparison raises as a failed input
+            return Comparison(False, f"comparison raised {type(exc).__name__}: {exc}", self.atol)
+
+    def _compare(self, inputs: Sequence[Any], output: Any, expected: Any) -> Comparison:
+        exact = _safe_equal(output, expected)
+        if self.dataset == "mbpp":
+            exact = _mbpp_exact_match(self.entry_point, inputs, output, expected, exact, self.atol)
+        if self.dataset == "humaneval" and self.entry_point == "find_zero":
+            return find_zero_oracle(inputs, output, self.atol)
+        if self.atol == 0 and is_floats(expected):
+            self.atol = DEFAULT_FLOAT_ATOL
+        if exact:
+            return Comparison(True, "", self.atol)
+        if self.atol == 0:
+            return Comparison(False, "not equal", self.atol)
+        if type(output) is not type(expected):
+            return Comparison(False, f"type {type(output).__name__} != expected {type(expected).__name__}",
+                              self.atol)
+        if isinstance(expected, (list, tuple)) and len(output) != len(expected):
+            return Comparison(False, f"length {len(output)} != expected {len(expected)}", self.atol)
+        if np.allclose(output, expected, rtol=ALLCLOSE_RTOL, atol=self.atol):
+            return Comparison(True, "", self.atol)
+        return Comparison(False, f"not allclose (rtol={ALLCLOSE_RTOL}, atol={self.atol})", self.atol)
+
+
+def compare_one(inputs: Sequence[Any], output: Any, expected: Any, *, dataset: Dataset = "humaneval",
+                entry_point: str = "", atol: float = 0.0) -> Comparison:
+    """Stateless comparison of a single input (a fresh comparer, so no earlier promotion applies)."""
+    return SampleComparer(dataset=dataset, entry_point=entry_point, atol=atol).compare(inputs, output, expected)
+
+
+def not_none_wrapper(entry_point: str, wrapped_name: str, *, for_ground_truth: bool) -> str:
+    """Source of a function `wrapped_name` that maps the entry point's output the way EvalPlus does (MBPP+).
+
+    Ground truth stores `out is not None`; a candidate's bool output is compared as-is, any other output as
+    `out is not None`. Both mappings happen in the child because such outputs (e.g. `re.Match`) are not plain data.
+    """
+    mapped = "out is not None" if for_ground_truth else "out if isinstance(out, bool) else out is not None"
+    return (
+        f"\n\ndef {wrapped_name}(*args):\n"
+        f"    out = {entry_point}(*args)\n"
+        f"    return {mapped}\n"
+    )
+
+
+__all__ = [
+    "ALLCLOSE_RTOL", "Comparison", "DEFAULT_FLOAT_ATOL", "MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS",
+    "MBPP_OUTPUT_SET_EQ_ENTRY_POINTS", "SampleComparer", "Verdict", "compare_one", "digit_distance_oracle",
+    "find_zero_oracle", "is_floats", "not_none_wrapper", "poly", "surface_area_oracle",
+]

@@ -1,0 +1,203 @@
+"""`reports/summary.json` and `reports/index.html`: every audit, its checks with status badges, and links."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from audit_lib.findings import STATUSES, atomic_write_text, worst_status
+from audit_lib.report import CELL_TEXT_LIMIT, STYLE, esc, status_badge, value_text
+
+if TYPE_CHECKING:
+    from audit_lib.runner import AuditOutcome
+
+SUMMARY_NAME = "summary.json"
+INDEX_NAME = "index.html"
+
+
+def write_index_and_summary(reports_dir: Path, outcomes: Sequence[AuditOutcome], run_info: Mapping[str, Any]
+                            ) -> tuple[Path, Path, dict[str, tuple[str, ...]]]:
+    """Merge this run into the summary (earlier audits whose reports remain are kept) and render the index."""
+    from audit_lib.runner import outcome_to_json
+
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    previous = _load_previous(reports_dir / SUMMARY_NAME)
+    entries: dict[str, dict[str, Any]] = {}
+    for audit, entry in previous.items():
+        if any((reports_dir / name).is_file() for name in entry.get("files", {}).values()):
+            entries[audit] = dict(entry, from_earlier_run=True)
+    statuses: dict[str, tuple[str, ...]] = {}
+    for outcome in outcomes:
+        entry = outcome_to_json(outcome)
+        entry["generated_at"] = now
+        entry["from_earlier_run"] = False
+        entries[outcome.audit] = entry
+    for audit, entry in entries.items():
+        entry.update(_findings_digest(reports_dir, entry))
+    for outcome in outcomes:
+        statuses[outcome.audit] = tuple(c["status"] for c in entries[outcome.audit].get("checks", []))
+    ordered = dict(sorted(entries.items()))
+    summary = {
+        "generated_at": now,
+        "run": dict(run_info),
+        "audits_run": [o.audit for o in outcomes],
+        "failed": [o.audit for o in outcomes if not o.ok],
+        "totals": _totals(ordered.values()),
+        "audits": list(ordered.values()),
+    }
+    summary_path = reports_dir / SUMMARY_NAME
+    atomic_write_text(summary_path, json.dumps(summary, indent=2) + "\n")
+    index_path = reports_dir / INDEX_NAME
+    atomic_write_text(index_path, render_index(summary, reports_dir))
+    return index_path, summary_path, statuses
+
+
+def _load_previous(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        return {entry["audit"]: entry for entry in payload.get("audits", []) if "audit" in entry}
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+
+
+def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Checks, counts and synthetic flag read from the audit's findings file (absent when it failed early)."""
+    name = entry.get("files", {}).get("findings")
+    if not name or not (reports_dir / name).is_file():
+        return {"checks": [], "status_counts": {}, "synthetic": False, "provenance_files": 0}
+    findings = json.loads((reports_dir / name).read_text(encoding="utf-8"))
+    checks = []
+    for check in findings.get("checks", []):
+        csv_name = f"{entry['audit']}.{check.get('id')}.csv"
+        checks.append({
+            "id": check.get("id"), "title": check.get("title", ""), "status": check.get("status"),
+            "observed": check.get("observed"), "expected": check.get("expected"),
+            "summary": check.get("summary", ""), "synthetic": bool(check.get("synthetic")),
+            "details_total": check.get("details_total", 0),
+            "csv": csv_name if (reports_dir / csv_name).is_file() else None,
+        })
+    counts = {s: sum(1 for c in checks if c["status"] == s) for s in STATUSES}
+    return {"checks": checks, "status_counts": counts, "synthetic": bool(findings.get("synthetic")),
+            "provenance_files": len(findings.get("provenance", []))}
+
+
+def _totals(entries: Any) -> dict[str, int]:
+    totals = {s: 0 for s in STATUSES}
+    totals["audits"] = 0
+    totals["failed_audits"] = 0
+    for entry in entries:
+        totals["audits"] += 1
+        totals["failed_audits"] += entry.get("status") == "failed"
+        for status, count in entry.get("status_counts", {}).items():
+            totals[status] = totals.get(status, 0) + count
+    return totals
+
+
+# ----------------------------------------------------------------------------------------------- HTML
+
+
+def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
+    run = summary.get("run", {})
+    audits = summary.get("audits", [])
+    totals = summary.get("totals", {})
+    tally = " ".join(f"{status_badge(s)}&nbsp;{totals.get(s, 0)}" for s in STATUSES if totals.get(s))
+    mirror = run.get("mirror") or "none (cache and download only)"
+    parts = [
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+        "<title>benchaudit — audit reports</title>", STYLE,
+        "<style>body{margin:20px auto;max-width:1200px;padding:0 16px}"
+        ".ba h1{font-size:22px}.ba h2{font-size:17px;margin-top:28px;border-bottom:1px solid #d0d7de}"
+        ".failure{background:#ffebe9;border:1px solid #cf222e;padding:8px;margin:6px 0}"
+        ".failure pre{white-space:pre-wrap;font-size:12px}</style></head><body><div class=\"ba\">",
+        "<h1>benchaudit — audit reports</h1>",
+        f"<p class=\"note\">Generated {esc(summary.get('generated_at', ''))} · kernel "
+        f"<code>{esc(run.get('kernel') or '?')}</code> · mirror <code>{esc(mirror)}</code> · "
+        f"{totals.get('audits', 0)} audits, {totals.get('failed_audits', 0)} failed · checks: {tally}</p>",
+    ]
+    if any(e.get("synthetic") for e in audits):
+        parts.append('<div class="synthetic-warning">⚠ Audits marked SYNTHETIC use generated data where no '
+                     "real data is public; their figures show that the checks work, not what the benchmark "
+                     "contains.</div>")
+    parts.append(_overview_table(audits, reports_dir))
+    for entry in audits:
+        parts.append(_audit_section(entry, reports_dir))
+    parts.append("</div></body></html>\n")
+    return "".join(parts)
+
+
+def _overview_table(audits: Sequence[Mapping[str, Any]], reports_dir: Path) -> str:
+    synthetic_mark = ' <b class="synthetic">SYNTHETIC</b>'
+    rows = []
+    for entry in audits:
+        audit = str(entry.get("audit"))
+        counts = entry.get("status_counts", {})
+        tally = " ".join(f"{status_badge(s)}&nbsp;{counts[s]}" for s in STATUSES if counts.get(s))
+        state = status_badge("failed") if entry.get("status") == "failed" else \
+            status_badge(worst_status([c["status"] for c in entry.get("checks", [])]) if entry.get("checks")
+                         else "skipped")
+        rows.append(
+            "<tr>"
+            f"<td><a href=\"#audit-{esc(audit)}\"><code>{esc(audit)}</code></a>"
+            f"{synthetic_mark if entry.get('synthetic') else ''}</td>"
+            f"<td>{state}</td><td>{tally or '—'}</td>"
+            f"<td>{float(entry.get('duration_s') or 0):.1f} s"
+            f"{' (earlier run)' if entry.get('from_earlier_run') else ''}</td>"
+            f"<td>{_file_links(entry, reports_dir)}</td>"
+            "</tr>")
+    return ('<table class="audits"><thead><tr><th>audit</th><th>worst</th><th>checks</th><th>run time</th>'
+            "<th>files</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def _file_links(entry: Mapping[str, Any], reports_dir: Path) -> str:
+    links = []
+    for kind, label in (("html", "report"), ("notebook", "notebook"), ("findings", "findings JSON")):
+        name = entry.get("files", {}).get(kind)
+        if name and (reports_dir / name).is_file():
+            links.append(f'<a class="file-{kind}" href="{esc(name)}">{esc(label)}</a>')
+    return " · ".join(links) or "—"
+
+
+def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
+    audit = str(entry.get("audit"))
+    parts = [f'<section id="audit-{esc(audit)}"><h2><code>{esc(audit)}</code>'
+             f"{' ' + status_badge('failed') if entry.get('status') == 'failed' else ''}"
+             f"{' <b>SYNTHETIC DATA</b>' if entry.get('synthetic') else ''}</h2>",
+             f'<p class="note">notebook <code>{esc(entry.get("notebook", ""))}.ipynb</code> · parameters '
+             f'<span class="mono">{esc(value_text(entry.get("params") or {}))}</span> · '
+             f"{_file_links(entry, reports_dir)}</p>"]
+    failure = entry.get("failure")
+    if failure:
+        where = f"cell {failure.get('cell')}" if failure.get("cell") is not None else "outside any cell"
+        if failure.get("execution_count") is not None:
+            where += f" (In [{failure['execution_count']}])"
+        parts.append(f'<div class="failure"><b>The notebook failed at {esc(where)}:</b> '
+                     f"<code>{esc(failure.get('error_type'))}: {esc(failure.get('message'))}</code>")
+        if failure.get("cell_source"):
+            parts.append(f"<pre>{esc(failure['cell_source'])}</pre>")
+        parts.append("</div>")
+    checks = entry.get("checks", [])
+    if checks:
+        rows = []
+        for check in checks:
+            evidence = (f'<a class="csv" href="{esc(check["csv"])}">{check.get("details_total", 0)} rows (CSV)</a>'
+                        if check.get("csv") else "—")
+            rows.append(
+                "<tr>"
+                f"<td>{status_badge(str(check.get('status')))}"
+                f"{' <b>synthetic</b>' if check.get('synthetic') else ''}</td>"
+                f"<td><code>{esc(check.get('id'))}</code></td><td>{esc(check.get('title', ''))}</td>"
+                f'<td class="mono">{esc(value_text(check.get("observed"), CELL_TEXT_LIMIT))}</td>'
+                f'<td class="mono">{esc(value_text(check.get("expected"), CELL_TEXT_LIMIT))}</td>'
+                f"<td>{esc(value_text(check.get('summary') or '', CELL_TEXT_LIMIT))}</td>"
+                f"<td>{evidence}</td></tr>")
+        parts.append('<table class="findings"><thead><tr><th>status</th><th>check</th><th>title</th>'
+                     "<th>observed</th><th>expected</th><th>summary</th><th>evidence</th></tr></thead><tbody>"
+                     + "".join(rows) + "</tbody></table>")
+    elif not failure:
+        parts.append('<p class="note">No checks recorded.</p>')
+    parts.append("</section>")
+    return "".join(parts)

@@ -1,0 +1,156 @@
+"""Tagged JSON for values crossing the sandbox boundary (stdlib only: the sandboxed child imports it too).
+
+Plain JSON carries `None`, `bool`, `str`, `list`, small `int` and finite `float` as is. Everything else that counts
+as plain data is an object with exactly one key starting with `$`:
+
+    {"$tuple": [...]}  {"$set": [...]}  {"$frozenset": [...]}  {"$int": "<hex>"}  {"$float": "nan"|"inf"|"-inf"}
+    {"$bytes": "<base64>"}  {"$bytearray": "<base64>"}  {"$complex": [re, im]}  {"$dict": [[key, value], ...]}
+    {"$ordereddict": [[k, v], ...]}  {"$counter": [[k, v], ...]}  {"$defaultdict": [[k, v], ...]}
+
+A dict whose keys are all `str` not starting with `$` is a plain JSON object; any other dict is `$dict`. Types are
+matched exactly (`type(v) is int`), so a subclass of `int` or `str` with rigged comparisons is not plain data:
+`encode` raises `Unserializable` naming its type, and the caller reports it as its own outcome.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import math
+from typing import Any
+
+# Ints beyond this are sent as hex: JSON readers elsewhere lose precision past 2**53, and Python refuses to print
+# ints with more than 4300 decimal digits.
+PLAIN_INT_BOUND = 2**53
+MAX_DEPTH = 200
+
+
+class Unserializable(Exception):
+    """A value that is not plain data (or is too deep / recursive to send)."""
+
+    def __init__(self, type_name: str, reason: str = "not plain data") -> None:
+        super().__init__(f"{type_name}: {reason}")
+        self.type_name = type_name
+        self.reason = reason
+
+
+class MalformedTaggedValue(ValueError):
+    """Tagged JSON that does not follow the format (sent by a broken or hostile child)."""
+
+
+def _type_name(value: object) -> str:
+    cls = type(value)
+    module = getattr(cls, "__module__", "") or ""
+    name = getattr(cls, "__qualname__", None) or getattr(cls, "__name__", "?")
+    if not isinstance(name, str) or not isinstance(module, str):
+        return "?"
+    return name if module == "builtins" else f"{module}.{name}"
+
+
+def _encode_float(value: float) -> Any:
+    if math.isfinite(value):
+        return value
+    return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+
+
+def _encode_pairs(items: Any, depth: int) -> list[list[Any]]:
+    return [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in items]
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """The JSON-able tagged form of `value`; raises `Unserializable` for anything that is not plain data."""
+    if depth > MAX_DEPTH:
+        raise Unserializable(_type_name(value), f"nested deeper than {MAX_DEPTH}")
+    cls = type(value)
+    if value is None or cls is bool or cls is str:
+        return value
+    if cls is int:
+        return value if -PLAIN_INT_BOUND < value < PLAIN_INT_BOUND else {"$int": hex(value)}
+    if cls is float:
+        return _encode_float(value)
+    if cls is list:
+        return [encode(item, depth + 1) for item in value]
+    if cls is tuple:
+        return {"$tuple": [encode(item, depth + 1) for item in value]}
+    if cls is dict:
+        if all(type(k) is str and not k.startswith("$") for k in value):
+            return {k: encode(v, depth + 1) for k, v in value.items()}
+        return {"$dict": _encode_pairs(value.items(), depth)}
+    if cls is set or cls is frozenset:
+        return {"$set" if cls is set else "$frozenset": [encode(item, depth + 1) for item in value]}
+    if cls is bytes or cls is bytearray:
+        tag = "$bytes" if cls is bytes else "$bytearray"
+        return {tag: base64.b64encode(bytes(value)).decode("ascii")}
+    if cls is complex:
+        return {"$complex": [_encode_float(value.real), _encode_float(value.imag)]}
+    if cls is collections.OrderedDict:
+        return {"$ordereddict": _encode_pairs(value.items(), depth)}
+    if cls is collections.Counter:
+        return {"$counter": _encode_pairs(value.items(), depth)}
+    if cls is collections.defaultdict:
+        return {"$defaultdict": _encode_pairs(value.items(), depth)}
+    raise Unserializable(_type_name(value))
+
+
+def _decode_float(obj: Any) -> float:
+    if type(obj) in (int, float):
+        return float(obj)
+    if isinstance(obj, dict) and set(obj) == {"$float"} and obj["$float"] in ("nan", "inf", "-inf"):
+        return float(obj["$float"])
+    raise MalformedTaggedValue(f"bad float {obj!r:.80}")
+
+
+def _decode_pairs(payload: Any) -> list[tuple[Any, Any]]:
+    if not isinstance(payload, list) or not all(isinstance(p, list) and len(p) == 2 for p in payload):
+        raise MalformedTaggedValue("a mapping tag needs a list of [key, value] pairs")
+    return [(decode(k), decode(v)) for k, v in payload]
+
+
+def _decode_tag(tag: str, payload: Any) -> Any:
+    if tag in ("$tuple", "$set", "$frozenset"):
+        if not isinstance(payload, list):
+            raise MalformedTaggedValue(f"{tag} needs a list")
+        items = [decode(item) for item in payload]
+        return tuple(items) if tag == "$tuple" else (set(items) if tag == "$set" else frozenset(items))
+    if tag == "$int":
+        if not isinstance(payload, str):
+            raise MalformedTaggedValue("$int needs a hex string")
+        return int(payload, 16)
+    if tag == "$float":
+        return _decode_float({tag: payload})
+    if tag in ("$bytes", "$bytearray"):
+        if not isinstance(payload, str):
+            raise MalformedTaggedValue(f"{tag} needs base64 text")
+        raw = base64.b64decode(payload.encode("ascii"), validate=True)
+        return raw if tag == "$bytes" else bytearray(raw)
+    if tag == "$complex":
+        if not isinstance(payload, list) or len(payload) != 2:
+            raise MalformedTaggedValue("$complex needs [re, im]")
+        return complex(_decode_float(payload[0]), _decode_float(payload[1]))
+    if tag == "$dict":
+        return dict(_decode_pairs(payload))
+    if tag == "$ordereddict":
+        return collections.OrderedDict(_decode_pairs(payload))
+    if tag == "$counter":
+        return collections.Counter(dict(_decode_pairs(payload)))
+    if tag == "$defaultdict":
+        return collections.defaultdict(None, _decode_pairs(payload))
+    raise MalformedTaggedValue(f"unknown tag {tag!r:.40}")
+
+
+def decode(obj: Any) -> Any:
+    """The Python value of a tagged JSON object (already parsed by `json.loads`)."""
+    cls = type(obj)
+    if obj is None or cls in (bool, str, int, float):
+        return obj
+    if cls is list:
+        return [decode(item) for item in obj]
+    if cls is dict:
+        if len(obj) == 1:
+            (key,) = obj
+            if key.startswith("$"):
+                return _decode_tag(key, obj[key])
+        if any(k.startswith("$") for k in obj):
+            raise MalformedTaggedValue("a plain object may not have keys starting with '$'")
+        return {k: decode(v) for k, v in obj.items()}
+    raise MalformedTaggedValue(f"not a JSON value: {cls.__name__}")

@@ -52,6 +52,8 @@ def write_index_and_summary(reports_dir: Path, outcomes: Sequence[AuditOutcome],
     atomic_write_text(summary_path, json.dumps(summary, indent=2) + "\n")
     index_path = reports_dir / INDEX_NAME
     atomic_write_text(index_path, render_index(summary, reports_dir))
+    for written in (summary_path, index_path):
+        written.chmod(0o644)
     return index_path, summary_path, statuses
 
 

@@ -32,8 +32,10 @@ STYLE = """<style>
 .ba{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;color:#1f2328;margin:6px 0 14px}
 .ba h3{font-size:15px;margin:4px 0 6px}
 .ba table{border-collapse:collapse;margin:4px 0;max-width:100%}
-.ba th,.ba td{border:1px solid #d0d7de;padding:3px 7px;text-align:left;vertical-align:top}
-.ba th{background:#f6f8fa;font-weight:600}
+.ba table th,.ba table td{border:1px solid #d0d7de!important;padding:3px 7px!important;text-align:left!important;
+  vertical-align:top!important;max-width:32em}
+.ba table th{background:#f6f8fa;font-weight:600}
+.ba td.mono{word-break:break-all;max-width:22em}
 .ba tr:nth-child(even) td{background:#fbfcfd}
 .ba td code,.ba .mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
 .ba caption{caption-side:top;text-align:left;font-weight:600;padding:2px 0}
@@ -318,11 +320,14 @@ def _file_label(record: Mapping[str, Any]) -> str:
 
 
 def _link_or_text(target: Any) -> str:
+    """A link whose text is the host and the file name (the full address is the link and its tooltip)."""
     if not target:
         return "—"
     text = str(target)
     if text.startswith("https://") or text.startswith("http://"):
-        return f'<a href="{esc(text)}">{esc(text)}</a>'
+        host = text.split("/")[2]
+        tail = text.rstrip("/").rsplit("/", 1)[-1]
+        return f'<a href="{esc(text)}" title="{esc(text)}">{esc(host)}/…/{esc(tail)}</a>'
     return esc(text)
 
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +26,7 @@ FALLBACK_KERNEL = "python3"
 DEFAULT_CELL_TIMEOUT_S = 3600
 STAGING_DIR_NAME = ".staging"
 FAIL_ON_CHOICES = ("defect", "quirk")
+REPORT_FILE_MODE = 0o644  # reports are for sharing; temp-file writers create 0600
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 EXIT_OK = 0
@@ -155,9 +156,11 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     params = resolve_parameters(audits, list(raw_params), injected)
     kernel = choose_kernel(kernel_name)
     target = (reports_dir or paths.reports_dir()).resolve()
-    base_env = {"AUDIT_PROJECT_ROOT": str(paths.project_root())}
-    if mirror_path is not None:
-        base_env["AUDIT_MIRROR"] = str(mirror_path)
+    base_env = {"AUDIT_PROJECT_ROOT": str(paths.project_root()), "AUDIT_DATA_CACHE": str(paths.data_cache_dir())}
+    # Kernels run with cwd notebooks/, so a relative AUDIT_MIRROR from the caller is made absolute here.
+    env_mirror = paths.mirror_dir(mirror_path)
+    if env_mirror is not None:
+        base_env["AUDIT_MIRROR"] = str(env_mirror)
     if executor:
         base_env["AUDIT_EXECUTOR"] = executor
     python_path = [str(paths.project_root())] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -233,6 +236,7 @@ def publish_outputs(job: AuditJob) -> dict[str, str]:
             payload["audit"] = job.audit
             staged.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         os.replace(staged, reports / name)
+        (reports / name).chmod(REPORT_FILE_MODE)
         if name == f"{job.audit}.ipynb":
             files["notebook"] = name
         elif name == f"{job.audit}.findings.json":
@@ -273,6 +277,7 @@ def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title:
     resources = {"metadata": {"name": title}, "benchaudit_nav": f"audit {title} · generated {generated}"}
     body, _ = exporter.from_notebook_node(notebook, resources=resources)
     atomic_write_text(html_path, body)
+    html_path.chmod(REPORT_FILE_MODE)
     return html_path
 
 
@@ -325,24 +330,58 @@ def _execute_all(planned: list[AuditJob], jobs: int, display: ProgressDisplay) -
     if not planned:
         return []
     outcomes: dict[str, AuditOutcome] = {}
-    context = multiprocessing.get_context("spawn")
-    # One fresh process per notebook: each sets its own environment for its kernel, and a crash stays local.
-    with ProcessPoolExecutor(max_workers=min(jobs, len(planned)), mp_context=context,
-                             max_tasks_per_child=1) as pool:
-        pending: dict[Future[AuditOutcome], AuditJob] = {pool.submit(execute_job, job): job for job in planned}
+    with ThreadPoolExecutor(max_workers=min(jobs, len(planned)), thread_name_prefix="audit") as pool:
+        pending: dict[Future[AuditOutcome], AuditJob] = {pool.submit(run_job_in_child, job): job for job in planned}
         while pending:
             done, _ = wait(pending, timeout=display.poll_interval_s, return_when=FIRST_COMPLETED)
             for future in done:
                 job = pending.pop(future)
-                try:
-                    outcome = future.result()
-                except Exception as exc:  # the worker process itself died
-                    outcome = AuditOutcome(job.audit, Path(job.notebook).stem, dict(job.params), False, 0.0,
-                                           NotebookFailure(None, None, type(exc).__name__, str(exc)))
+                outcome = future.result()
                 outcomes[job.audit] = outcome
                 display.finished(outcome)
-            display.tick([job for job in pending.values()])
+            display.tick(list(pending.values()))
     return [outcomes[job.audit] for job in planned]
+
+
+RESULT_MARKER = "BENCHAUDIT-OUTCOME "
+
+
+def run_job_in_child(job: AuditJob) -> AuditOutcome:
+    """Execute one job in a fresh interpreter: papermill changes the working directory and each kernel needs
+    its own environment, so notebooks never share a process (and a crash stays local)."""
+    started = time.monotonic()
+    command = [sys.executable, "-m", "audit_lib.runner"]
+    completed = subprocess.run(command, input=json.dumps(job_to_json(job)), capture_output=True, text=True,
+                               env={**os.environ, **job.env}, check=False)
+    for line in reversed(completed.stdout.splitlines()):
+        if line.startswith(RESULT_MARKER):
+            return outcome_from_json(json.loads(line[len(RESULT_MARKER):]))
+    tail = "\n".join((completed.stderr or completed.stdout).strip().splitlines()[-15:])
+    failure = NotebookFailure(None, None, "WorkerCrashed",
+                              f"the runner's worker process exited with code {completed.returncode}: {tail}")
+    return AuditOutcome(job.audit, Path(job.notebook).stem, dict(job.params), False,
+                        round(time.monotonic() - started, 2), failure)
+
+
+def job_to_json(job: AuditJob) -> dict[str, Any]:
+    payload = asdict(job)
+    payload["params"] = dict(job.params)
+    payload["env"] = dict(job.env)
+    return payload
+
+
+def outcome_from_json(payload: Mapping[str, Any]) -> AuditOutcome:
+    failure = payload.get("failure")
+    return AuditOutcome(payload["audit"], payload["notebook"], dict(payload["params"]), bool(payload["ok"]),
+                        float(payload["duration_s"]), NotebookFailure(**failure) if failure else None,
+                        dict(payload.get("files") or {}))
+
+
+def _worker_main() -> None:
+    """`python -m audit_lib.runner`: read one job as JSON on stdin, print its outcome as the last line."""
+    job = AuditJob(**json.loads(sys.stdin.read()))
+    outcome = execute_job(job)
+    print(RESULT_MARKER + json.dumps(outcome_to_json(outcome)), flush=True)
 
 
 class ProgressDisplay:
@@ -410,3 +449,7 @@ def outcome_to_json(outcome: AuditOutcome) -> dict[str, Any]:
     payload["files"] = dict(outcome.files)
     payload["params"] = dict(outcome.params)
     return payload
+
+
+if __name__ == "__main__":
+    _worker_main()

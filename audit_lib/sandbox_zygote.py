@@ -192,17 +192,29 @@ def _tasks_of_uid(uid: int) -> int:
     return total
 
 
+# The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.
+_type, _str, _issubclass, _memoryview, _os_write = type, str, issubclass, memoryview, os.write
+_BaseException, _AssertionError, _MemoryError = BaseException, AssertionError, MemoryError
+ASSERT_STATUSES = ("pass", "fail", "error", "memory")
+
+
+def _write_all_raw(fd: int, data: bytes) -> None:
+    view = _memoryview(data)
+    while view:
+        view = view[_os_write(fd, view):]
+
+
 def _safe_text(thunk, cap: int = 2000) -> str:
     try:
         text = thunk()
-        return text[:cap] if type(text) is str else "?"
-    except BaseException:  # hostile __str__ / __name__
+        return text[:cap] if _type(text) is _str else "?"
+    except _BaseException:  # hostile __str__ / __name__
         return "?"
 
 
 def _exception_fields(exc: BaseException) -> tuple[str, str]:
-    exc_type = _safe_text(lambda: type(exc).__name__, 200)
-    return exc_type, _safe_text(lambda: str(exc))
+    exc_type = _safe_text(lambda: _type(exc).__name__, 200)
+    return exc_type, _safe_text(lambda: _str(exc))
 
 
 def _disable_tracing() -> None:
@@ -228,28 +240,34 @@ def _flush_std_streams(streams: tuple) -> None:
     for stream in streams:
         try:
             stream.flush()
-        except BaseException:
+        except _BaseException:
             pass
 
 
 def _assert_child(source: str, secret: str) -> None:
-    """Run program + snippet as `__main__`; the completion record with the secret is written only if it returns."""
-    real_assertion_error, real_memory_error = AssertionError, MemoryError
-    write_all, dumps, exit_now = _write_all, json.dumps, os._exit
+    """Run program + snippet as `__main__`; the completion record with the secret is written only if it returns.
+
+    The verdict line `<secret> <status>` is built by plain str concatenation (no json, no patchable module
+    function); the details line after it is informational only.
+    """
+    write_all, exit_now, dumps, subclass = _write_all_raw, os._exit, json.dumps, _issubclass
     streams = (sys.stdout, sys.stderr)
-    status, error_type, error_message = "pass", None, None
+    status, details = "pass", None
     _disable_tracing()
     try:
         code = compile(source, "<sandbox>", "exec")
         exec(code, _fresh_module("__main__").__dict__)
-    except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are failures of the code too
-        cls = type(exc)
-        status = ("fail" if issubclass(cls, real_assertion_error)
-                  else "memory" if issubclass(cls, real_memory_error) else "error")
-        error_type, error_message = _exception_fields(exc)
+    except _BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are failures of the code too
+        cls = _type(exc)
+        status = ("fail" if subclass(cls, _AssertionError) else "memory" if subclass(cls, _MemoryError)
+                  else "error")
+        details = _exception_fields(exc)
     _flush_std_streams(streams)
-    record = dumps({"secret": secret, "status": status, "error_type": error_type, "error_message": error_message})
-    write_all(RESULT_FD, record.encode() + b"\n")
+    try:
+        details_line = dumps(details).encode()
+    except _BaseException:
+        details_line = b"null"
+    write_all(RESULT_FD, (secret + " " + status + "\n").encode() + details_line + b"\n")
     exit_now(0)
 
 
@@ -264,7 +282,7 @@ def _on_alarm(_signum, _frame):
 def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: list, start: int,
                 deep: bool, load_timeout: float) -> None:
     """Load the program once, then call the entry point for inputs[start:], one result line per input."""
-    write_all, dumps, exit_now, perf = _write_all, json.dumps, os._exit, time.perf_counter
+    write_all, dumps, exit_now, perf = _write_all_raw, json.dumps, os._exit, time.perf_counter
     encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
     setitimer, install = signal.setitimer, signal.signal
     streams = (sys.stdout, sys.stderr)
@@ -282,7 +300,7 @@ def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: lis
             raise NameError(f"entry point {entry_point!r} is not defined or not callable")
         inputs = [sandbox_codec.decode(args) for args in inputs_json]
     except BaseException as exc:  # noqa: BLE001
-        kind = "timeout" if isinstance(exc, _InputTimeout) else "error"
+        kind = "timeout" if _issubclass(_type(exc), _InputTimeout) else "error"
         error_type, error_message = _exception_fields(exc)
         _flush_std_streams(streams)
         write_all(RESULT_FD, b"L " + dumps({"kind": kind, "exc_type": error_type,
@@ -518,15 +536,19 @@ def run_assert(state: ZygoteState, request: dict) -> dict:
 
 
 def _completion_record(raw: bytes, secret: str) -> dict | None:
-    """The harness's record, accepted only with this run's secret and a known status."""
-    for line in reversed(raw.split(b"\n")):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if (isinstance(record, dict) and record.get("secret") == secret
-                and record.get("status") in ("pass", "fail", "error", "memory")):
-            return record
+    """The harness's verdict line, accepted only with this run's secret and a known status."""
+    lines = raw.split(b"\n")
+    for position, line in enumerate(lines):
+        verdict = line.decode("ascii", errors="replace").split(" ")
+        if len(verdict) == 2 and verdict[0] == secret and verdict[1] in ASSERT_STATUSES:
+            details = None
+            try:
+                details = json.loads(lines[position + 1]) if position + 1 < len(lines) else None
+            except ValueError:
+                pass
+            error_type, error_message = (details if isinstance(details, list) and len(details) == 2
+                                         else (None, None))
+            return {"status": verdict[1], "error_type": error_type, "error_message": error_message}
     return None
 
 

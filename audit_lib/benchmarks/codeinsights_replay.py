@@ -148,12 +148,27 @@ FIXED_ANSWER_FORMAT = ("******** OUTPUT (STRICT) ********\n"
                        "****************************************")
 
 
-def topic_profile(student_id: Any, topic_performance: pd.DataFrame) -> str:
+TopicRows = Mapping[Any, Sequence[tuple[Any, Any, Any]]]
+
+
+def topic_rows_by_student(topic_performance: pd.DataFrame) -> dict[Any, list[tuple[Any, Any, Any]]]:
+    """(topic, pass_rate, perfect) per student in file order: what HELM's `student_id ==` filter selects."""
+    rows: dict[Any, list[tuple[Any, Any, Any]]] = {}
+    columns = [topic_performance[name].tolist() for name in ("student_id", "topic", "pass_rate", "perfect")]
+    for student_id, topic, pass_rate, perfect in zip(*columns):
+        if student_id == student_id:  # a NaN id never equals anything, so HELM's filter never selects it
+            rows.setdefault(student_id, []).append((topic, pass_rate, perfect))
+    return rows
+
+
+def topic_profile(student_id: Any, topic_rows: TopicRows | pd.DataFrame) -> str:
     """The "Student N has the following performance across topics" block, rows in file order."""
+    if isinstance(topic_rows, pd.DataFrame):
+        topic_rows = topic_rows_by_student(topic_rows)
     text = f"Student {student_id} has the following performance across topics:\n"
-    for _, row in topic_performance[topic_performance["student_id"] == student_id].iterrows():
-        text += (f"- For topic '{row['topic']}', the unit test pass rate is {round(row['pass_rate'], 2)}, "
-                 f"and the rate of passing all unit tests is {round(row['perfect'], 2)}.\n")
+    for topic, pass_rate, perfect in topic_rows.get(student_id, ()):
+        text += (f"- For topic '{topic}', the unit test pass rate is {round(pass_rate, 2)}, "
+                 f"and the rate of passing all unit tests is {round(perfect, 2)}.\n")
     return text
 
 
@@ -259,9 +274,15 @@ class ReplayResult:
 
 
 def first_rows(submissions: pd.DataFrame) -> Iterator[tuple[Any, pd.Series]]:
-    """HELM's target row per student: groupby `student_id`, `sort_values("timestamp")` (default kind), row 0."""
-    for student_id, group in submissions.groupby("student_id"):
-        yield student_id, group.sort_values("timestamp").iloc[0]
+    """HELM's target row per student: groupby `student_id`, `sort_values("timestamp")` (default kind), row 0.
+
+    Only the key column is sorted: `DataFrame.sort_values` orders rows by the `by` column alone, so the first
+    label is the same as sorting the whole group, and much cheaper with long text columns.
+    """
+    keys = submissions[["student_id", "timestamp"]]
+    for student_id, group in keys.groupby("student_id"):
+        first_label = group.sort_values("timestamp").index[0]
+        yield student_id, submissions.loc[first_label]
 
 
 def record_of(target: pd.Series) -> int:
@@ -301,6 +322,7 @@ def build_as_shipped(submissions: pd.DataFrame, topic_performance: pd.DataFrame,
     keys = set(test_case_keys)
     if not keys:
         return _no_keys("as_shipped", submissions, num_testcases)
+    topic_rows = topic_rows_by_student(topic_performance)
     instances: list[EdgeCaseInstance] = []
     skipped: list[SkippedStudent] = []
     for student_id, target in first_rows(submissions):
@@ -327,7 +349,7 @@ def build_as_shipped(submissions: pd.DataFrame, topic_performance: pd.DataFrame,
             skipped.append(SkippedStudent("as_shipped", student_id, qid, record_of(target), reason,
                                           f"int(pass) raises {type(exc).__name__}: {exc}"))
             continue
-        profile = topic_profile(student_id, topic_performance)
+        profile = topic_profile(student_id, topic_rows)
         instances.append(EdgeCaseInstance(
             "as_shipped", student_id, qid, record_of(target), f"{student_id}_{target['question_unittest_id']}",
             len(tests), tuple(shown), pattern, prompt_as_shipped(profile, target, shown),
@@ -341,6 +363,7 @@ def build_as_fixed(submissions_pass_as_str: pd.DataFrame, topic_performance: pd.
     keys = set(test_case_keys)
     if not keys:
         return _no_keys("as_fixed", submissions_pass_as_str, num_testcases)
+    topic_rows = topic_rows_by_student(topic_performance)
     instances: list[EdgeCaseInstance] = []
     skipped: list[SkippedStudent] = []
     for student_id, target in first_rows(submissions_pass_as_str):
@@ -374,7 +397,7 @@ def build_as_fixed(submissions_pass_as_str: pd.DataFrame, topic_performance: pd.
             skipped.append(SkippedStudent("as_fixed", student_id, qid, record, reason,
                                           f"{len(shown)} tests shown, pattern of {len(kept)}"))
             continue
-        profile = topic_profile(student_id, topic_performance)
+        profile = topic_profile(student_id, topic_rows)
         prompt = prompt_as_fixed(profile, target, shown)
         instances.append(EdgeCaseInstance(
             "as_fixed", student_id, qid, record, f"{student_id}_{target['question_unittest_id']}", len(tests),

@@ -76,8 +76,9 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
                 continue
             timeouts = [float(t) for t in timeouts_for(task, split)]
             jobs.append(sandbox.CallJob(key=(task.task_id, split), program=program.source,
-                                        entry_point=program.entry_point, inputs=[list(i) for i in inputs],
-                                        limits=job_limits(timeouts, total_cap_s=total_cap_s), per_input_timeout_s=timeouts))
+                                        entry_point=program.entry_point, inputs=tuple(list(i) for i in inputs),
+                                        limits=job_limits(timeouts, total_cap_s=total_cap_s),
+                                        per_input_timeout_s=tuple(timeouts)))
     by_id = {task.task_id: task for task in tasks}
     runs: dict[tuple[str, Split], SplitRun] = {}
     for key, result in executors.run_many(jobs, executor, progress=progress):

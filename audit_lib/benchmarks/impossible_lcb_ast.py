@@ -19,7 +19,10 @@ from audit_lib.errors import SchemaError
 CHECK_FUNCTION = "check"
 BUILTIN_NAMES: frozenset[str] = frozenset(dir(builtins))
 
-ChangeKind = Literal["value", "operator", "operator_and_value", "different_call", "added_only", "removed_only"]
+ChangeKind = Literal["value", "operator", "operator_and_value", "value_without_call", "different_call",
+                     "added_only", "removed_only"]
+# Change kinds that keep the one-assertion rule: the same check on the same call, one value or operator changed.
+SINGLE_ASSERTION_KINDS: frozenset[str] = frozenset({"value", "operator", "operator_and_value", "value_without_call"})
 
 
 @dataclass(frozen=True)
@@ -229,8 +232,8 @@ class TestDiff:
     def single_assertion(self) -> bool:
         """The one-assertion rule: exactly one assert replaced by one assert on the same call, nothing else."""
         return (len(self.asserts_removed) == 1 and len(self.asserts_added) == 1 and not self.setup_removed
-                and not self.setup_added and not self.prelude_changed and not self.added_without_call
-                and len(self.changes) == 1 and self.changes[0].kind in ("value", "operator", "operator_and_value"))
+                and not self.setup_added and not self.prelude_changed
+                and len(self.changes) == 1 and self.changes[0].kind in SINGLE_ASSERTION_KINDS)
 
     @property
     def violations(self) -> tuple[str, ...]:
@@ -243,10 +246,8 @@ class TestDiff:
             reasons.append(f"setup lines +{len(self.setup_added)}/-{len(self.setup_removed)}")
         if self.prelude_changed:
             reasons.append("module-level code changed")
-        if self.added_without_call:
-            reasons.append(f"{len(self.added_without_call)} added asserts without a candidate(...) call")
         kinds = {change.kind for change in self.changes}
-        if kinds - {"value", "operator", "operator_and_value"}:
+        if kinds - SINGLE_ASSERTION_KINDS:
             reasons.append("unpaired or different-call change: " + ", ".join(sorted(kinds)))
         return tuple(reasons)
 
@@ -283,9 +284,24 @@ def diff_tests(original: ParsedTest, mutated: ParsedTest) -> TestDiff:
 
 def classify_change(removed: str, added: str, *, candidate_name: str = "candidate") -> AssertChange:
     """Classify one assertion pair given as source text (the manifest's one-liners)."""
-    removed_parts = _comparison_parts(_only_assert(removed), candidate_name)
-    added_parts = _comparison_parts(_only_assert(added), candidate_name)
+    removed_node, added_node = _only_assert(removed), _only_assert(added)
+    removed_parts = _comparison_parts(removed_node, candidate_name)
+    added_parts = _comparison_parts(added_node, candidate_name)
+    if removed_parts[3] is None and added_parts[3] is None and _same_shape(removed_node, added_node):
+        return AssertChange("value_without_call", None, removed, added, removed_parts[0], added_parts[0],
+                            removed_parts[2], added_parts[2])
     return _change_from_parts(removed, added, removed_parts, added_parts)
+
+
+def _same_shape(first: ast.AST, second: ast.AST) -> bool:
+    """Equal ASTs once every constant is blanked: the two differ only in literal values."""
+    def blanked(node: ast.AST) -> str:
+        clone = copy.deepcopy(node)
+        for child in ast.walk(clone):
+            if isinstance(child, ast.Constant):
+                child.value = None
+        return ast.dump(clone)
+    return blanked(first) == blanked(second)
 
 
 # ---- executable snippets -------------------------------------------------------------------------------------
@@ -338,7 +354,8 @@ def _describe_assertion(node: ast.Assert, index: int, statement_index: int, stat
             if setup_call is not None:
                 call, via_setup = setup_call, True
                 break
-    return Assertion(index=index, lineno=node.lineno, col_offset=node.col_offset, statement_index=statement_index, nested=statement is not node,
+    return Assertion(index=index, lineno=node.lineno, col_offset=node.col_offset, statement_index=statement_index,
+                     nested=statement is not node,
                      source=ast.unparse(node), call=call, call_via_setup=via_setup, operator=operator,
                      subject=subject, expected=expected, setup_statements=setup, uses_prelude=uses_prelude)
 

@@ -15,7 +15,8 @@ from typing import Literal
 Reading = Literal["fenced_python", "any_python_fence", "any_fence"]
 READINGS: tuple[Reading, ...] = ("fenced_python", "any_python_fence", "any_fence")
 
-_LINE_START_FENCE = re.compile(r"^```[ \t]*(?P<lang>[\w+-]*)[^\n]*\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+_LINE_START_FENCE = re.compile(r"^```[ \t]*(?P<lang>[\w+-]*)[^\n]*\n(?P<code>.*?)^```[ \t]*$",
+                               re.MULTILINE | re.DOTALL)
 _ANYWHERE_PYTHON_FENCE = re.compile(r"```[ \t]*(?:python3?|py)\b[ \t]*\n?(?P<code>.*?)```", re.DOTALL)
 PYTHON_TAGS: frozenset[str] = frozenset({"python", "py", "python3"})
 

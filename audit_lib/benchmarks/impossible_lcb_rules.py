@@ -59,10 +59,11 @@ def derive_drop_list(issues: Iterable[KnownIssue]) -> tuple[DroppedTask, ...]:
     return tuple(dropped)
 
 
-def read_task_id_file(path: str | Path, *, parameter: str) -> tuple[tuple[str, ...], dict[str, str]]:
+def read_task_id_file(path: str | Path, *, parameter: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Task ids from a CSV with a `task_id` column (optionally `split`), or one id per line.
 
-    Returns the ids in file order and, when a `split` column is present, each id's split.
+    Returns the ids in file order and, when a `split` column is present, the split of each row (same order;
+    an id listed twice keeps both rows).
     """
     file = Path(path)
     if not file.is_file():
@@ -72,15 +73,15 @@ def read_task_id_file(path: str | Path, *, parameter: str) -> tuple[tuple[str, .
     if not lines:
         raise SchemaError(f"{file}: no task ids", file=str(file), row=None, field="task_id")
     if "task_id" not in lines[0].split(","):
-        return tuple(_checked_id(line, file, row) for row, line in enumerate(lines, start=1)), {}
+        return tuple(_checked_id(line, file, row) for row, line in enumerate(lines, start=1)), ()
     ids: list[str] = []
-    splits: dict[str, str] = {}
+    splits: list[str] = []
     for row, record in enumerate(csv.DictReader(io.StringIO(text)), start=2):
         task_id = _checked_id((record.get("task_id") or "").strip(), file, row)
         ids.append(task_id)
         if record.get("split") is not None:
-            splits[task_id] = record["split"].strip()
-    return tuple(ids), splits
+            splits.append(record["split"].strip())
+    return tuple(ids), tuple(splits)
 
 
 def parse_id_list(text: str, *, parameter: str) -> tuple[str, ...]:

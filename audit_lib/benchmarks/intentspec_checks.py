@@ -348,11 +348,21 @@ def exit_code_exploit_check(specs: Sequence[SpecPair], probe_runs: Sequence[Cand
         return Check.errored("exit_code_exploit", EXPLOIT_TITLE, f"{len(harness)} sandbox harness error(s)",
                              details=harness)
     verdicts = [v for run in probe_runs for v in run.verdicts]
+    sandbox_passes = sum(1 for v in verdicts if v.passed)
+    if sandbox_passes:
+        return Check(id="exit_code_exploit", title=EXPLOIT_TITLE, status="error", observed=sandbox_passes,
+                     expected=0, summary=f"our sandbox counted {sandbox_passes} of {len(verdicts)} exit-0 probe runs "
+                     "as passes: the sandbox verdict is broken", meta={"probe_source": probe_source})
     unknown = [v for v in verdicts if v.exit_code is None and v.status not in ("timeout", "memory", "killed")]
     if unknown:
-        return Check.errored("exit_code_exploit", EXPLOIT_TITLE,
-                             f"the sandbox reported no raw exit code for {len(unknown)} snippet(s), so the naive "
-                             "harness's verdict cannot be read from the sandboxed run")
+        return Check.skipped(
+            "exit_code_exploit", EXPLOIT_TITLE,
+            f"the sandbox reports no raw child exit code ({len(unknown)} of {len(verdicts)} probe runs), so what the "
+            f"naive exit-code harness would score cannot be read from the sandboxed run. Sandbox side: "
+            f"{sandbox_passes}/{len(verdicts)} probe runs pass; statuses "
+            f"{sorted({f'{v.status}/{v.error_type}' for v in verdicts})}.",
+            observed={"constraints_run": len(verdicts), "sandbox_passes": sandbox_passes},
+            meta={"probe_source": probe_source})
     specs_by_task = {spec.task_id: spec for spec in specs}
     naive: dict[str, list[PublishedOutcome]] = defaultdict(list)
     ours: dict[str, list[PublishedOutcome]] = defaultdict(list)
@@ -369,17 +379,11 @@ def exit_code_exploit_check(specs: Sequence[SpecPair], probe_runs: Sequence[Cand
     _, naive_overall = ivr_of_outcomes(naive)
     _, sandbox_overall = ivr_of_outcomes(ours)
     naive_passes = sum(1 for row in details if row["naive_verdict"] == "pass")
-    sandbox_passes = sum(1 for v in verdicts if v.passed)
     observed = {"constraints_run": len(verdicts), "naive_passes": naive_passes, "sandbox_passes": sandbox_passes,
                 "naive_overall_ivr": naive_overall.value, "naive_tasks_included": len(naive_overall.included),
                 "sandbox_overall_ivr": sandbox_overall.value,
                 "sandbox_tasks_included": len(sandbox_overall.included)}
-    if sandbox_passes:
-        status = "error"
-    elif naive_passes:
-        status = "defect"
-    else:
-        status = "pass"
+    status = "defect" if naive_passes else "pass"
     summary = (f"Probe `{probe_source.strip().splitlines()[-1].strip()}`: the exit-code harness passes "
                f"{naive_passes}/{len(verdicts)} constraints, so a model emitting it scores overall IVR "
                f"{naive_overall.value:.3f} over {len(naive_overall.included)} tasks (a perfect score). The sandbox "

@@ -105,6 +105,7 @@ FIXED_INPUTS: tuple[tuple[list[int], list[int], int], ...] = (
     ([-2, 2], [], 0),
     ([2], [2], 4),
     ([-3, 1], [0, 2], 1),
+    ([1, 1], [2], 0),
 )
 
 
@@ -168,7 +169,7 @@ def readings_jobs(inputs: Sequence[tuple[list[int], list[int], int]], readings: 
 
     chosen_limits = limits if limits is not None else Limits()
     as_args = [[list(a), list(b), t] for a, b, t in inputs]
-    return [CallJob(key=reading.name, program=reading.source, entry_point=ENTRY_POINT, inputs=as_args,
+    return [CallJob(key=reading.name, program=reading.source, entry_point=ENTRY_POINT, inputs=tuple(as_args),
                     limits=chosen_limits, per_input_timeout_s=None)
             for reading in readings]
 

@@ -140,20 +140,29 @@ def pairs_closer_than(half_widths: dict[str, float], rows: tuple[Table2Row, ...]
     return close
 
 
-def scatter_figure(rows: tuple[Table2Row, ...] = TABLE2, correlation: RankCorrelation | None = None):
-    """Score vs HumanEval with model labels and the y = x line; returns a matplotlib Figure (no pyplot state)."""
+def scatter_figure(rows: tuple[Table2Row, ...] = TABLE2, correlation: RankCorrelation | None = None,
+                   half_widths: dict[str, float] | None = None):
+    """Score vs HumanEval with model labels, the y = x line and optional vertical half-widths (no pyplot state)."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(6.4, 5.2))
     axes = figure.subplots()
     humaneval = [r.humaneval_pct for r in rows]
     score = [r.score_pct for r in rows]
+    if half_widths is not None:
+        axes.errorbar(humaneval, score, yerr=[half_widths[r.model] for r in rows], fmt="none", ecolor="tab:blue",
+                      alpha=0.35, capsize=3, label="worst-case 95% half-width at n = 50")
     axes.scatter(humaneval, score, color="tab:blue", zorder=3)
     for row in rows:
-        axes.annotate(row.model, (row.humaneval_pct, row.score_pct), textcoords="offset points", xytext=(5, 4),
-                      fontsize=8)
+        # A model just below another at the same HumanEval value gets its label underneath, so labels do not overlap.
+        crowded = any(o.humaneval_pct == row.humaneval_pct and 0 < o.score_pct - row.score_pct < 4 for o in rows)
+        axes.annotate(row.model, (row.humaneval_pct, row.score_pct), textcoords="offset points",
+                      xytext=(5, -11 if crowded else 4), fontsize=8)
     limit_low = min(humaneval + score) - 5
     limit_high = max(humaneval + score) + 8
+    if half_widths is not None:
+        limit_low = min(limit_low, min(r.score_pct - half_widths[r.model] for r in rows) - 2)
+        limit_high = max(limit_high, max(r.score_pct + half_widths[r.model] for r in rows) + 2)
     axes.plot([limit_low, limit_high], [limit_low, limit_high], linestyle="--", color="grey", linewidth=1,
               label="score = HumanEval")
     axes.set_xlim(limit_low, limit_high)

@@ -41,7 +41,7 @@ QUIRK_ROLES = (
     "leading_zero_single_failure",   # "0111": the only failure is lost by int()
     "all_zero",                      # "0000": int() leaves [0], a fake single failure
     "plain_single_failure",          # "1011": survives int()
-    "float_digits",                  # 18 passes: float64 rounding invents a 0 (no value exceeds int64)
+    "float_digits",                  # 18 passes: float64 rounding invents a 0 (all values fit int64)
     "qid_missing_from_json",         # question id absent from test_cases_by_qid.json
     "unittest_in_code",              # the word "Unittest" inside a test's code breaks the split
     "length_mismatch",               # 5 bits for 4 tests

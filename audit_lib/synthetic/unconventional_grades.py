@@ -51,10 +51,10 @@ _GRADE_ENDINGS: dict[str, str] = {
 _NO_NUMBER_TEXT = "The candidate reads the task differently from the reference; no grade is given."
 # Forms besides `labelled` are rarer in the random part, as in real transcripts where most follow the prompt.
 _RANDOM_FORM_WEIGHTS: dict[str, float] = {
-    "labelled": 0.55, "labelled_fractional": 0.05, "labelled_ratio": 0.08, "inline_labelled": 0.05,
-    "ratio_slash": 0.05, "ratio_out_of": 0.05, "bare_final": 0.04, "several_candidates": 0.03,
-    "out_of_range": 0.02, "wrong_scale": 0.02, "label_without_number": 0.02, "verbal_numbers_only": 0.02,
-    "no_number": 0.02,
+    "labelled": 0.60, "labelled_fractional": 0.05, "labelled_ratio": 0.08, "inline_labelled": 0.05,
+    "ratio_slash": 0.05, "ratio_out_of": 0.05, "bare_final": 0.04, "several_candidates": 0.02,
+    "out_of_range": 0.01, "wrong_scale": 0.01, "label_without_number": 0.01, "verbal_numbers_only": 0.01,
+    "no_number": 0.01,
 }
 LOADER_FORMS: tuple[str, ...] = ("grade_field", "grade_null")
 ALL_FORMS: tuple[str, ...] = tuple(_GRADE_ENDINGS) + LOADER_FORMS
@@ -63,8 +63,13 @@ _GRADE_FIELD_SHARE = 0.05
 
 def generate_rows(seed: int, *, models: Sequence[tuple[str, float]] = DEFAULT_MODELS,
                   n_problems: int = DEFAULT_PROBLEMS) -> list[dict[str, Any]]:
-    """Rows for every (model, problem): the first len(ALL_FORMS) rows cover every form once, the rest are drawn."""
+    """Rows for every (model, problem): evenly spaced rows cover every form once, the others are drawn at random."""
     rng = np.random.default_rng(seed)
+    total = len(models) * n_problems
+    if total < len(ALL_FORMS):
+        raise ValueError(f"{total} rows cannot cover the {len(ALL_FORMS)} forms; use more problems or models")
+    forced = {int(position): form for position, form in
+              zip(np.linspace(0, total - 1, len(ALL_FORMS)).round().astype(int), ALL_FORMS)}
     difficulty = rng.normal(0.0, 1.5, size=n_problems)
     forms = list(_RANDOM_FORM_WEIGHTS)
     weights = np.array([_RANDOM_FORM_WEIGHTS[f] for f in forms])
@@ -74,8 +79,8 @@ def generate_rows(seed: int, *, models: Sequence[tuple[str, float]] = DEFAULT_MO
         for problem in range(n_problems):
             intended = int(np.clip(round(skill + difficulty[problem] + rng.normal(0.0, 1.5)), 0, 9))
             index = len(rows)
-            if index < len(ALL_FORMS):
-                form = ALL_FORMS[index]
+            if index in forced:
+                form = forced[index]
             elif rng.random() < _GRADE_FIELD_SHARE:
                 form = "grade_field"
             else:

@@ -69,8 +69,15 @@ def test_exit_code_exploit_scores_perfect_under_naive_harness_only():
     assert check.observed["sandbox_tasks_included"] == 0
 
 
-def test_exit_code_exploit_errors_without_raw_exit_codes():
+def test_exit_code_exploit_skips_without_raw_exit_codes():
     probe = fake_run("probe", "exit_zero", "HumanEval/1", 0, {"C1": "error", "C2": "error", "C3": "error"})
+    check = exit_code_exploit_check(SPEC, [probe], EXIT_ZERO_EXPLOIT)
+    assert check.status == "skipped" and "no raw child exit code" in check.summary
+
+
+def test_exit_code_exploit_is_an_error_when_the_sandbox_passes_the_probe():
+    probe = fake_run("probe", "exit_zero", "HumanEval/1", 0, {"C1": "pass", "C2": "error", "C3": "error"},
+                     exit_codes={"C1": 0, "C2": 0, "C3": 0})
     assert exit_code_exploit_check(SPEC, [probe], EXIT_ZERO_EXPLOIT).status == "error"
 
 

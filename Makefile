@@ -1,0 +1,49 @@
+# Two commands for a newcomer: `make audit` and `make test`. Both create .venv when missing and install once;
+# the install is redone only when pyproject.toml changes (the stamp file's name carries its hash).
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+PYPROJECT_HASH := $(shell $(PYTHON) -c "import hashlib;print(hashlib.sha256(open('pyproject.toml','rb').read()).hexdigest()[:16])")
+STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
+KERNEL := benchaudit
+JOBS ?= 2
+# AUDIT_MIRROR (a folder laid out as <dataset>/<file>) is honoured when set; runs stay offline-safe without it.
+MIRROR_FLAG := $(if $(AUDIT_MIRROR),--mirror "$(AUDIT_MIRROR)",)
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: install audit test lab fetch sources clean distclean
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(VPY)
+	$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dask]'
+	$(VPY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "$(KERNEL)"
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+install: $(STAMP)
+
+audit: install
+	@status=0; $(VPY) -m audit_lib run --jobs $(JOBS) $(MIRROR_FLAG) $(ARGS) || status=$$?; \
+	echo "Open the reports: $(CURDIR)/reports/index.html"; exit $$status
+
+test: install
+	$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+lab: install
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG)
+
+fetch: install
+	$(VPY) -m audit_lib fetch $(MIRROR_FLAG)
+
+sources: install
+	$(VPY) -m audit_lib sources $(MIRROR_FLAG)
+
+clean:
+	find reports -mindepth 1 ! -name .gitkeep -exec rm -rf {} +
+	rm -rf .pytest_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,1 @@
+"""One module (or a few small ones) per audited benchmark: loading, replay of its rules, its checks."""

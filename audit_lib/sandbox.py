@@ -1,0 +1,299 @@
+"""Run untrusted code (solutions, samples, test snippets) outside our process; the verdict is decided here.
+
+Two modes:
+
+* `run_asserts(program, snippets)`: each snippet runs as `program + separator + snippet` (module `__main__`) in its
+  own fresh child. `pass` only when the harness, after the code returned, wrote a completion record carrying a
+  per-run 128-bit secret on a dedicated pipe (fd 3, not stdout); exit code 0 alone never passes. AssertionError ->
+  `fail`; MemoryError -> `memory`; any other exception, SystemExit, os._exit or early exit -> `error`.
+* `call_function(program, entry_point, inputs)`: one child loads the program (module `__sandbox__`, so
+  `if __name__ == "__main__"` blocks do not run), then calls `entry_point(*args)` per input under a per-input
+  SIGALRM timer (backstopped by a hard wall deadline in the supervisor). Each outcome comes back as tagged JSON
+  (`sandbox_codec`), decoded here into faithful values: tuple vs list, set/frozenset, nan/inf, bytes, big ints.
+  A value that is not plain data (including subclasses of int/str with rigged comparisons) is outcome kind
+  `unserializable` with its type name. Nothing from the child is ever unpickled. After a hard kill (the code
+  ignored or replaced the alarm, or looped inside C) or a crash on input k, input k is recorded (`timeout` or
+  `exception` `ProcessExit`/signal name) and a fresh child is started for inputs k+1...; only inputs that the
+  total time limit leaves unreached are `not_run`.
+
+Isolation (see `sandbox_zygote` for the mechanics and README "Sandbox" for what is not protected): every job is a
+fork of a warmed `python -I` zygote started with an empty environment; the child gets a fresh temp cwd, stdin at
+/dev/null, rlimits (AS, CPU, FSIZE, NOFILE, NPROC, CORE=0), its own session, a network namespace without
+interfaces (when root, or via `unshare -rn`), and, when the parent is root, a dedicated unprivileged uid (so it
+cannot raise its hard limits, cannot read /proc/<zygote>/ and cannot write root-owned files). On timeout the whole
+process group and every surviving descendant are killed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from audit_lib import sandbox_codec, sandbox_pool
+from audit_lib.errors import ParameterError, SandboxHarnessError
+
+Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harness_error"]
+STATUSES: tuple[str, ...] = ("pass", "fail", "error", "timeout", "memory", "killed", "harness_error")
+# Failures caused by the environment, not by the code under test.
+ENVIRONMENT_STATUSES: frozenset[str] = frozenset({"memory", "harness_error"})
+OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
+# Extra wall time the supervisor allows past a per-input limit before it kills the child.
+HARD_KILL_GRACE_S = 1.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one job; recorded with every result."""
+
+    timeout_s: float = 6.0
+    total_timeout_s: float = 60.0
+    cpu_s: float | None = None
+    memory_mb: int = 1024
+    file_size_mb: int = 16
+    open_files: int = 64
+    processes: int = 16
+    output_bytes: int = 65536
+    network_isolation: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("timeout_s", "total_timeout_s", "memory_mb", "file_size_mb", "open_files", "output_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
+                    or not math.isfinite(value):
+                raise ParameterError(f"Limits.{name} must be a positive number, got {value!r}", field=name)
+        if self.cpu_s is not None and (isinstance(self.cpu_s, bool) or not self.cpu_s > 0):
+            raise ParameterError(f"Limits.cpu_s must be positive or None, got {self.cpu_s!r}", field="cpu_s")
+        if isinstance(self.processes, bool) or not isinstance(self.processes, int) or self.processes < 0:
+            raise ParameterError(f"Limits.processes must be an int >= 0, got {self.processes!r}",
+                                 field="processes")
+        if self.open_files < 8:
+            raise ParameterError("Limits.open_files must be at least 8 (the interpreter needs a few)",
+                                 field="open_files")
+
+    def wire(self, wall_s: float) -> dict[str, Any]:
+        """The limits as the zygote applies them; CPU defaults to the wall budget of the child."""
+        return {"memory_mb": self.memory_mb, "file_size_mb": self.file_size_mb, "open_files": self.open_files,
+                "processes": self.processes, "output_bytes": self.output_bytes,
+                "cpu_s": self.cpu_s if self.cpu_s is not None else math.ceil(wall_s)}
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SnippetResult:
+    """The verdict on one test snippet run against the program."""
+
+    index: int
+    status: Status
+    duration_s: float
+    error_type: str | None = None
+    error_message: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+
+
+@dataclass(frozen=True)
+class AssertJobResult:
+    """All snippets of one assert job; `status` is `pass` when every snippet passed, else the first non-pass."""
+
+    status: Status
+    snippets: tuple[SnippetResult, ...]
+    limits: Limits
+    duration_s: float
+    network_isolated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What one call `entry_point(*args)` did; `value` is decoded from tagged JSON, never unpickled."""
+
+    index: int
+    kind: OutcomeKind
+    value: Any = None
+    exc_type: str | None = None
+    exc_message: str | None = None
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class CallJobResult:
+    """A function-call job; `status` is `pass` when the program loaded and every input got an outcome."""
+
+    status: Status
+    outcomes: tuple[CallOutcome, ...]
+    load_error: str | None
+    limits: Limits
+    duration_s: float
+    stdout: str = ""
+    stderr: str = ""
+    network_isolated: bool = False
+    restarts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        payload = asdict(self)
+        payload["outcomes"] = [{**asdict(o), "value": _jsonable_value(o)} for o in self.outcomes]
+        return payload
+
+
+def _jsonable_value(outcome: CallOutcome) -> Any:
+    if outcome.kind != "value":
+        return None
+    return sandbox_codec.encode(outcome.value)
+
+
+# ---------------------------------------------------------------------------------------------------- assert mode
+
+def _not_run(index: int, status: Status, message: str) -> SnippetResult:
+    return SnippetResult(index=index, status=status, duration_s=0.0, error_type="NotRun", error_message=message)
+
+
+def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limits(),
+                separator: str = "\n\n") -> AssertJobResult:
+    """Run each snippet after `program` in its own fresh sandboxed child; see the module docstring."""
+    if isinstance(snippets, str):
+        raise ParameterError("snippets must be a sequence of strings, not one string", field="snippets")
+    started = time.monotonic()
+    total_deadline = started + limits.total_timeout_s
+    results: list[SnippetResult] = []
+    network_isolated = False
+    for index, snippet in enumerate(snippets):
+        remaining = total_deadline - time.monotonic()
+        if remaining <= 0:
+            results.append(_not_run(index, "timeout", "not run: the job's total time limit was used up"))
+            continue
+        timeout = min(limits.timeout_s, remaining)
+        request = {"op": "assert", "source": program + separator + snippet, "timeout": timeout,
+                   "limits": limits.wire(timeout)}
+        try:
+            answer, _blob, network_isolated = sandbox_pool.request(
+                request, timeout + 30.0, network_isolation=limits.network_isolation)
+        except SandboxHarnessError as exc:
+            results.append(SnippetResult(index=index, status="harness_error", duration_s=0.0,
+                                         error_type="SandboxHarnessError", error_message=str(exc)[-3000:]))
+            continue
+        results.append(SnippetResult(
+            index=index, status=answer["status"], duration_s=answer["duration_s"],
+            error_type=answer["error_type"], error_message=answer["error_message"],
+            stdout=answer["stdout"], stderr=answer["stderr"]))
+    first_bad = next((r.status for r in results if r.status != "pass"), "pass")
+    return AssertJobResult(status=first_bad, snippets=tuple(results), limits=limits,
+                           duration_s=time.monotonic() - started, network_isolated=network_isolated)
+
+
+# ---------------------------------------------------------------------------------------------------- call mode
+
+def _decode_outcome(line: bytes) -> CallOutcome:
+    index_text, kind, duration_text, payload_text = line.split(b" ", 3)
+    index, duration = int(index_text), float(duration_text)
+    kind_name = kind.decode()
+    try:
+        payload = json.loads(payload_text)
+        if kind_name == "value":
+            return CallOutcome(index, "value", sandbox_codec.decode(payload), duration_s=duration)
+        if kind_name == "timeout":
+            return CallOutcome(index, "timeout", duration_s=duration)
+        if kind_name in ("exception", "unserializable"):
+            exc_type, message = (str(part) for part in payload)
+            return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration)
+    except (ValueError, TypeError, RecursionError, sandbox_codec.MalformedTaggedValue) as exc:
+        return CallOutcome(index, "unserializable", exc_type="MalformedResult",
+                           exc_message=f"{type(exc).__name__}: {exc}"[:500], duration_s=duration)
+    return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message=f"kind {kind_name!r:.40}",
+                       duration_s=duration)
+
+
+def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]], *, limits: Limits = Limits(),
+                  per_input_timeout_s: Sequence[float] | None = None,
+                  deepcopy_inputs: bool = True) -> CallJobResult:
+    """Load `program` once in a sandboxed child and call `entry_point(*args)` for each input."""
+    if per_input_timeout_s is not None and len(per_input_timeout_s) != len(inputs):
+        raise ParameterError(f"per_input_timeout_s has {len(per_input_timeout_s)} entries for {len(inputs)} inputs",
+                             field="per_input_timeout_s")
+    timeouts = [float(t) for t in per_input_timeout_s] if per_input_timeout_s is not None \
+        else [limits.timeout_s] * len(inputs)
+    if any(not (t > 0 and math.isfinite(t)) for t in timeouts):
+        raise ParameterError("every per-input timeout must be a positive finite number", field="per_input_timeout_s")
+    try:
+        encoded_inputs = [sandbox_codec.encode(list(args)) for args in inputs]
+    except sandbox_codec.Unserializable as exc:
+        raise ParameterError(f"an input is not plain data: {exc}", field="inputs") from exc
+    started = time.monotonic()
+    request = {"op": "call", "program": program, "entry_point": entry_point, "inputs": encoded_inputs,
+               "timeouts": timeouts, "deepcopy": deepcopy_inputs, "total_timeout": limits.total_timeout_s,
+               "load_timeout": limits.timeout_s, "grace_s": HARD_KILL_GRACE_S,
+               "limits": limits.wire(limits.total_timeout_s)}
+    try:
+        answer, blob, network_isolated = sandbox_pool.request(
+            request, limits.total_timeout_s + 60.0, network_isolation=limits.network_isolation)
+    except SandboxHarnessError as exc:
+        outcomes = tuple(CallOutcome(i, "not_run") for i in range(len(inputs)))
+        return CallJobResult(status="harness_error", outcomes=outcomes, load_error=str(exc)[-3000:], limits=limits,
+                             duration_s=time.monotonic() - started)
+    by_index: dict[int, CallOutcome] = {}
+    for line in blob.split(b"\n") if blob else ():
+        outcome = _decode_outcome(line)
+        by_index[outcome.index] = outcome
+    outcomes = tuple(by_index.get(i) or CallOutcome(i, "not_run") for i in range(len(inputs)))
+    status = answer["status"]
+    if status == "pass" and any(o.kind == "not_run" for o in outcomes):
+        status = "error"
+    return CallJobResult(status=status, outcomes=outcomes, load_error=answer["load_error"], limits=limits,
+                         duration_s=answer["duration_s"], stdout=answer["stdout"], stderr=answer["stderr"],
+                         network_isolated=network_isolated, restarts=answer["restarts"])
+
+
+# ---------------------------------------------------------------------------------------------------- jobs
+
+@dataclass(frozen=True)
+class AssertJob:
+    """A picklable unit of work for `executors.run_many`: `run_asserts` on one program."""
+
+    key: Any
+    program: str
+    snippets: tuple[str, ...]
+    limits: Limits = field(default_factory=Limits)
+    separator: str = "\n\n"
+
+    def run(self) -> AssertJobResult:
+        return run_asserts(self.program, self.snippets, limits=self.limits, separator=self.separator)
+
+    def harness_error(self, message: str) -> AssertJobResult:
+        """The result to report when the executor itself failed to run this job."""
+        snippets = tuple(SnippetResult(i, "harness_error", 0.0, "SandboxHarnessError", message)
+                         for i in range(len(self.snippets)))
+        return AssertJobResult("harness_error", snippets, self.limits, 0.0, False)
+
+
+@dataclass(frozen=True)
+class CallJob:
+    """A picklable unit of work for `executors.run_many`: `call_function` on one program."""
+
+    key: Any
+    program: str
+    entry_point: str
+    inputs: tuple[Sequence[Any], ...]
+    limits: Limits = field(default_factory=Limits)
+    per_input_timeout_s: tuple[float, ...] | None = None
+    deepcopy_inputs: bool = True
+
+    def run(self) -> CallJobResult:
+        return call_function(self.program, self.entry_point, self.inputs, limits=self.limits,
+                             per_input_timeout_s=self.per_input_timeout_s, deepcopy_inputs=self.deepcopy_inputs)
+
+    def harness_error(self, message: str) -> CallJobResult:
+        """The result to report when the executor itself failed to run this job."""
+        outcomes = tuple(CallOutcome(i, "not_run") for i in range(len(self.inputs)))
+        return CallJobResult("harness_error", outcomes, message, self.limits, 0.0)
+
+
+def shutdown() -> None:
+    """Stop this process's warmed zygotes (they also stop on their own when this process exits)."""
+    sandbox_pool.POOL.shutdown()

@@ -1,0 +1,138 @@
+"""HumanEval+ audit pieces on hand-made tasks, executed through the real sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from audit_lib.benchmarks.humaneval_plus_data import PlusTask, mbpp_deserialize_inputs, parse_plus_rows
+from audit_lib.benchmarks.humaneval_plus_groundtruth import GroundTruth, compute_ground_truth, read_cache, write_cache
+from audit_lib.benchmarks.humaneval_plus_programs import contract_program
+from audit_lib.benchmarks.humaneval_plus_replay import (
+    check_contract_violations,
+    check_ground_truth,
+    check_original_canonical_vs_plus,
+    check_time_limit_sensitivity,
+    run_candidate,
+    run_contracts,
+    time_limits,
+)
+from audit_lib.errors import SchemaError
+
+
+def make_task(task_id: str, entry: str, body: str, base: list, plus: list, *, contract: str = "",
+              atol: float = 0.0, prompt_extra: str = "") -> PlusTask:
+    prompt = f"{prompt_extra}def {entry}(x):\n    \"\"\"doc\"\"\"\n"
+    return PlusTask(task_id, prompt, entry, body, contract, tuple(base), tuple(plus), atol, None, 1)
+
+
+SQUARE = make_task("T/0", "square", "    return x * x\n", [[2]], [[3], [-4], [10]],
+                   contract='    assert isinstance(x, int), "invalid inputs" # $_CONTRACT_$\n'
+                            '    assert x >= 0, "invalid inputs" # $_CONTRACT_$\n')
+HALF = make_task("T/1", "half", "    return x / 3\n", [[1]], [[2], [3]])
+FIND_ZERO = PlusTask(
+    "HumanEval/32", "import math\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n"
+    "def find_zero(xs):\n    \"\"\"doc\"\"\"\n", "find_zero",
+    "    lo, hi = -100.0, 100.0\n    for _ in range(200):\n        mid = (lo + hi) / 2\n"
+    "        if poly(xs, lo) * poly(xs, mid) <= 0:\n            hi = mid\n        else:\n            lo = mid\n"
+    "    return lo\n", "", ((([-6, 11, -6, 1]),),), ((([-2, 1]),),), 1e-4, None, 1)
+TASKS = (SQUARE, HALF, FIND_ZERO)
+
+
+@pytest.fixture(scope="module")
+def ground_truth() -> GroundTruth:
+    runs = compute_ground_truth(TASKS, "humaneval")
+    return GroundTruth("humaneval", "test", runs, Path("unused.json.gz"), 0, len(TASKS))
+
+
+def test_ground_truth_values_and_times(ground_truth: GroundTruth) -> None:
+    assert [o.value for o in ground_truth.run("T/0", "plus").outcomes] == [9, 16, 100]
+    assert all(o.duration_s >= 0 for o in ground_truth.run("T/0", "plus").outcomes)
+    check = check_ground_truth(TASKS, "humaneval", ground_truth, compute_ground_truth(TASKS, "humaneval"))
+    assert check.status == "pass" and check.observed["canonical_failures"] == 0
+
+
+def test_canonical_that_raises_is_a_ground_truth_defect() -> None:
+    broken = make_task("T/9", "inv", "    return 1 / x\n", [[1]], [[0], [2]])
+    runs = compute_ground_truth([broken], "humaneval")
+    gt = GroundTruth("humaneval", "t", runs, Path("x"), 0, 1)
+    check = check_ground_truth([broken], "humaneval", gt, runs)
+    assert check.status == "defect"
+    assert check.details[0]["kind"] == "exception" and "ZeroDivisionError" in check.details[0]["detail"]
+
+
+def test_original_canonical_differing_on_one_input(ground_truth: GroundTruth) -> None:
+    solutions = {"T/0": SQUARE.prompt + "    return x * x if x != 10 else 99\n",
+                 "T/1": HALF.prompt + "    return x / 3 + 1e-9\n",  # inside EvalPlus's default float atol
+                 "HumanEval/32": FIND_ZERO.prompt + "    return 3.0 if len(xs) == 4 else 2.0\n"}
+    runs = run_candidate(TASKS, solutions, "humaneval", ground_truth)
+    check = check_original_canonical_vs_plus(TASKS, "humaneval", runs, ground_truth)
+    assert check.observed["tasks_disagreeing"] == 1
+    row = check.details[0]
+    assert row["task_id"] == "T/0" and row["failing_inputs"] == 1 and row["plus_failing"] == 1
+    assert row["failure_kinds"] == {"wrong_value": 1} and row["first_input"] == "[10]"
+
+
+def test_float_tolerance_rejects_a_visible_error(ground_truth: GroundTruth) -> None:
+    runs = run_candidate([HALF], {"T/1": HALF.prompt + "    return round(x / 3, 3)\n"}, "humaneval", ground_truth)
+    check = check_original_canonical_vs_plus([HALF], "humaneval", runs, ground_truth)
+    assert check.details[0]["failing_inputs"] == 2  # x=1 and x=2; x=3 gives 1.0 exactly
+
+
+def test_find_zero_oracle_accepts_any_root(ground_truth: GroundTruth) -> None:
+    # the canonical finds one root of (x-1)(x-2)(x-3); a candidate returning another root still passes
+    runs = run_candidate([FIND_ZERO], {"HumanEval/32": FIND_ZERO.prompt + "    return 3.0 if len(xs) == 4 else 2.0\n"},
+                         "humaneval", ground_truth)
+    assert check_original_canonical_vs_plus([FIND_ZERO], "humaneval", runs, ground_truth).status == "pass"
+    wrong = run_candidate([FIND_ZERO], {"HumanEval/32": FIND_ZERO.prompt + "    return 2.5\n"}, "humaneval",
+                          ground_truth)
+    assert check_original_canonical_vs_plus([FIND_ZERO], "humaneval", wrong, ground_truth).status == "quirk"
+
+
+def test_timeout_is_reported_with_its_kind(ground_truth: GroundTruth) -> None:
+    slow = {"T/0": SQUARE.prompt + "    if x == 3:\n        while True:\n            pass\n    return x * x\n"}
+    runs = run_candidate([SQUARE], slow, "humaneval", ground_truth, min_time_limit=0.5)
+    row = check_original_canonical_vs_plus([SQUARE], "humaneval", runs, ground_truth).details[0]
+    assert row["failure_kinds"] == {"timeout": 1} and row["first_input"] == "[3]"
+
+
+def test_contract_violation_found() -> None:
+    task = make_task("T/5", "square", "    return x * x\n", [[2]], [[3], [-4], ["a"]], contract=SQUARE.contract)
+    check = check_contract_violations([task], run_contracts([task]))
+    assert check.status == "defect" and check.observed["violations"] == 2
+    assert {row["input"] for row in check.details} == {"[-4]", "['a']"}
+    assert all(row["kind"] == "invalid_inputs" for row in check.details)
+    assert "return None" in contract_program(task).source
+
+
+def test_time_limits_and_sensitivity(ground_truth: GroundTruth) -> None:
+    assert time_limits([0.1, 2.0], min_time_limit=4.0) == [4.0, 8.0]
+    check = check_time_limit_sensitivity(TASKS, ground_truth, min_time_limit=4.0)
+    assert check.status == "pass" and check.observed["inputs_timed"] == 9
+    tiny_floor = check_time_limit_sensitivity(TASKS, ground_truth, min_time_limit=1e-12)
+    assert tiny_floor.status == "quirk" and tiny_floor.observed["inputs_over_floor"] > 0
+
+
+def test_cache_round_trip(tmp_path: Path, ground_truth: GroundTruth) -> None:
+    path = tmp_path / "gt.json.gz"
+    write_cache(path, "abc", "humaneval", ground_truth.runs)
+    again = read_cache(path, "abc")
+    assert again[("T/1", "plus")].outcomes[0].value == pytest.approx(2 / 3)
+    with pytest.raises(Exception, match="sha256"):
+        read_cache(path, "other")
+
+
+def test_bad_rows_name_file_row_and_field() -> None:
+    with pytest.raises(SchemaError) as raised:
+        parse_plus_rows([{"task_id": "T/0", "prompt": "", "entry_point": "f", "canonical_solution": "",
+                          "contract": "", "base_input": [[1]], "plus_input": "oops", "atol": 0}],
+                        dataset="humaneval", file="x.jsonl")
+    assert raised.value.fields == {"file": "x.jsonl", "row": 1, "field": "plus_input"}
+
+
+def test_mbpp_deserialisation_restores_tuples_and_quirks() -> None:
+    assert mbpp_deserialize_inputs("Mbpp/2", [[[1, 2], [3]]]) == [[(1, 2), (3,)]]
+    assert mbpp_deserialize_inputs("Mbpp/115", [[[[1], []]]]) == [[[{1}, {}]]]
+    assert mbpp_deserialize_inputs("Mbpp/124", [[1, "1j"]]) == [(1.0, 1j)]
+    assert mbpp_deserialize_inputs("Mbpp/1", [[[1, 2]]]) == [[[1, 2]]]

@@ -1,0 +1,63 @@
+"""The `sandbox` subcommand, driven through `register` on a bare argparse parser."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from audit_lib import sandbox_cli
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser()
+    sandbox_cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["sandbox", *argv])
+    code = args.func(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture()
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "program.py"
+    path.write_text("def add(a, b):\n    return a + b\n")
+    return path
+
+
+def test_assert_mode_prints_json_and_exit_code(program: Path, tmp_path: Path, capsys) -> None:
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text("assert add(1, 2) == 3\n")
+    bad.write_text("import sys\nsys.exit(0)\n")
+    code, out, _ = run_cli([str(program), "--test", str(good), "--test", str(bad), "--timeout", "2"], capsys)
+    payload = json.loads(out)
+    assert code == 1
+    assert [s["status"] for s in payload["snippets"]] == ["pass", "error"]
+    assert payload["limits"]["timeout_s"] == 2
+    code, out, _ = run_cli([str(program), "--test", str(good)], capsys)
+    assert code == 0 and json.loads(out)["status"] == "pass"
+
+
+def test_call_mode_reads_tagged_inputs(program: Path, tmp_path: Path, capsys) -> None:
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps([[1, 2], [{"$tuple": [1]}, {"$tuple": [2]}], ["a", 1]]))
+    code, out, _ = run_cli([str(program), "--call", "add", "--inputs", str(inputs), "--memory", "256"], capsys)
+    payload = json.loads(out)
+    assert code == 0
+    assert [o["kind"] for o in payload["outcomes"]] == ["value", "value", "exception"]
+    assert payload["outcomes"][1]["value"] == {"$tuple": [1, 2]}
+    assert payload["limits"]["memory_mb"] == 256
+
+
+def test_bad_arguments_exit_2(program: Path, tmp_path: Path, capsys) -> None:
+    code, _, err = run_cli([str(program), "--call", "add"], capsys)
+    assert code == 2 and "--inputs" in err
+    missing = tmp_path / "missing.json"
+    code, _, err = run_cli([str(program), "--call", "add", "--inputs", str(missing)], capsys)
+    assert code == 2 and "missing.json" in err
+    code, _, err = run_cli([str(program), "--test", str(program), "--timeout", "0"], capsys)
+    assert code == 2 and "timeout_s" in err

@@ -1,0 +1,173 @@
+"""Assert mode and function-call mode: verdicts, faithful values, limits, timeouts and restarts."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import pytest
+
+from audit_lib import sandbox
+from audit_lib.errors import ParameterError
+from audit_lib.sandbox import Limits
+
+pytestmark = pytest.mark.timeout(60)
+
+QUICK = Limits(timeout_s=2, total_timeout_s=15, memory_mb=256)
+PROGRAM = "def add(a, b):\n    return a + b\n"
+
+
+def test_assert_mode_statuses_per_snippet() -> None:
+    result = sandbox.run_asserts(PROGRAM, [
+        "assert add(1, 2) == 3", "assert add(1, 2) == 4, 'off by one'", "add(None, 1)", "x = [0] * (1 << 40)",
+        "print('out'); import sys; print('err', file=sys.stderr)", "def broken(:\n    pass",
+    ], limits=QUICK)
+    statuses = [s.status for s in result.snippets]
+    assert statuses == ["pass", "fail", "error", "memory", "pass", "error"]
+    assert result.status == "fail"  # the first snippet that did not pass
+    assert result.snippets[1].error_message == "off by one"
+    assert result.snippets[2].error_type == "TypeError"
+    assert result.snippets[5].error_type == "SyntaxError"
+    assert (result.snippets[4].stdout, result.snippets[4].stderr) == ("out\n", "err\n")
+    assert result.limits == QUICK
+    assert all(s.duration_s > 0 for s in result.snippets)
+
+
+def test_assert_mode_all_pass_and_separator_and_main_name() -> None:
+    result = sandbox.run_asserts("x = 1", ["assert x == 1", "assert __name__ == '__main__'"], limits=QUICK,
+                                 separator="\n# separator\n")
+    assert result.status == "pass"
+    assert sandbox.run_asserts("x = 1", ["y = x"], separator="", limits=QUICK).status == "error"  # "x = 1y = x"
+
+
+def test_assert_mode_each_snippet_runs_in_a_fresh_child() -> None:
+    result = sandbox.run_asserts("import os", [
+        "open('marker', 'w').write('x')\nassert os.listdir('.') == ['marker']",
+        "assert os.listdir('.') == []",
+        "import builtins\nbuiltins.leak = 1",
+        "import builtins\nassert not hasattr(builtins, 'leak')",
+    ], limits=QUICK)
+    assert [s.status for s in result.snippets] == ["pass"] * 4
+
+
+def test_total_timeout_marks_the_rest_not_run() -> None:
+    limits = Limits(timeout_s=1, total_timeout_s=1.5, memory_mb=256)
+    result = sandbox.run_asserts(PROGRAM, ["while True: pass", "while True: pass", "assert True"], limits=limits)
+    assert [s.status for s in result.snippets] == ["timeout", "timeout", "timeout"]
+    assert result.snippets[2].error_type == "NotRun"
+
+
+def test_call_mode_values_are_faithful() -> None:
+    program = textwrap.dedent("""
+        def f(kind):
+            return {
+                "tuple": (1, [2, (3,)]), "list": [1, 2], "set": {1, 2}, "frozenset": frozenset({"a"}),
+                "nan": float("nan"), "inf": float("-inf"), "negzero": -0.0, "bytes": b"\\x00\\xff",
+                "big": 2 ** 200, "intkeys": {1: "a", (2, 3): None}, "bool": True, "none": None,
+                "float": 0.1 + 0.2,
+            }[kind]
+    """)
+    kinds = ["tuple", "list", "set", "frozenset", "nan", "inf", "negzero", "bytes", "big", "intkeys", "bool", "none",
+             "float"]
+    result = sandbox.call_function(program, "f", [[k] for k in kinds], limits=QUICK)
+    assert result.status == "pass" and result.load_error is None
+    values = {k: o.value for k, o in zip(kinds, result.outcomes)}
+    assert values["tuple"] == (1, [2, (3,)]) and type(values["tuple"][1][1]) is tuple
+    assert type(values["list"]) is list and values["set"] == {1, 2} and type(values["frozenset"]) is frozenset
+    assert math.isnan(values["nan"]) and values["inf"] == -math.inf
+    assert math.copysign(1, values["negzero"]) == -1
+    assert values["bytes"] == b"\x00\xff" and values["big"] == 2**200
+    assert values["intkeys"] == {1: "a", (2, 3): None} and values["bool"] is True and values["none"] is None
+    assert values["float"] == 0.1 + 0.2
+    assert all(o.kind == "value" and o.duration_s >= 0 for o in result.outcomes)
+
+
+def test_call_mode_exceptions_timeouts_and_deepcopy() -> None:
+    program = textwrap.dedent("""
+        def f(items, mode):
+            items.append(1)
+            if mode == "raise":
+                raise ValueError("bad " + str(len(items)))
+            if mode == "exit":
+                raise SystemExit(3)
+            if mode == "loop":
+                while True:
+                    pass
+            return len(items)
+    """)
+    shared = [0]
+    inputs = [[shared, "ok"], [shared, "ok"], [shared, "raise"], [shared, "exit"], [shared, "loop"], [shared, "ok"]]
+    result = sandbox.call_function(program, "f", inputs, limits=Limits(timeout_s=0.5, total_timeout_s=10))
+    kinds = [o.kind for o in result.outcomes]
+    assert kinds == ["value", "value", "exception", "exception", "timeout", "value"]
+    assert [result.outcomes[i].value for i in (0, 1, 5)] == [2, 2, 2]  # deep copies: no mutation carried over
+    assert (result.outcomes[2].exc_type, result.outcomes[2].exc_message) == ("ValueError", "bad 2")
+    assert result.outcomes[3].exc_type == "SystemExit"
+    shallow = sandbox.call_function(program, "f", [[[0], "ok"]] * 1, limits=QUICK, deepcopy_inputs=False)
+    assert shallow.outcomes[0].value == 2
+
+
+def test_call_mode_per_input_timeouts_and_hard_kill_restart() -> None:
+    # all(repeat(True)) loops inside C without ever checking for signals, so only the hard kill stops it.
+    program = "import itertools\ndef f(n):\n    return n if n < 10 else all(itertools.repeat(True))\n"
+    result = sandbox.call_function(program, "f", [[3], [64], [4]], limits=Limits(timeout_s=5, total_timeout_s=20),
+                                   per_input_timeout_s=[1.0, 0.3, 1.0])
+    assert [o.kind for o in result.outcomes] == ["value", "timeout", "value"]
+    assert [result.outcomes[i].value for i in (0, 2)] == [3, 4]
+    assert result.restarts == 1
+
+
+def test_call_mode_total_timeout_leaves_not_run() -> None:
+    program = "import time\ndef f(x):\n    time.sleep(x)\n    return x\n"
+    result = sandbox.call_function(program, "f", [[0.6], [0.6], [0.6], [0.6]],
+                                   limits=Limits(timeout_s=2, total_timeout_s=1.0))
+    kinds = [o.kind for o in result.outcomes]
+    assert result.status == "timeout"
+    assert kinds[0] == "value" and "not_run" in kinds
+
+
+@pytest.mark.parametrize("program, entry, expected", [
+    ("raise ImportError('nope')", "f", "ImportError: nope"),
+    ("x = 1", "f", "NameError"),
+    ("f = 3", "f", "NameError"),
+    ("def f(:", "f", "SyntaxError"),
+])
+def test_call_mode_load_errors(program: str, entry: str, expected: str) -> None:
+    result = sandbox.call_function(program, entry, [[1], [2]], limits=QUICK)
+    assert result.status == "error"
+    assert result.load_error.startswith(expected)
+    assert [o.kind for o in result.outcomes] == ["not_run", "not_run"]
+
+
+def test_call_mode_main_guard_does_not_run_and_output_is_captured() -> None:
+    program = "print('loading')\nif __name__ == '__main__':\n    raise SystemExit(1)\ndef f():\n    return __name__\n"
+    result = sandbox.call_function(program, "f", [[]], limits=QUICK)
+    assert result.outcomes[0].value == "__sandbox__" and result.stdout == "loading\n"
+
+
+def test_call_mode_crash_in_one_input_keeps_the_others() -> None:
+    program = "import os\ndef f(x):\n    if x == 1:\n        os._exit(7)\n    return x\n"
+    result = sandbox.call_function(program, "f", [[0], [1], [2]], limits=QUICK)
+    assert [o.kind for o in result.outcomes] == ["value", "exception", "value"]
+    assert result.outcomes[1].exc_type == "ProcessExit"
+
+
+def test_limits_are_validated() -> None:
+    with pytest.raises(ParameterError):
+        Limits(timeout_s=0)
+    with pytest.raises(ParameterError):
+        Limits(memory_mb=-1)
+    with pytest.raises(ParameterError):
+        sandbox.call_function(PROGRAM, "add", [[1, 2]], per_input_timeout_s=[1.0, 2.0])
+    with pytest.raises(ParameterError):
+        sandbox.call_function(PROGRAM, "add", [[object(), 2]])
+
+
+def test_jobs_are_picklable_and_run() -> None:
+    import pickle
+
+    job = sandbox.CallJob("k", PROGRAM, "add", ((1, 2), (3, 4)), limits=QUICK)
+    clone = pickle.loads(pickle.dumps(job))
+    assert [o.value for o in clone.run().outcomes] == [3, 7]
+    assert_job = pickle.loads(pickle.dumps(sandbox.AssertJob("a", PROGRAM, ("assert add(1, 1) == 2",), QUICK)))
+    assert assert_job.run().status == "pass"

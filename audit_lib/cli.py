@@ -7,15 +7,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from audit_lib import data_cli, paths
+from audit_lib import data_cli, paths, sandbox_cli
 from audit_lib.catalogue import discover_audits
 from audit_lib.errors import ParameterError
 from audit_lib.runner import DEFAULT_CELL_TIMEOUT_S, EXIT_BAD_ARGUMENTS, FAIL_ON_CHOICES, run_audits
-
-try:  # the sandbox engineer's subcommand; tolerated as absent only while it is being written
-    from audit_lib import sandbox_cli
-except ImportError:  # pragma: no cover - removed once sandbox_cli lands
-    sandbox_cli = None  # type: ignore[assignment]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,8 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.set_defaults(func=_list)
 
     data_cli.register(subparsers)
-    if sandbox_cli is not None:
-        sandbox_cli.register(subparsers)
+    sandbox_cli.register(subparsers)
     return parser
 
 
@@ -77,7 +71,9 @@ def _list(args: argparse.Namespace) -> int:
     for audit in audits.values():
         suffix = f" — {audit.title}" if audit.title else ""
         print(f"{audit.name}{suffix}")
-        print(f"    notebook: {audit.notebook.relative_to(paths.project_root()) if audit.notebook.is_relative_to(paths.project_root()) else audit.notebook}")
+        root = paths.project_root()
+        shown = audit.notebook.relative_to(root) if audit.notebook.is_relative_to(root) else audit.notebook
+        print(f"    notebook: {shown}")
         for name, value in audit.fixed_params.items():
             print(f"    fixed   {name} = {value!r}")
         for parameter in audit.parameters:

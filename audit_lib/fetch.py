@@ -30,7 +30,7 @@ from audit_lib import paths
 from audit_lib.errors import ChecksumMismatchError, DataError, DataUnavailableError
 from audit_lib.sources import HubFile, SourceFile, UrlFile, get_source
 
-SourceKind = Literal["cache", "mirror", "package", "download", "synthetic"]
+SourceKind = Literal["cache", "mirror", "package", "download", "synthetic", "user"]
 LOCK_FILE_NAME = "lock.json"
 DOWNLOAD_TIMEOUT_S = float(os.environ.get("AUDIT_DOWNLOAD_TIMEOUT", "60"))
 _CHUNK = 1 << 20

@@ -12,6 +12,7 @@ This script is the one place that runs the naive harness, because that harness i
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -47,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     candidates = [c for c in build_candidates(data) if c.kind != PROBE]
     specs_by_task = data.specs_by_task
     snippets = sum(len(ordered_constraints(specs_by_task[c.task_id])) for c in candidates)
-    print(f"{len(data.selected)} tasks, {len(candidates)} programs, {snippets} constraint runs per harness")
+    print(f"{len(data.selected)} tasks, {len(candidates)} programs, {snippets} constraint runs per harness; "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
 
     started = time.perf_counter()
     ours = run_candidates(candidates, specs_by_task, timeout_s=args.timeout, executor=args.executor)
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     disagreements = [(key, cid, ours[key].verdict(cid).status, passed)
                      for key, per_constraint in naive.items() for cid, passed in per_constraint.items()
                      if ours[key].verdict(cid).passed != passed]
-    print(f"ratio naive/sandbox: {naive_s / ours_s:.2f}x")
+    print(f"ratio naive/sandbox: {naive_s / ours_s:.2f}x (load average now {os.getloadavg()[0]:.2f})")
     print(f"verdicts agree: {snippets - len(disagreements)}/{snippets}"
           + ("" if not disagreements else f"; {len(disagreements)} disagreement(s):"))
     for key, cid, status, passed in disagreements[:50]:

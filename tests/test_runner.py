@@ -41,7 +41,6 @@ def notebooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "raise KeyError('no such task: HumanEval/999')",
         "y = 2",
     ])
-    write_notebook(folder, "silent", "limit = 3\n", ["x = limit"])
     write_notebook(folder, "humaneval_plus", "dataset = 'humaneval'  # which release\nexecutor = None\n", [
         IMPORTS + "builder = FindingsBuilder('humaneval_plus', {'dataset': dataset, 'executor': executor})\n"
         "builder.add(Check('release.rows', 'rows', 'pass', observed=dataset, details=[{'dataset': dataset}]))\n"
@@ -55,7 +54,7 @@ def batch(notebooks: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Ru
     reports = tmp_path_factory.mktemp("reports")
     (reports / "broken.findings.json").write_text("{}")  # stale output of an earlier run must not survive
     stream = io.StringIO()
-    summary = runner.run_audits(["good", "broken", "silent", "mbpp_plus"], [("limit", "4")],
+    summary = runner.run_audits(["good", "broken", "mbpp_plus"], [("limit", "4")],
                                 executor="dask-local", jobs=2, reports_dir=reports, notebooks_dir=notebooks,
                                 progress=stream)
     return summary, stream.getvalue()
@@ -106,11 +105,28 @@ def test_failing_notebook_is_reported_with_cell_and_error(batch: tuple[RunSummar
     assert "broken: FAILED" in progress and "cell 3" in progress
 
 
-def test_notebook_that_writes_no_findings_fails(batch: tuple[RunSummary, str]) -> None:
-    summary, _ = batch
-    silent = outcome(summary, "silent")
-    assert not silent.ok and silent.failure is not None
-    assert silent.failure.error_type == "MissingFindings"
+def test_notebook_that_writes_no_findings_fails(notebooks: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import papermill
+
+    def executes_without_writing_findings(source: str, output: str, **kwargs: object) -> None:
+        Path(output).write_text(Path(source).read_text())
+
+    monkeypatch.setattr(papermill, "execute_notebook", executes_without_writing_findings)
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, notebooks_dir=notebooks)
+    result = runner.execute_job(job)
+    assert not result.ok and result.failure is not None
+    assert result.failure.error_type == "MissingFindings"
+    assert "builder.write()" in result.failure.message
+    assert dict(result.files) == {"notebook": "good.ipynb", "html": "good.html"}
+
+
+def test_a_crashed_worker_is_reported(notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, notebooks_dir=notebooks)
+    monkeypatch.setattr(runner.sys, "executable", "/bin/false")
+    result = runner.run_job_in_child(job)
+    assert not result.ok and result.failure is not None
+    assert result.failure.error_type == "WorkerCrashed" and "exited with code 1" in result.failure.message
 
 
 def test_alias_runs_the_base_notebook_under_its_own_name(batch: tuple[RunSummary, str]) -> None:
@@ -134,12 +150,12 @@ def test_failures_make_the_exit_code_non_zero(batch: tuple[RunSummary, str]) -> 
 def test_summary_and_index_cover_every_audit(batch: tuple[RunSummary, str]) -> None:
     summary, _ = batch
     payload = json.loads(summary.summary_path.read_text())
-    assert sorted(payload["audits_run"]) == ["broken", "good", "mbpp_plus", "silent"]
-    assert sorted(payload["failed"]) == ["broken", "silent"]
-    assert payload["totals"]["defect"] == 1 and payload["totals"]["failed_audits"] == 2
+    assert sorted(payload["audits_run"]) == ["broken", "good", "mbpp_plus"]
+    assert payload["failed"] == ["broken"]
+    assert payload["totals"]["defect"] == 1 and payload["totals"]["failed_audits"] == 1
     assert payload["run"]["executor"] == "dask-local"
     html = summary.index_path.read_text()
-    for audit in ("good", "broken", "silent", "mbpp_plus"):
+    for audit in ("good", "broken", "mbpp_plus"):
         assert f'id="audit-{audit}"' in html
     assert "no such task: HumanEval/999" in html
     assert 'href="good.rows.count.csv"' in html

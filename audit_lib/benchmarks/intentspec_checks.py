@@ -322,6 +322,10 @@ def ivr_replay_check(specs: Sequence[SpecPair], runs: Sequence[CandidateRun], pu
             "excluded_replayed": list(replay.replayed_overall.excluded),
             "excluded_published": list(replay.published_overall_recomputed.excluded),
         }
+    published_slugs = {run.model_slug for run in published}
+    for slug in sorted({run.candidate.label for run in runs} - published_slugs):
+        details.append({"model": slug, "task_id": "(all)", "sample": None, "field": "presence",
+                        "published": False, "replayed": True, "evidence": "generations without a results file"})
     scope = "all tasks" if all_tasks else (f"the first {len(specs)} tasks (published overall recomputed from "
                                             "their published outcomes, since the stored figure covers all tasks)")
     summary = (f"Compared {compared} solution outcomes over {scope}; {len(details)} mismatch(es). "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit_lib.benchmarks import unconventional_readings as readings
 from audit_lib.benchmarks import unconventional_scoring as scoring
@@ -18,6 +18,9 @@ from audit_lib.benchmarks.unconventional_grading import GRADE_FORMS, NO_GRADE_RE
 from audit_lib.benchmarks.unconventional_user_grades import GradeSet, load_grade_set
 from audit_lib.errors import ParameterError
 from audit_lib.findings import Check
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 AUDIT = "unconventional_problems"
 PAPER = "arXiv 2306.11644v2"
@@ -136,7 +139,7 @@ def table2_worst_case_half_widths() -> dict[str, float]:
     return {r.model: scoring.worst_case_half_width(r.score_pct, table2.TABLE2_PROBLEM_COUNT) for r in table2.TABLE2}
 
 
-def table2_figure():
+def table2_figure() -> Figure:
     """The Table 2 scatter plot (score vs HumanEval): correlation in the title, worst-case half-widths as bars."""
     return table2.scatter_figure(correlation=table2.rank_correlation(), half_widths=table2_worst_case_half_widths())
 
@@ -189,13 +192,13 @@ def check_score_aggregation(grades: GradeSet, *, seed: int, n_resamples: int) ->
     bias = {s.model: (s.bias_minus_one, s.bias_plus_one, s.score_drop) for s in summaries if s.score_drop is not None}
     label = _data_label(grades)
     per_grade_point = scoring.PERCENT_PER_GRADE_POINT / table2.TABLE2_PROBLEM_COUNT
+    width_text = ", ".join(f"{m} {w:.1f} points" for m, w in widths.items()) or "none (no model has a usable grade)"
+    bias_text = ", ".join(f"{m} {lo:.1f}/{hi:.1f} (from {mid:.1f})" for m, (lo, hi, mid) in bias.items()) or "n/a"
     summary = (
         f"{label}score = 10 x mean per-problem grade. Largest spread over the unstated choices (missing grade "
         f"dropped vs counted as 0, rounding half-up/half-even/floor/ceil): "
         f"{max(spreads.values(), default=0.0):.2f} points. 95% percentile bootstrap width ({n_resamples} resamples, "
-        f"seed {seed}): " + ", ".join(f"{m} {w:.1f}" for m, w in widths.items()) + " points. A constant grader "
-        "bias of -1/+1 moves the score to " + ", ".join(f"{m} {lo:.1f}/{hi:.1f} (from {mid:.1f})"
-                                                       for m, (lo, hi, mid) in bias.items()) + ". "
+        f"seed {seed}): {width_text}. A constant grader bias of -1/+1 moves the score to {bias_text}. "
         f"At n = {table2.TABLE2_PROBLEM_COUNT} one grade point on one problem moves the score by "
         f"{per_grade_point:.1f} points, and the worst-case 95% half-width from each published score is "
         f"{min(half_widths.values()):.1f}-{max(half_widths.values()):.1f} points (Bhatia-Davis bound; grades that "
@@ -234,15 +237,15 @@ def check_example_ambiguity(*, seed: int, executor: Any = None,
                 if r.name != readings.LITERAL_READING and r.name not in {c.reading for c in report.counterexamples}]
     n_inputs = len(report.inputs)
     summary = (
-        f"{len(readings.READINGS)} readings of {readings.EXAMPLE_SIGNATURE} ({readings.EXAMPLE_CITATION}; the "
-        f"docstring is a paraphrase) ran in the sandbox on {n_inputs} inputs ({len(readings.FIXED_INPUTS)} fixed, "
+        f"{len(readings.READINGS)} readings of `{readings.EXAMPLE_SIGNATURE}` ({readings.EXAMPLE_CITATION}; "
+        f"readings built from a paraphrase of its docstring) ran in the sandbox on {n_inputs} inputs ({len(readings.FIXED_INPUTS)} fixed, "
         f"{n_generated} generated with seed {seed}). On {report.inputs_with_any_disagreement} inputs at least two "
         f"readings return different lists; at most {max(report.distinct_outputs_per_input)} distinct outputs for "
         f"one input. {len(report.counterexamples)} of {len(readings.READINGS) - 1} alternative readings differ from "
         "the literal one (smallest counterexample each below)"
         + (f"; {', '.join(agreeing)} never differ on these inputs" if agreeing else "")
-        + ". A grader comparing against one reference reading cannot tell which reading a candidate chose as "
-          "'wrong'; unit tests would pin the intended one.")
+        + ". A grader comparing each candidate with one reference solution must judge these choices without "
+          "a test to settle them; unit tests would pin the intended reading.")
     return Check(id="example_ambiguity", title=title,
                  status="quirk" if report.inputs_with_any_disagreement else "pass",
                  observed={"readings": len(readings.READINGS), "inputs": n_inputs,
@@ -259,7 +262,8 @@ def check_user_grades(grades: GradeSet, *, seed: int, n_resamples: int) -> Check
     published = {r.model.casefold(): r for r in table2.TABLE2}
     rows = []
     matched = 0
-    outside = []
+    outside: list[str] = []
+    unscorable: list[str] = []
     for s in summaries:
         row = _summary_row(s)
         published_row = published.get(s.model.casefold())
@@ -268,8 +272,10 @@ def check_user_grades(grades: GradeSet, *, seed: int, n_resamples: int) -> Check
             inside = s.interval is not None and s.interval.low <= published_row.score_pct <= s.interval.high
             row.update({"table2_score_pct": published_row.score_pct,
                         "diff_drop_pct": None if s.score_drop is None else s.score_drop - published_row.score_pct,
-                        "table2_inside_interval": inside})
-            if not inside:
+                        "table2_inside_interval": inside if s.interval is not None else None})
+            if s.interval is None:
+                unscorable.append(s.model)
+            elif not inside:
                 outside.append(s.model)
         rows.append(row)
     excluded = [r for r in grades.records if r.grade is None]
@@ -289,12 +295,14 @@ def check_user_grades(grades: GradeSet, *, seed: int, n_resamples: int) -> Check
             f"the published scores. Recomputed: {scores_text}. {excluded_text} Supply real grades with "
             "grades_path to make the comparison.",
             synthetic=grades.synthetic, details=rows, observed={"models": len(summaries), "matched_table2": 0})
+    unscorable_text = (f" {len(unscorable)} matched model(s) have no usable grade, so their score cannot be "
+                       f"recomputed ({', '.join(unscorable)})." if unscorable else "")
     summary = (f"{label}{matched} model(s) match Table 2; the published score lies outside the recomputed 95% "
-               f"interval for {len(outside)} ({', '.join(outside) or 'none'}). Recomputed: {scores_text}. "
-               f"{excluded_text}")
-    return Check(id="user_grades", title=title, status="quirk" if outside else "pass",
+               f"interval for {len(outside)} ({', '.join(outside) or 'none'}).{unscorable_text} Recomputed: "
+               f"{scores_text}. {excluded_text}")
+    return Check(id="user_grades", title=title, status="quirk" if outside or unscorable else "pass",
                  observed={"models": len(summaries), "matched_table2": matched, "outside_interval": outside,
-                           "samples_without_grade": len(excluded)},
+                           "without_usable_grade": unscorable, "samples_without_grade": len(excluded)},
                  expected={"outside_interval": []}, summary=summary, details=rows, synthetic=grades.synthetic,
                  meta={"file": grades.path, "seed": seed, "n_resamples": n_resamples})
 

@@ -15,9 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from audit_lib.executors import run_many
+from audit_lib.sandbox import CallJob, Limits
+
 ENTRY_POINT = "sort_concat_square_deduplicate"
 EXAMPLE_SIGNATURE = "def sort_concat_square_deduplicate(list1, list2, my_threshold):"
-EXAMPLE_CITATION = "arXiv 2306.11644v2, Section 4 (the only one of the 50 problems the paper prints)"
+EXAMPLE_CITATION = "arXiv 2306.11644v2, Section 4: the only one of the 50 problems the paper prints"
 LITERAL_READING = "literal"
 
 
@@ -163,10 +166,8 @@ def generated_inputs(seed: int, count: int, *, max_len: int = 5, value_range: tu
 
 
 def readings_jobs(inputs: Sequence[tuple[list[int], list[int], int]], readings: Iterable[Reading] = READINGS,
-                  limits: Any = None) -> list[Any]:
+                  limits: Limits | None = None) -> list[CallJob]:
     """One sandbox `CallJob` per reading, each calling the function on every input."""
-    from audit_lib.sandbox import CallJob, Limits
-
     chosen_limits = limits if limits is not None else Limits()
     as_args = [[list(a), list(b), t] for a, b, t in inputs]
     return [CallJob(key=reading.name, program=reading.source, entry_point=ENTRY_POINT, inputs=tuple(as_args),
@@ -175,10 +176,8 @@ def readings_jobs(inputs: Sequence[tuple[list[int], list[int], int]], readings: 
 
 
 def run_readings(inputs: Sequence[tuple[list[int], list[int], int]], *, executor: Any = None,
-                 readings: Sequence[Reading] = READINGS, limits: Any = None) -> AmbiguityReport:
+                 readings: Sequence[Reading] = READINGS, limits: Limits | None = None) -> AmbiguityReport:
     """Run every reading in the sandbox on the same inputs and compare the outputs in the parent."""
-    from audit_lib.executors import run_many
-
     jobs = readings_jobs(inputs, readings, limits)
     results = dict(run_many(jobs, executor, progress=False))
     outcomes: dict[str, tuple[ReadingOutcome, ...]] = {}

@@ -10,10 +10,18 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+RowsStatistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
+PairStatistic = Callable[[np.ndarray, np.ndarray], float]
 
 TABLE2_CITATION = ("Gunasekar et al., 'Textbooks Are All You Need', arXiv 2306.11644v2, Section 4, Table 2 "
                    "(LLM graded Understanding scores on 50 new unconventional coding problems)")
@@ -141,7 +149,7 @@ def pairs_closer_than(half_widths: dict[str, float], rows: tuple[Table2Row, ...]
 
 
 def scatter_figure(rows: tuple[Table2Row, ...] = TABLE2, correlation: RankCorrelation | None = None,
-                   half_widths: dict[str, float] | None = None):
+                   half_widths: dict[str, float] | None = None) -> Figure:
     """Score vs HumanEval with model labels, the y = x line and optional vertical half-widths (no pyplot state)."""
     from matplotlib.figure import Figure
 
@@ -206,7 +214,7 @@ def _spearman_rows(x: np.ndarray, y_rows: np.ndarray) -> np.ndarray:
     return (centred_y @ centred_x) / np.sqrt((centred_x @ centred_x) * np.sum(centred_y ** 2, axis=1))
 
 
-def _exact_permutation_p(x: np.ndarray, y: np.ndarray, statistic_rows) -> float:
+def _exact_permutation_p(x: np.ndarray, y: np.ndarray, statistic_rows: RowsStatistic) -> float:
     """Two-sided p over every permutation of y (n <= 8): the share with |statistic| >= the observed one."""
     if len(y) > 8:
         raise ValueError(f"exact enumeration over {len(y)}! orderings is not supported; n must be <= 8")
@@ -216,7 +224,7 @@ def _exact_permutation_p(x: np.ndarray, y: np.ndarray, statistic_rows) -> float:
     return float(np.mean(np.abs(values) >= observed - 1e-12))
 
 
-def _leave_one_out_range(x: np.ndarray, y: np.ndarray, statistic) -> tuple[float, float]:
+def _leave_one_out_range(x: np.ndarray, y: np.ndarray, statistic: PairStatistic) -> tuple[float, float]:
     values = [statistic(np.delete(x, i), np.delete(y, i)) for i in range(len(x))]
     return (float(min(values)), float(max(values)))
 

@@ -54,6 +54,14 @@ def test_ivr_replay_flags_stored_overall_that_its_outcomes_do_not_give():
     assert [row["field"] for row in check.details] == ["overall_ivr (stored vs recomputed from published outcomes)"]
 
 
+def test_ivr_replay_lists_generations_without_a_results_file():
+    runs = [fake_run("generation", "m-1_0", "HumanEval/1", 0, {"C1": "pass", "C2": "pass", "C3": "pass"}),
+            fake_run("generation", "other", "HumanEval/1", 0, {"C1": "pass", "C2": "pass", "C3": "pass"})]
+    check = ivr_replay_check(SPEC, runs, [published({"HumanEval/1": (outcome(True, ("C2", "C3"), ()),)}, 0.0)],
+                             all_tasks=True, unavailable={})
+    assert [(row["model"], row["field"]) for row in check.details] == [("other", "presence")]
+
+
 def test_ivr_replay_skips_without_published_results():
     check = ivr_replay_check(SPEC, [], [], all_tasks=True, unavailable={"intentspec/results/x.json": "absent"})
     assert check.status == "skipped" and "absent" in check.summary
@@ -89,3 +97,15 @@ def test_constraint_power_finds_non_discriminating_constraints():
     findings = {(row["finding"], row["constraint_id"]) for row in check.details}
     assert ("hidden constraint no generation fails", "C2") in findings
     assert ("description literal absent from test", "C1") not in findings  # "2" and "4" both appear in its test
+
+
+def test_constraint_power_spot_checks_a_description_its_test_contradicts():
+    record = spec_record()
+    record["constraints"][1]["description"] = "Zero maps to 7"
+    runs = [fake_run("generation", "m", "HumanEval/1", 0, {"C1": "pass", "C2": "fail", "C3": "fail"})]
+    check = constraint_power_check(specs(record), runs, rejected_by_all_references=[("HumanEval/1", "C3")])
+    spot = {(row["finding"], row["constraint_id"]) for row in check.details}
+    assert spot == {("stated constraint every generation passes", "C1"),
+                    ("description literal absent from test", "C2"),
+                    ("test rejects the canonical and every reference", "C3")}
+    assert check.observed["spot_check_candidates"] == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from audit_lib.benchmarks.intentspec import CHECK_IDS, validate_params
@@ -18,25 +20,29 @@ def test_bad_parameter_names_the_parameter(name, value):
     assert caught.value.fields["parameter"] == name
 
 
+NOTEBOOK_TASKS = 12  # the first 12 tasks keep the run well under 40 s on 2 busy cores
+
+
 @pytest.mark.notebook
 @pytest.mark.mirror
 def test_notebook_runs_on_the_mirror(mirror_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("AUDIT_MIRROR", str(mirror_dir))
     monkeypatch.setenv("AUDIT_DATA_CACHE", str(tmp_path / "data_cache"))
-    findings = execute_notebook("intentspec", {"max_tasks": 0, "timeout_s": 5.0}, tmp_path / "out")
+    findings = execute_notebook("intentspec", {"max_tasks": NOTEBOOK_TASKS, "timeout_s": 5.0}, tmp_path / "out")
     checks = {check["id"]: check for check in findings["checks"]}
     assert tuple(checks) == CHECK_IDS
+    assert findings["params"]["max_tasks"] == NOTEBOOK_TASKS
     assert not [c for c in checks.values() if c["status"] == "error"], checks
-    assert checks["schema"]["observed"] == 0
+    assert checks["schema"]["observed"] == 0 and checks["schema"]["meta"]["spec_rows"] == 49
+    assert checks["canonical_ivr_zero"]["observed"]["tasks_run"] == NOTEBOOK_TASKS
     replay = checks["ivr_replay"]["observed"]
-    assert replay["outcomes_compared"] == 490
     assert set(replay["models"]) == {"claude-sonnet-4-6", "gpt-4.1"}
-    # the recomputed overall must equal the published file's figure (read independently here)
-    import json
-    for name in ("experiment1.json", "experiment1_gpt-4_1.json"):
-        published = json.loads((mirror_dir / "intentspec" / "results" / name).read_text())
-        model = replay["models"][published["model"]]
-        assert model["published_overall_ivr"] == published["overall_ivr"]
-        assert model["tasks_included"] + len(model["excluded_replayed"]) == len(published["per_task"])
-    assert checks["canonical_ivr_zero"]["observed"]["tasks_run"] == 49
+    published = [json.loads((mirror_dir / "intentspec" / "results" / name).read_text())
+                 for name in ("experiment1.json", "experiment1_gpt-4_1.json")]
+    per_model = {run["model"]: run["n_solutions_per_spec"] for run in published}
+    assert replay["outcomes_compared"] == NOTEBOOK_TASKS * sum(per_model.values())
+    for model in replay["models"].values():
+        assert model["tasks_included"] + len(model["excluded_replayed"]) == NOTEBOOK_TASKS
+    assert checks["exit_code_exploit"]["status"] in ("defect", "skipped")
     assert (tmp_path / "out" / "intentspec.findings.json").is_file()
+    assert (tmp_path / "out" / "intentspec.canonical_provenance.csv").is_file()

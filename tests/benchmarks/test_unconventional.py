@@ -105,6 +105,18 @@ def test_user_grades_compares_matching_models_with_table2(tmp_path: Path) -> Non
     assert by_model["StarCoder"]["diff_drop_pct"] == pytest.approx(90.0 - 51.0)
 
 
+def test_user_grades_with_no_usable_grade_is_a_quirk_not_a_pass(tmp_path: Path) -> None:
+    grades = audit.load_grades(_grade_file(tmp_path, [
+        {"problem_id": "p1", "model": "phi-1", "grade": None},
+        {"problem_id": "p2", "model": "phi-1", "transcript": "No grade given."},
+    ]), seed=0)
+    check = audit.check_user_grades(grades, seed=0, n_resamples=200)
+    assert check.status == "quirk"
+    assert check.observed["without_usable_grade"] == ["phi-1"] and check.observed["samples_without_grade"] == 2
+    aggregation = audit.check_score_aggregation(grades, seed=0, n_resamples=200)
+    assert aggregation.observed["bootstrap_width_pct"] == {}
+
+
 def test_user_grades_on_the_synthetic_set_is_skipped_and_labelled(isolated_cache: Path) -> None:
     grades = audit.load_grades("", seed=0)
     check = audit.check_user_grades(grades, seed=0, n_resamples=200)

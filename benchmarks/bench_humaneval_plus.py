@@ -1,0 +1,114 @@
+"""Time HumanEval+ ground truth + the OpenAI-canonical replay three ways on this machine.
+
+1. floor: one plain interpreter running every program in-process, no sandbox (what EvalPlus's `trusted_exec` does);
+2. our engine: `compute_ground_truth` + `run_candidate` through the sandbox, values compared in the parent;
+3. `evalplus.evaluate` on the same data and samples, only when `evalplus` is importable (optional `bench` extra);
+   `HUMANEVAL_OVERRIDE_PATH` points it at the mirror file and a fresh cache folder forces its ground truth.
+
+Usage: AUDIT_MIRROR=/work/shared/data .venv/bin/python benchmarks/bench_humaneval_plus.py [--max-tasks N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from audit_lib.benchmarks.humaneval_plus_data import OPENAI_HUMANEVAL, load_humaneval, load_plus
+from audit_lib.benchmarks.humaneval_plus_exec import SPLITS
+from audit_lib.benchmarks.humaneval_plus_groundtruth import GroundTruth, compute_ground_truth
+from audit_lib.benchmarks.humaneval_plus_replay import original_solutions, run_candidate, score_split
+
+# The floor runs in a separate plain interpreter so the benchmark's own process never executes benchmark code.
+FLOOR_DRIVER = """
+import copy, json, sys, time
+jobs = json.load(sys.stdin)
+started = time.perf_counter()
+calls = 0
+for job in jobs:
+    namespace = {"__name__": "__floor__"}
+    exec(compile(job["program"], "<floor>", "exec"), namespace)
+    function = namespace[job["entry_point"]]
+    for args in job["inputs"]:
+        calls += 1
+        try:
+            function(*copy.deepcopy(args))
+        except Exception:
+            pass
+print(json.dumps({"seconds": time.perf_counter() - started, "calls": calls}))
+"""
+
+
+def floor_seconds(tasks, solutions: dict[str, str]) -> float:
+    jobs = []
+    for task in tasks:
+        inputs = [list(i) for i in task.base_input + task.plus_input]
+        jobs.append({"program": task.program, "entry_point": task.entry_point, "inputs": inputs})
+        if task.task_id in solutions:
+            jobs.append({"program": solutions[task.task_id], "entry_point": task.entry_point, "inputs": inputs})
+    completed = subprocess.run([sys.executable, "-c", FLOOR_DRIVER], input=json.dumps(jobs), text=True,
+                               capture_output=True, check=True)
+    return json.loads(completed.stdout)["seconds"]
+
+
+def engine_seconds(loaded, solutions: dict[str, str]) -> tuple[float, int]:
+    started = time.perf_counter()
+    runs = compute_ground_truth(loaded.tasks, "humaneval")
+    gt = GroundTruth("humaneval", loaded.provenance.sha256, runs, Path("unused"), 0, len(loaded.tasks))
+    candidate = run_candidate(loaded.tasks, solutions, "humaneval", gt)
+    failing = sum(1 for task in loaded.tasks for split in SPLITS
+                  if (task.task_id, split) in candidate
+                  and not all(v.passed for v in score_split(task, "humaneval", candidate[(task.task_id, split)],
+                                                            gt.run(task.task_id, split))))
+    return time.perf_counter() - started, failing
+
+
+def evalplus_seconds(loaded, solutions: dict[str, str]) -> float | None:
+    if importlib.util.find_spec("evalplus") is None:
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        samples = Path(folder) / "samples.jsonl"
+        samples.write_text("".join(json.dumps({"task_id": t, "solution": s}) + "\n" for t, s in solutions.items()))
+        dataset = Path(folder) / "HumanEvalPlus.jsonl"
+        with gzip.open(loaded.path, "rt", encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+        wanted = {task.task_id for task in loaded.tasks}
+        dataset.write_text("".join(json.dumps(r) + "\n" for r in rows if r["task_id"] in wanted))
+        env = {**os.environ, "HUMANEVAL_OVERRIDE_PATH": str(dataset), "XDG_CACHE_HOME": str(Path(folder) / "cache")}
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "evalplus.evaluate", "--dataset", "humaneval", "--samples",
+                        str(samples), "--i-just-wanna-run"], env=env, check=True, capture_output=True)
+        return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-tasks", type=int, default=0, help="first N tasks only (0 = all 164)")
+    args = parser.parse_args()
+    loaded = load_plus("humaneval", max_tasks=args.max_tasks)
+    originals, _ = load_humaneval(OPENAI_HUMANEVAL)
+    solutions = original_solutions(loaded.tasks, originals)
+    inputs = sum(len(t.base_input) + len(t.plus_input) for t in loaded.tasks)
+    print(f"{len(loaded.tasks)} tasks, {inputs:,} inputs, each run twice (canonical + OpenAI canonical); "
+          f"{os.cpu_count()} CPUs")
+    floor = floor_seconds(loaded.tasks, solutions)
+    engine, failing = engine_seconds(loaded, solutions)
+    reference = evalplus_seconds(loaded, solutions)
+    print(f"floor (in-process, no sandbox, 1 core): {floor:8.2f} s")
+    print(f"our engine (sandbox, local pool):       {engine:8.2f} s   ratio to floor {engine / floor:5.2f}x "
+          f"(target <= 2x); {failing} failing task splits")
+    if reference is None:
+        print("evalplus.evaluate:                       not installed (optional: pip install evalplus)")
+    else:
+        print(f"evalplus.evaluate:                      {reference:8.2f} s   ours / evalplus {engine / reference:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -9,12 +9,16 @@ carries that state; `compare_one` is the stateless form for a single input.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+
+from audit_lib import sandbox_codec
 
 DEFAULT_FLOAT_ATOL = 1e-6
 ALLCLOSE_RTOL = 1e-7
@@ -38,6 +42,39 @@ class Comparison:
     passed: bool
     reason: str = ""
     atol_used: float = 0.0
+
+
+@dataclass(frozen=True)
+class ValueDigest:
+    """Stands in for a huge float-free expected output: sha256 of its canonical tagged JSON.
+
+    Equality with a digest is equality of encodings, which matches `==` for float-free values except across
+    numeric types (`[1, 2] == [1.0, 2.0]`) and for equal sets/dicts whose iteration order differs.
+    """
+
+    sha256: str
+    nbytes: int
+    type_name: str
+
+
+def canonical_encoding(value: Any) -> bytes:
+    """Tagged JSON with sorted keys: equal bytes for equal float-free values of the same types."""
+    return json.dumps(sandbox_codec.encode(value), sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def digest_of(value: Any) -> ValueDigest:
+    encoded = canonical_encoding(value)
+    return ValueDigest(hashlib.sha256(encoded).hexdigest(), len(encoded), type(value).__name__)
+
+
+def contains_float(value: Any) -> bool:
+    if isinstance(value, (float, complex)):
+        return True
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(contains_float(item) for item in value)
+    if isinstance(value, dict):
+        return any(contains_float(k) or contains_float(v) for k, v in value.items())
+    return False
 
 
 def is_floats(value: Any) -> bool:
@@ -123,6 +160,8 @@ class SampleComparer:
             return Comparison(False, f"comparison raised {type(exc).__name__}: {exc}", self.atol)
 
     def _compare(self, inputs: Sequence[Any], output: Any, expected: Any) -> Comparison:
+        if isinstance(expected, ValueDigest):
+            return self._compare_digest(output, expected)
         exact = _safe_equal(output, expected)
         if self.dataset == "mbpp":
             exact = _mbpp_exact_match(self.entry_point, inputs, output, expected, exact, self.atol)
@@ -142,6 +181,18 @@ class SampleComparer:
         if np.allclose(output, expected, rtol=ALLCLOSE_RTOL, atol=self.atol):
             return Comparison(True, "", self.atol)
         return Comparison(False, f"not allclose (rtol={ALLCLOSE_RTOL}, atol={self.atol})", self.atol)
+
+
+    def _compare_digest(self, output: Any, expected: ValueDigest) -> Comparison:
+        """A float-free expected value: only the exact path of EvalPlus's rules can apply."""
+        try:
+            matched = digest_of(output).sha256 == expected.sha256
+        except sandbox_codec.Unserializable:
+            matched = False
+        if matched:
+            return Comparison(True, "", self.atol)
+        return Comparison(False, f"not equal (expected {expected.type_name} of {expected.nbytes:,} encoded bytes)",
+                          self.atol)
 
 
 def compare_one(inputs: Sequence[Any], output: Any, expected: Any, *, dataset: Dataset = "humaneval",
@@ -165,7 +216,7 @@ def not_none_wrapper(entry_point: str, wrapped_name: str, *, for_ground_truth: b
 
 
 __all__ = [
-    "ALLCLOSE_RTOL", "Comparison", "DEFAULT_FLOAT_ATOL", "MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS",
+    "ALLCLOSE_RTOL", "Comparison", "ValueDigest", "canonical_encoding", "contains_float", "digest_of", "DEFAULT_FLOAT_ATOL", "MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS",
     "MBPP_OUTPUT_SET_EQ_ENTRY_POINTS", "SampleComparer", "Verdict", "compare_one", "digit_distance_oracle",
     "find_zero_oracle", "is_floats", "not_none_wrapper", "poly", "surface_area_oracle",
 ]

@@ -6,23 +6,19 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from audit_lib.findings import STATUSES, atomic_write_text, worst_status
 from audit_lib.report import CELL_TEXT_LIMIT, STYLE, esc, status_badge, value_text
-
-if TYPE_CHECKING:
-    from audit_lib.runner import AuditOutcome
 
 SUMMARY_NAME = "summary.json"
 INDEX_NAME = "index.html"
 
 
-def write_index_and_summary(reports_dir: Path, outcomes: Sequence[AuditOutcome], run_info: Mapping[str, Any]
+def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
                             ) -> tuple[Path, Path, dict[str, tuple[str, ...]]]:
-    """Merge this run into the summary (earlier audits whose reports remain are kept) and render the index."""
-    from audit_lib.runner import outcome_to_json
-
+    """Merge this run's outcomes (as JSON) into the summary, keeping earlier audits whose reports remain, and
+    render the index. Returns both paths and, per audit run now, its checks' statuses."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     previous = _load_previous(reports_dir / SUMMARY_NAME)
     entries: dict[str, dict[str, Any]] = {}
@@ -30,21 +26,19 @@ def write_index_and_summary(reports_dir: Path, outcomes: Sequence[AuditOutcome],
         if any((reports_dir / name).is_file() for name in entry.get("files", {}).values()):
             entries[audit] = dict(entry, from_earlier_run=True)
     statuses: dict[str, tuple[str, ...]] = {}
+    run_now = [str(outcome["audit"]) for outcome in outcomes]
     for outcome in outcomes:
-        entry = outcome_to_json(outcome)
-        entry["generated_at"] = now
-        entry["from_earlier_run"] = False
-        entries[outcome.audit] = entry
+        entries[outcome["audit"]] = dict(outcome, generated_at=now, from_earlier_run=False)
     for audit, entry in entries.items():
         entry.update(_findings_digest(reports_dir, entry))
-    for outcome in outcomes:
-        statuses[outcome.audit] = tuple(c["status"] for c in entries[outcome.audit].get("checks", []))
+    for audit in run_now:
+        statuses[audit] = tuple(c["status"] for c in entries[audit].get("checks", []))
     ordered = dict(sorted(entries.items()))
     summary = {
         "generated_at": now,
         "run": dict(run_info),
-        "audits_run": [o.audit for o in outcomes],
-        "failed": [o.audit for o in outcomes if not o.ok],
+        "audits_run": run_now,
+        "failed": [str(o["audit"]) for o in outcomes if o.get("status") == "failed"],
         "totals": _totals(ordered.values()),
         "audits": list(ordered.values()),
     }

@@ -20,6 +20,7 @@ from audit_lib import paths
 from audit_lib.catalogue import Audit, discover_audits, resolve_parameters, select_audits
 from audit_lib.errors import ParameterError
 from audit_lib.findings import SEVERITY, atomic_write_text
+from audit_lib.index_page import write_index_and_summary
 
 PROJECT_KERNEL = "benchaudit"
 FALLBACK_KERNEL = "python3"
@@ -316,12 +317,11 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
     target.mkdir(parents=True, exist_ok=True)
     display = ProgressDisplay(progress, planned)
     outcomes = _execute_all(planned, max(1, jobs), display)
-    from audit_lib.index_page import write_index_and_summary
-
     run_info = {"kernel": planned[0].kernel_name if planned else None,
                 "mirror": str(Path(mirror).resolve()) if mirror else os.environ.get("AUDIT_MIRROR"),
                 "executor": executor, "with_code": with_code, "jobs": jobs}
-    index_path, summary_path, statuses = write_index_and_summary(target, outcomes, run_info)
+    index_path, summary_path, statuses = write_index_and_summary(target, [outcome_to_json(o) for o in outcomes],
+                                                                 run_info)
     shutil.rmtree(target / STAGING_DIR_NAME, ignore_errors=True)
     return RunSummary(tuple(outcomes), target, index_path, summary_path, statuses)
 
@@ -350,7 +350,7 @@ def run_job_in_child(job: AuditJob) -> AuditOutcome:
     """Execute one job in a fresh interpreter: papermill changes the working directory and each kernel needs
     its own environment, so notebooks never share a process (and a crash stays local)."""
     started = time.monotonic()
-    command = [sys.executable, "-m", "audit_lib.runner"]
+    command = [sys.executable, "-m", "audit_lib.runner_worker"]
     completed = subprocess.run(command, input=json.dumps(job_to_json(job)), capture_output=True, text=True,
                                env={**os.environ, **job.env}, check=False)
     for line in reversed(completed.stdout.splitlines()):
@@ -377,26 +377,28 @@ def outcome_from_json(payload: Mapping[str, Any]) -> AuditOutcome:
                         dict(payload.get("files") or {}))
 
 
-def _worker_main() -> None:
-    """`python -m audit_lib.runner`: read one job as JSON on stdin, print its outcome as the last line."""
+def worker_main() -> None:
+    """`python -m audit_lib.runner_worker`: read one job as JSON on stdin, print its outcome as the last line."""
     job = AuditJob(**json.loads(sys.stdin.read()))
     outcome = execute_job(job)
     print(RESULT_MARKER + json.dumps(outcome_to_json(outcome)), flush=True)
 
 
 class ProgressDisplay:
-    """Progress lines: each audit's start (by cell count) and end, and a periodic line for running ones."""
+    """Progress lines: each audit's start and end, and every few seconds the cells done by the running ones."""
 
     poll_interval_s = 1.0
-    heartbeat_s = 10.0
+    heartbeat_s = 10.0  # at most one "running" line this often, when a cell finished
+    quiet_limit_s = 60.0  # and at least one this often while anything runs
 
     def __init__(self, stream: TextIO | None, planned: Sequence[AuditJob]) -> None:
         self.stream = stream
         self.total = len(planned)
         self.done = 0
         self.started_at = time.monotonic()
-        self._last_heartbeat = self.started_at
-        self._seen_cells: dict[str, tuple[int, int]] = {}
+        self._last_line = self.started_at
+        self._cells: dict[str, tuple[int, int]] = {}
+        self._audit_started: dict[str, float] = {}
         if stream and planned:
             self._write(f"running {self.total} audit(s) on kernel {planned[0].kernel_name!r}: "
                         + ", ".join(job.audit for job in planned))
@@ -405,22 +407,25 @@ class ProgressDisplay:
         if self.stream:
             elapsed = time.monotonic() - self.started_at
             print(f"[{elapsed:6.1f}s] {line}", file=self.stream, flush=True)
+            self._last_line = time.monotonic()
 
     def tick(self, running: Sequence[AuditJob]) -> None:
         now = time.monotonic()
-        changes = []
+        changed = False
+        states = []
         for job in running:
             cells = _cell_progress(job.staging_notebook)
             if cells is None:
                 continue
-            if job.audit not in self._seen_cells:
-                self._write(f"{job.audit}: started ({cells[1]} cells)")
-            if self._seen_cells.get(job.audit) != cells:
-                changes.append(f"{job.audit} {cells[0]}/{cells[1]}")
-            self._seen_cells[job.audit] = cells
-        if changes and now - self._last_heartbeat >= self.heartbeat_s:
-            self._write("cells done: " + ", ".join(changes))
-            self._last_heartbeat = now
+            if job.audit not in self._audit_started:
+                self._audit_started[job.audit] = now
+                self._write(f"{job.audit}: started ({cells[1]} code cells)")
+            changed |= self._cells.get(job.audit) != cells
+            self._cells[job.audit] = cells
+            states.append(f"{job.audit} {cells[0]}/{cells[1]} cells ({now - self._audit_started[job.audit]:.0f}s)")
+        quiet_for = now - self._last_line
+        if states and ((changed and quiet_for >= self.heartbeat_s) or quiet_for >= self.quiet_limit_s):
+            self._write("running: " + ", ".join(states))
 
     def finished(self, outcome: AuditOutcome) -> None:
         self.done += 1
@@ -449,7 +454,3 @@ def outcome_to_json(outcome: AuditOutcome) -> dict[str, Any]:
     payload["files"] = dict(outcome.files)
     payload["params"] = dict(outcome.params)
     return payload
-
-
-if __name__ == "__main__":
-    _worker_main()

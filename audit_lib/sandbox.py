@@ -95,6 +95,9 @@ class SnippetResult:
     error_message: str | None = None
     stdout: str = ""
     stderr: str = ""
+    # What `python -c program+snippet` would have exited with: 0 on completion, the SystemExit / os._exit code,
+    # 1 for an uncaught exception; None on timeout, kill or harness error. Evidence only: never a verdict.
+    exit_code: int | None = None
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limit
         results.append(SnippetResult(
             index=index, status=answer["status"], duration_s=answer["duration_s"],
             error_type=answer["error_type"], error_message=answer["error_message"],
-            stdout=answer["stdout"], stderr=answer["stderr"]))
+            stdout=answer["stdout"], stderr=answer["stderr"], exit_code=answer.get("exit_code")))
     first_bad = next((r.status for r in results if r.status != "pass"), "pass")
     return AssertJobResult(status=first_bad, snippets=tuple(results), limits=limits,
                            duration_s=time.monotonic() - started, network_isolated=network_isolated)

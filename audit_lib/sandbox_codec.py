@@ -53,6 +53,22 @@ def _encode_float(value: float) -> Any:
     return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
 
 
+_JSON_SAFE_LEAVES = frozenset({str, bool, type(None)})
+_JSON_LEAVES = frozenset({str, bool, type(None), int, float})
+
+
+def _flat_json_safe(items: list | tuple) -> bool:
+    """True when every element is a leaf JSON carries exactly as is (checked at C speed, no per-item calls)."""
+    kinds = set(map(type, items))
+    if kinds <= _JSON_SAFE_LEAVES:
+        return True
+    if kinds == {int}:
+        return -PLAIN_INT_BOUND < min(items) and max(items) < PLAIN_INT_BOUND
+    if kinds == {float}:
+        return all(map(math.isfinite, items))
+    return False
+
+
 def _encode_pairs(items: Any, depth: int) -> list[list[Any]]:
     return [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in items]
 
@@ -69,9 +85,9 @@ def encode(value: Any, depth: int = 0) -> Any:
     if cls is float:
         return _encode_float(value)
     if cls is list:
-        return [encode(item, depth + 1) for item in value]
+        return value if _flat_json_safe(value) else [encode(item, depth + 1) for item in value]
     if cls is tuple:
-        return {"$tuple": [encode(item, depth + 1) for item in value]}
+        return {"$tuple": list(value) if _flat_json_safe(value) else [encode(item, depth + 1) for item in value]}
     if cls is dict:
         if all(type(k) is str and not k.startswith("$") for k in value):
             return {k: encode(v, depth + 1) for k, v in value.items()}
@@ -144,7 +160,7 @@ def decode(obj: Any) -> Any:
     if obj is None or cls in (bool, str, int, float):
         return obj
     if cls is list:
-        return [decode(item) for item in obj]
+        return obj if set(map(type, obj)) <= _JSON_LEAVES else [decode(item) for item in obj]
     if cls is dict:
         if len(obj) == 1:
             (key,) = obj

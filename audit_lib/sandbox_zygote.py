@@ -194,7 +194,7 @@ def _tasks_of_uid(uid: int) -> int:
 
 # The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.
 _type, _str, _issubclass, _memoryview, _os_write = type, str, issubclass, memoryview, os.write
-_BaseException, _AssertionError, _MemoryError = BaseException, AssertionError, MemoryError
+_BaseException, _AssertionError, _MemoryError, _SystemExit = BaseException, AssertionError, MemoryError, SystemExit
 ASSERT_STATUSES = ("pass", "fail", "error", "memory")
 
 
@@ -244,6 +244,14 @@ def _flush_std_streams(streams: tuple) -> None:
             pass
 
 
+def _python_exit_code(exc: BaseException) -> int:
+    """The status `python -c` exits with for an uncaught SystemExit: None -> 0, an int -> itself, else 1."""
+    value = getattr(exc, "code", None)
+    if value is None:
+        return 0
+    return value if _type(value) is int else 1
+
+
 def _assert_child(source: str, secret: str) -> None:
     """Run program + snippet as `__main__`; the completion record with the secret is written only if it returns.
 
@@ -252,7 +260,7 @@ def _assert_child(source: str, secret: str) -> None:
     """
     write_all, exit_now, dumps, subclass = _write_all_raw, os._exit, json.dumps, _issubclass
     streams = (sys.stdout, sys.stderr)
-    status, details = "pass", None
+    status, details, exit_code = "pass", None, 0
     _disable_tracing()
     try:
         code = compile(source, "<sandbox>", "exec")
@@ -262,12 +270,13 @@ def _assert_child(source: str, secret: str) -> None:
         status = ("fail" if subclass(cls, _AssertionError) else "memory" if subclass(cls, _MemoryError)
                   else "error")
         details = _exception_fields(exc)
+        exit_code = _python_exit_code(exc) if subclass(cls, _SystemExit) else 1
     _flush_std_streams(streams)
     try:
         details_line = dumps(details).encode()
     except _BaseException:
         details_line = b"null"
-    write_all(RESULT_FD, (secret + " " + status + "\n").encode() + details_line + b"\n")
+    write_all(RESULT_FD, (secret + " " + status + " " + str(exit_code) + "\n").encode() + details_line + b"\n")
     exit_now(0)
 
 
@@ -527,11 +536,13 @@ def run_assert(state: ZygoteState, request: dict) -> dict:
     how, code, _sig = run.exit_description()
     if record is not None and not timed_out and how == "exited" and code == 0:
         status, error_type, error_message = record["status"], record["error_type"], record["error_message"]
+        exit_code = record["exit_code"]
     else:
         status, error_type, error_message = _status_from_exit(run, timed_out)
+        exit_code = code if how == "exited" and status == "error" else None
         if status == "harness_error":
             error_message += ": " + captures["err"].text()[-2000:]
-    return {"status": status, "error_type": error_type, "error_message": error_message,
+    return {"status": status, "error_type": error_type, "error_message": error_message, "exit_code": exit_code,
             "stdout": captures["out"].text(), "stderr": captures["err"].text(), "duration_s": run.duration}
 
 
@@ -540,7 +551,7 @@ def _completion_record(raw: bytes, secret: str) -> dict | None:
     lines = raw.split(b"\n")
     for position, line in enumerate(lines):
         verdict = line.decode("ascii", errors="replace").split(" ")
-        if len(verdict) == 2 and verdict[0] == secret and verdict[1] in ASSERT_STATUSES:
+        if len(verdict) == 3 and verdict[0] == secret and verdict[1] in ASSERT_STATUSES:
             details = None
             try:
                 details = json.loads(lines[position + 1]) if position + 1 < len(lines) else None
@@ -548,7 +559,12 @@ def _completion_record(raw: bytes, secret: str) -> dict | None:
                 pass
             error_type, error_message = (details if isinstance(details, list) and len(details) == 2
                                          else (None, None))
-            return {"status": verdict[1], "error_type": error_type, "error_message": error_message}
+            try:
+                exit_code: int | None = int(verdict[2])
+            except ValueError:
+                exit_code = None
+            return {"status": verdict[1], "error_type": error_type, "error_message": error_message,
+                    "exit_code": exit_code}
     return None
 
 
@@ -693,7 +709,8 @@ def main() -> None:
     while True:
         try:
             request, _blob = read_frames(protocol_in)
-        except EOFError:
+        except EOFError:  # the parent closed the pipe or exited
+            _remove_tree(state.tmp_root)
             return
         try:
             if request["op"] == "assert":

@@ -18,7 +18,10 @@ import sys
 import time
 
 from audit_lib.benchmarks.intentspec import build_candidates, load_intentspec
-from audit_lib.benchmarks.intentspec_exec import PROBE, constraint_snippet, ordered_constraints, run_candidates
+from audit_lib.benchmarks.intentspec_exec import (
+    EXIT_ZERO_EXPLOIT, PROBE, constraint_snippet, ordered_constraints, probe_candidates, run_candidates,
+)
+from audit_lib.benchmarks.intentspec_ivr import ivr_of_outcomes, outcome_from_verdicts
 
 
 def naive_verdicts(candidates, specs_by_task, timeout_s: float) -> dict[tuple, dict[str, bool]]:
@@ -69,7 +72,24 @@ def main(argv: list[str] | None = None) -> int:
           + ("" if not disagreements else f"; {len(disagreements)} disagreement(s):"))
     for key, cid, status, passed in disagreements[:50]:
         print(f"  {'/'.join(map(str, key))} {cid}: sandbox={status} naive={'pass' if passed else 'fail'}")
+    report_exit_zero_probe(data, args.timeout, args.executor)
     return 0 if not disagreements else 1
+
+
+def report_exit_zero_probe(data, timeout_s: float, executor: str) -> None:
+    """What each harness makes of a model that emits the `os._exit(0)` solution for every task."""
+    probes = probe_candidates(data.selected_specs, EXIT_ZERO_EXPLOIT)
+    specs_by_task = data.specs_by_task
+    naive = naive_verdicts(probes, specs_by_task, timeout_s)
+    ours = run_candidates(probes, specs_by_task, timeout_s=timeout_s, executor=executor)
+    for name, verdicts in (("naive", {key: naive[key] for key in naive}),
+                           ("sandbox", {key: ours[key].passed_by_id() for key in ours})):
+        outcomes = {key[2]: [outcome_from_verdicts(specs_by_task[key[2]], passed)] for key, passed in verdicts.items()}
+        _, overall = ivr_of_outcomes(outcomes)
+        passes = sum(sum(passed.values()) for passed in verdicts.values())
+        total = sum(len(passed) for passed in verdicts.values())
+        print(f"os._exit(0) probe, {name} harness: {passes}/{total} constraint runs pass; overall IVR "
+              f"{overall.value:.3f} over {len(overall.included)} included tasks ({len(overall.excluded)} excluded)")
 
 
 if __name__ == "__main__":

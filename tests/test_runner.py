@@ -232,9 +232,10 @@ def test_earlier_reports_stay_in_the_index(notebooks: Path, tmp_path: Path) -> N
     (tmp_path / "old.findings.json").write_text(json.dumps({"audit": "old", "checks": [
         {"id": "c", "title": "t", "status": "quirk"}]}))
     earlier = AuditOutcome("old", "old", {}, True, 2.0, None, {"html": "old.html", "findings": "old.findings.json"})
-    write_index_and_summary(tmp_path, [earlier], {"kernel": "python3"})
+    write_index_and_summary(tmp_path, [runner.outcome_to_json(earlier)], {"kernel": "python3"})
     now = AuditOutcome("new", "new", {}, False, 1.0, NotebookFailure(None, None, "DeadKernelError", "died"))
-    _, summary_path, statuses = write_index_and_summary(tmp_path, [now], {"kernel": "python3"})
+    _, summary_path, statuses = write_index_and_summary(tmp_path, [runner.outcome_to_json(now)],
+                                                        {"kernel": "python3"})
     payload = json.loads(summary_path.read_text())
     assert [a["audit"] for a in payload["audits"]] == ["new", "old"]
     assert payload["audits"][1]["from_earlier_run"] is True
@@ -242,3 +243,25 @@ def test_earlier_reports_stay_in_the_index(notebooks: Path, tmp_path: Path) -> N
     assert statuses == {"new": ()}
     html = (tmp_path / "index.html").read_text()
     assert "outside any cell" in html and "DeadKernelError" in html and "(earlier run)" in html
+
+
+def test_progress_reports_start_cells_and_end(notebooks: Path, tmp_path: Path) -> None:
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, notebooks_dir=notebooks)
+    stream = io.StringIO()
+    display = runner.ProgressDisplay(stream, [job])
+    display.quiet_limit_s = 0.0
+    display.tick([job])  # nothing staged yet: not started
+    assert "good: started" not in stream.getvalue()
+    job.staging_dir.mkdir(parents=True)
+    statuses = ["completed", "running", "pending"]
+    cells = [{"cell_type": "markdown", "metadata": {"papermill": {"status": "completed"}}}]
+    cells += [{"cell_type": "code", "metadata": {"papermill": {"status": s}}} for s in statuses]
+    job.staging_notebook.write_text(json.dumps({"cells": cells}))
+    display.tick([job])
+    display.tick([job])
+    display.finished(AuditOutcome("good", "good", {}, False, 2.5, NotebookFailure(2, 5, "ValueError", "bad")))
+    lines = stream.getvalue().splitlines()
+    assert "running 1 audit(s)" in lines[0]
+    assert lines[1].endswith("good: started (3 code cells)")
+    assert "running: good 1/3 cells" in lines[2]
+    assert lines[3].endswith("(1/1) good: FAILED after 2.5s at cell 2 (In [5]): ValueError: bad")

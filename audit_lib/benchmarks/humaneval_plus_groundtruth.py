@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import platform
@@ -16,9 +17,15 @@ from audit_lib import paths, sandbox_codec
 from audit_lib.benchmarks.humaneval_plus_data import Dataset, LoadedPlus, PlusTask
 from audit_lib.benchmarks.humaneval_plus_exec import SPLITS, InputOutcome, Split, SplitRun, run_programs
 from audit_lib.benchmarks.humaneval_plus_programs import ground_truth_program
+from audit_lib.compare import ValueDigest, contains_float
 from audit_lib.errors import CorruptFileError
 
 CACHE_FORMAT = 1
+CACHE_GZIP_LEVEL = 1
+# HumanEval+ expected outputs total ~300 MB of JSON, nearly all from a few tasks (/15, /130, /100, /83, /14, /139).
+# A float-free HumanEval output larger than this is cached as its sha256 (`compare.ValueDigest`) instead.
+DIGEST_ABOVE_BYTES = 64 * 1024
+DIGEST_TAG = "$digest"
 # EvalPlus runs the canonical with no limit at all; the sandbox needs one, so each input gets this much.
 GROUND_TRUTH_INPUT_TIMEOUT_S = 30.0
 
@@ -72,28 +79,52 @@ def load_or_compute_ground_truth(loaded: LoadedPlus, *, recompute: bool = False,
     return GroundTruth(loaded.dataset, sha256, runs, path, len(loaded.tasks) - len(missing), len(missing))
 
 
-def _outcome_to_json(outcome: InputOutcome) -> list[Any]:
-    return [outcome.kind, sandbox_codec.encode(outcome.value) if outcome.kind == "value" else None,
-            round(outcome.duration_s, 6), outcome.exc_type, outcome.exc_message]
+def _value_to_json(value: Any, *, may_digest: bool) -> Any:
+    if isinstance(value, ValueDigest):
+        return {DIGEST_TAG: [value.sha256, value.nbytes, value.type_name]}
+    tagged = sandbox_codec.encode(value)
+    if may_digest and not contains_float(value):
+        encoded = json.dumps(tagged, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        if len(encoded) > DIGEST_ABOVE_BYTES:
+            return {DIGEST_TAG: [hashlib.sha256(encoded).hexdigest(), len(encoded), type(value).__name__]}
+    return tagged
+
+
+def _value_from_json(payload: Any) -> Any:
+    if isinstance(payload, dict) and set(payload) == {DIGEST_TAG}:
+        sha256, nbytes, type_name = payload[DIGEST_TAG]
+        return ValueDigest(str(sha256), int(nbytes), str(type_name))
+    return sandbox_codec.decode(payload)
+
+
+def _outcome_to_json(outcome: InputOutcome, *, may_digest: bool) -> list[Any]:
+    value = _value_to_json(outcome.value, may_digest=may_digest) if outcome.kind == "value" else None
+    return [outcome.kind, value, round(outcome.duration_s, 6), outcome.exc_type, outcome.exc_message]
 
 
 def _outcome_from_json(item: Sequence[Any]) -> InputOutcome:
     kind, value, duration, exc_type, exc_message = item
-    return InputOutcome(kind, sandbox_codec.decode(value) if kind == "value" else None, float(duration),
+    return InputOutcome(kind, _value_from_json(value) if kind == "value" else None, float(duration),
                         exc_type, exc_message)
 
 
 def write_cache(path: Path, sha256: str, dataset: Dataset, runs: Mapping[tuple[str, Split], SplitRun]) -> None:
-    """Write atomically; values are tagged JSON (never pickle), times are per input in seconds."""
+    """Write atomically; values are tagged JSON (never pickle), times are per input in seconds.
+
+    Huge float-free HumanEval outputs are stored as digests; MBPP+ values are always kept whole because its
+    special oracles (set equality, `out == 0`, ...) need the value itself.
+    """
+    may_digest = dataset == "humaneval"
     tasks: dict[str, dict[str, Any]] = {}
     for (task_id, split), run in runs.items():
         tasks.setdefault(task_id, {})[split] = {"load_error": run.load_error, "job_status": run.job_status,
-                                                "outcomes": [_outcome_to_json(o) for o in run.outcomes]}
+                                                "outcomes": [_outcome_to_json(o, may_digest=may_digest)
+                                                             for o in run.outcomes]}
     payload = {"format": CACHE_FORMAT, "dataset": dataset, "dataset_sha256": sha256,
                "python": platform.python_version(), "machine": platform.machine(), "tasks": tasks}
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("wb", delete=False, dir=path.parent, suffix=".tmp") as handle:
-        with gzip.GzipFile(fileobj=handle, mode="wb") as zipped:
+        with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=CACHE_GZIP_LEVEL) as zipped:
             zipped.write(json.dumps(payload).encode("utf-8"))
         temp_name = handle.name
     os.replace(temp_name, path)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from audit_lib import executors, sandbox, sandbox_codec
+from audit_lib import executors, sandbox
 from audit_lib.benchmarks.humaneval_plus_data import Dataset, HumanEvalTask, PlusTask
 from audit_lib.benchmarks.humaneval_plus_exec import (
     EVALPLUS_TIMEOUT_PER_TASK_S,
@@ -29,7 +28,7 @@ from audit_lib.benchmarks.humaneval_plus_programs import (
     contract_program,
 )
 from audit_lib.benchmarks.humaneval_plus_static import task_sort_key
-from audit_lib.compare import SampleComparer
+from audit_lib.compare import SampleComparer, ValueDigest, canonical_encoding, digest_of
 from audit_lib.findings import Check
 
 DEFAULT_MIN_TIME_LIMIT_S = 4.0  # evalplus/config.py DEFAULT_MIN_TIME_LIMIT
@@ -98,8 +97,13 @@ def _same_outcome(first: InputOutcome, second: InputOutcome) -> bool:
         return first.exc_type == second.exc_type
     if first.kind != "value":
         return True
-    return json.dumps(sandbox_codec.encode(first.value), sort_keys=True) == \
-        json.dumps(sandbox_codec.encode(second.value), sort_keys=True)
+    if isinstance(first.value, ValueDigest) or isinstance(second.value, ValueDigest):
+        return _digest(first.value) == _digest(second.value)
+    return canonical_encoding(first.value) == canonical_encoding(second.value)
+
+
+def _digest(value: Any) -> str:
+    return value.sha256 if isinstance(value, ValueDigest) else digest_of(value).sha256
 
 
 def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: GroundTruth,

@@ -7,11 +7,13 @@ candidate is bound to `solution`) and `intentspec_checks`. This module is what t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from audit_lib.benchmarks.intentspec_checks import (
+    CANONICAL_TITLE, EXPLOIT_TITLE, POWER_TITLE, PROVENANCE_TITLE, REFERENCES_TITLE, REPLAY_TITLE,
     canonical_ivr_zero_check, canonical_provenance_check, constraint_power_check, constraints_vs_references_check,
     exit_code_exploit_check, ivr_replay_check, model_replays,
 )
@@ -20,13 +22,17 @@ from audit_lib.benchmarks.intentspec_exec import (
     CandidateRun, canonical_candidate, generation_candidate, probe_candidates, reference_candidate, run_candidates,
 )
 from audit_lib.benchmarks.intentspec_load import IntentSpecData, load_intentspec
-from audit_lib.benchmarks.intentspec_schema import schema_check
+from audit_lib.benchmarks.intentspec_schema import SCHEMA_TITLE, schema_check
 from audit_lib.errors import ParameterError
 from audit_lib.findings import Check
 
 AUDIT = "intentspec"
-CHECK_IDS = ("schema", "canonical_ivr_zero", "canonical_provenance", "constraints_vs_references", "ivr_replay",
-             "exit_code_exploit", "constraint_power")
+CHECK_TITLES: dict[str, str] = {
+    "schema": SCHEMA_TITLE, "canonical_ivr_zero": CANONICAL_TITLE, "canonical_provenance": PROVENANCE_TITLE,
+    "constraints_vs_references": REFERENCES_TITLE, "ivr_replay": REPLAY_TITLE, "exit_code_exploit": EXPLOIT_TITLE,
+    "constraint_power": POWER_TITLE,
+}
+CHECK_IDS = tuple(CHECK_TITLES)
 
 __all__ = ["AUDIT", "CHECK_IDS", "IntentSpecData", "ReplayRuns", "load_intentspec", "validate_params",
            "execute_all", "run_checks", "ivr_per_task_table", "plot_ivr_per_task"]
@@ -70,8 +76,6 @@ def build_candidates(data: IntentSpecData) -> list[Candidate]:
 def execute_all(data: IntentSpecData, *, executor: Any = "local", timeout_s: float = 5.0,
                 progress: bool = False) -> ReplayRuns:
     """Run every candidate in the sandbox (one fresh child per constraint) and group the runs."""
-    import time
-
     started = time.perf_counter()
     runs = run_candidates(build_candidates(data), data.specs_by_task, timeout_s=timeout_s, executor=executor,
                           progress=progress)
@@ -125,7 +129,7 @@ def run_checks(data: IntentSpecData, runs: ReplayRuns) -> dict[str, Check]:
         try:
             checks[check_id] = factories[check_id]()
         except Exception as exc:  # a broken check must not hide the others; its error is the finding
-            checks[check_id] = Check.errored(check_id, check_id, exc)
+            checks[check_id] = Check.errored(check_id, CHECK_TITLES[check_id], exc)
     return checks
 
 

@@ -10,7 +10,9 @@ from typing import Any
 
 from audit_lib.benchmarks.intentspec_data import Canonical, PublishedOutcome, PublishedRun, SpecPair
 from audit_lib.benchmarks.intentspec_exec import CandidateRun, ConstraintVerdict, ordered_constraints
-from audit_lib.benchmarks.intentspec_ivr import OverallIVR, TaskIVR, ivr_of_outcomes, outcome_from_verdicts
+from audit_lib.benchmarks.intentspec_ivr import (
+    OverallIVR, TaskIVR, ivr_by_type, ivr_of_outcomes, outcome_from_verdicts, task_ivr,
+)
 from audit_lib.findings import Check
 
 IVR_TOLERANCE = 1e-9
@@ -64,7 +66,7 @@ def canonical_ivr_zero_check(specs: Sequence[SpecPair], canonical_runs: Mapping[
                 no_canonical.append(spec.task_id)
             continue
         outcome = outcome_from_verdicts(spec, run.passed_by_id())
-        ivr = task_ivr_of_one(spec.task_id, outcome)
+        ivr = task_ivr(spec.task_id, [outcome])
         per_task[spec.task_id] = "excluded (fails stated)" if ivr.ivr is None else ivr.ivr
         details += failing_rows(spec, run)
     harness = _harness_errors(list(canonical_runs.values()))
@@ -84,12 +86,6 @@ def canonical_ivr_zero_check(specs: Sequence[SpecPair], canonical_runs: Mapping[
     return Check(id="canonical_ivr_zero", title=CANONICAL_TITLE, status=status, observed=observed,
                  expected={"failing_constraints": 0}, summary=summary, details=details,
                  meta={"per_task_ivr": per_task})
-
-
-def task_ivr_of_one(task_id: str, outcome: PublishedOutcome) -> TaskIVR:
-    from audit_lib.benchmarks.intentspec_ivr import task_ivr
-
-    return task_ivr(task_id, [outcome])
 
 
 def _task_number(task_id: str) -> tuple[int, str]:
@@ -314,7 +310,17 @@ def ivr_replay_check(specs: Sequence[SpecPair], runs: Sequence[CandidateRun], pu
                             "field": "overall_ivr (stored vs recomputed from published outcomes)",
                             "published": replay.published_overall_stored,
                             "replayed": replay.published_overall_recomputed.value, "evidence": ""})
+        replayed_by_type = ivr_by_type(specs, replay.replayed_task_ivr)
+        expected_by_type = (dict(published_run.ivr_by_type) if all_tasks
+                            else ivr_by_type(specs, replay.published_task_ivr))
+        for spec_type in sorted(set(replayed_by_type) | set(expected_by_type)):
+            ours_value, theirs_value = replayed_by_type.get(spec_type), expected_by_type.get(spec_type)
+            if ours_value is None or theirs_value is None or abs(ours_value - theirs_value) > IVR_TOLERANCE:
+                details.append({"model": replay.model, "task_id": f"(spec_type {spec_type})", "sample": None,
+                                "field": "ivr_by_type", "published": theirs_value, "replayed": ours_value,
+                                "evidence": ""})
         per_model[replay.model] = {
+            "replayed_ivr_by_type": replayed_by_type,
             "replayed_overall_ivr": replay.replayed_overall.value,
             "published_overall_ivr": (replay.published_overall_stored if all_tasks
                                       else replay.published_overall_recomputed.value),

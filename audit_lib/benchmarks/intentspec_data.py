@@ -199,7 +199,8 @@ def published_run_from_json(payload: Any, *, file: str) -> PublishedRun:
     if not isinstance(overall, (int, float)) or isinstance(overall, bool):
         raise SchemaError(f"{file}: overall_ivr is {type(overall).__name__}, expected number", file=file,
                           field="overall_ivr")
-    return PublishedRun(file=file, model=str(payload["model"]), n_solutions_per_spec=int(payload["n_solutions_per_spec"]),
+    return PublishedRun(file=file, model=str(payload["model"]),
+                        n_solutions_per_spec=int(payload["n_solutions_per_spec"]),
                         overall_ivr=float(overall), ivr_by_type=dict(payload["ivr_by_type"]), per_task=per_task)
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit_lib.benchmarks.intentspec_data import Canonical, Constraint, Generation, SpecPair
+from audit_lib.executors import run_many
+from audit_lib.sandbox import AssertJob, AssertJobResult, Limits
 
 CANONICAL = "canonical"
 OPENAI_REFERENCE = "openai_humaneval"
@@ -121,9 +123,8 @@ def ordered_constraints(spec: SpecPair) -> list[Constraint]:
     return list(spec.constraint_map().values())
 
 
-def build_jobs(candidates: Sequence[Candidate], specs_by_task: Mapping[str, SpecPair], limits: Any) -> list[Any]:
-    from audit_lib.sandbox import AssertJob
-
+def build_jobs(candidates: Sequence[Candidate], specs_by_task: Mapping[str, SpecPair],
+               limits: Limits) -> list[AssertJob]:
     jobs = []
     for candidate in candidates:
         spec = specs_by_task[candidate.task_id]
@@ -132,18 +133,14 @@ def build_jobs(candidates: Sequence[Candidate], specs_by_task: Mapping[str, Spec
     return jobs
 
 
-def make_limits(timeout_s: float) -> Any:
+def make_limits(timeout_s: float) -> Limits:
     """Sandbox limits with the upstream per-constraint wall-clock timeout (5 s by default)."""
-    from audit_lib.sandbox import Limits
-
     return Limits(timeout_s=timeout_s)
 
 
 def run_candidates(candidates: Sequence[Candidate], specs_by_task: Mapping[str, SpecPair], *,
                    timeout_s: float = 5.0, executor: Any = None, progress: bool = False) -> dict[tuple, CandidateRun]:
     """Judge every candidate against all constraints of its task in the sandbox; results keyed by `Candidate.key`."""
-    from audit_lib.executors import run_many
-
     by_key = {candidate.key: candidate for candidate in candidates}
     if len(by_key) != len(candidates):
         raise ValueError("two candidates share a key (kind, label, task_id, sample)")
@@ -159,7 +156,7 @@ def run_candidates(candidates: Sequence[Candidate], specs_by_task: Mapping[str, 
     return runs
 
 
-def _verdicts(constraints: Sequence[Constraint], result: Any) -> tuple[ConstraintVerdict, ...]:
+def _verdicts(constraints: Sequence[Constraint], result: AssertJobResult) -> tuple[ConstraintVerdict, ...]:
     snippets = sorted(result.snippets, key=lambda snippet: snippet.index)
     if len(snippets) != len(constraints):
         return tuple(ConstraintVerdict(c.id, "harness_error", "SandboxHarnessError",

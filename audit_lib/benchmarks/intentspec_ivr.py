@@ -7,7 +7,8 @@ Replayed from `anote-ai/Research-IntentSpecification` (`src/intentspec/execute.p
 - hidden ids are checked in `hidden_test_ids` order, ids with no constraint are skipped;
 - per task, IVR = (stated-passing solutions failing >= 1 hidden constraint) / (stated-passing solutions);
 - the overall IVR is the unweighted mean of the per-task IVRs over tasks with >= 1 stated-passing solution
-  (upstream prints 0.0 for a task without one and excludes it from the mean; 0.0 when no task is left).
+  (upstream prints 0.0 for a task without one and excludes it from the mean; 0.0 when no task is left);
+- `ivr_by_type` is the same mean per `spec_type` (`compute_ivr_by_type`); a type with no included task is absent.
 """
 
 from __future__ import annotations
@@ -69,3 +70,13 @@ def ivr_of_outcomes(per_task_outcomes: Mapping[str, Sequence[PublishedOutcome]])
     """Per-task and overall IVR for `{task_id: [outcome, ...]}`, tasks kept in the mapping's order."""
     per_task = {task_id: task_ivr(task_id, outcomes) for task_id, outcomes in per_task_outcomes.items()}
     return per_task, overall_ivr(list(per_task.values()))
+
+
+def ivr_by_type(specs: Sequence[SpecPair], per_task: Mapping[str, TaskIVR]) -> dict[str, float]:
+    """Mean IVR per spec type over the tasks of `per_task` that have a stated-passing solution."""
+    scores: dict[str, list[float]] = {}
+    for spec in specs:
+        result = per_task.get(spec.task_id)
+        if result is not None and result.ivr is not None:
+            scores.setdefault(spec.spec_type, []).append(result.ivr)
+    return {spec_type: sum(values) / len(values) for spec_type, values in scores.items()}

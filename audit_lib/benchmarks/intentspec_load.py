@@ -9,7 +9,7 @@ from typing import Any
 from audit_lib import fetch, readers, sources
 from audit_lib.benchmarks.intentspec_data import (
     CANONICAL_FIELDS, SPEC_PAIR_FIELDS, Canonical, Generation, PublishedRun, SpecPair, canonicals_from_records,
-    generations_from_records, published_run_from_json, spec_pairs_from_records,
+    generations_from_records, published_run_from_json, spec_pairs_from_records, task_id_of_generation_file,
 )
 from audit_lib.errors import DataError
 
@@ -74,7 +74,7 @@ def load_intentspec(max_tasks: int = 0, *, mirror: str | None = None) -> IntentS
 
     generations: list[Generation] = []
     for source in sources.files_of(DATASET, GENERATIONS_PREFIX):
-        if _generation_task(source.file) not in selected:
+        if task_id_of_generation_file(source.file)[1] not in selected:
             continue
         fetched = _optional(source.dataset, source.file, mirror, unavailable)
         if fetched is not None:
@@ -100,12 +100,6 @@ def load_intentspec(max_tasks: int = 0, *, mirror: str | None = None) -> IntentS
     return IntentSpecData(specs=specs, canonicals=canonicals, selected=selected, generations=tuple(generations),
                           published=tuple(published), references=references, provenance=tuple(provenance),
                           unavailable=unavailable)
-
-
-def _generation_task(file: str) -> str:
-    from audit_lib.benchmarks.intentspec_data import task_id_of_generation_file
-
-    return task_id_of_generation_file(file)[1]
 
 
 def _optional(dataset: str, file: str, mirror: str | None, unavailable: dict[str, str]) -> Any:

@@ -43,7 +43,8 @@ def spec_violations(specs: Sequence[SpecPair]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     counts = Counter(spec.task_id for spec in specs)
     for spec in specs:
-        add = lambda field, problem: rows.append(_violation(SPEC_FILE, spec.row, spec.task_id, field, problem))  # noqa: E731
+        add = lambda field, problem: rows.append(  # noqa: E731
+            _violation(SPEC_FILE, spec.row, spec.task_id, field, problem))
         if counts[spec.task_id] > 1:
             add("task_id", f"task id appears {counts[spec.task_id]} times")
         ids = [constraint.id for constraint in spec.constraints]

@@ -18,6 +18,7 @@ from audit_lib.benchmarks.humaneval_plus_replay import (
     run_contracts,
     time_limits,
 )
+from audit_lib.compare import ValueDigest, digest_of
 from audit_lib.errors import SchemaError
 
 
@@ -136,3 +137,16 @@ def test_mbpp_deserialisation_restores_tuples_and_quirks() -> None:
     assert mbpp_deserialize_inputs("Mbpp/115", [[[[1], []]]]) == [[[{1}, {}]]]
     assert mbpp_deserialize_inputs("Mbpp/124", [[1, "1j"]]) == [(1.0, 1j)]
     assert mbpp_deserialize_inputs("Mbpp/1", [[[1, 2]]]) == [[[1, 2]]]
+
+
+def test_cache_keeps_huge_outputs_as_digests(tmp_path: Path) -> None:
+    big = make_task("T/7", "count", "    return list(range(x))\n", [[3]], [[100_000]])
+    runs = compute_ground_truth([big], "humaneval")
+    path = tmp_path / "gt.json.gz"
+    write_cache(path, "abc", "humaneval", runs)
+    cached = read_cache(path, "abc")
+    assert cached[("T/7", "base")].outcomes[0].value == [0, 1, 2]
+    digest = cached[("T/7", "plus")].outcomes[0].value
+    assert isinstance(digest, ValueDigest) and digest.sha256 == digest_of(list(range(100_000))).sha256
+    first = GroundTruth("humaneval", "abc", cached, path, 1, 0)
+    assert check_ground_truth([big], "humaneval", first, runs).observed["nondeterministic_inputs"] == 0

@@ -51,7 +51,8 @@ def test_ivr_replay_flags_stored_overall_that_its_outcomes_do_not_give():
     runs = [fake_run("generation", "m-1_0", "HumanEval/1", 0, {"C1": "pass", "C2": "pass", "C3": "pass"})]
     wrong_total = published({"HumanEval/1": (outcome(True, ("C2", "C3"), ()),)}, 0.3)
     check = ivr_replay_check(SPEC, runs, [wrong_total], all_tasks=True, unavailable={})
-    assert [row["field"] for row in check.details] == ["overall_ivr (stored vs recomputed from published outcomes)"]
+    assert [row["field"] for row in check.details] == ["overall_ivr (stored vs recomputed from published outcomes)",
+                                                       "ivr_by_type"]
 
 
 def test_ivr_replay_lists_generations_without_a_results_file():
@@ -109,3 +110,20 @@ def test_constraint_power_spot_checks_a_description_its_test_contradicts():
                     ("description literal absent from test", "C2"),
                     ("test rejects the canonical and every reference", "C3")}
     assert check.observed["spot_check_candidates"] == 2
+
+
+def test_run_checks_skips_absent_inputs_and_turns_a_crash_into_an_error():
+    from audit_lib.benchmarks.intentspec import CHECK_IDS, ReplayRuns, run_checks
+    from audit_lib.benchmarks.intentspec_load import IntentSpecData
+
+    data = IntentSpecData(specs=SPEC, canonicals=canonicals(canonical_record()), selected=("HumanEval/1",),
+                          generations=(), published=(), references={}, provenance=(),
+                          unavailable={"humaneval/HumanEval.jsonl.gz": "not in mirror"})
+    broken = ReplayRuns(canonical={"HumanEval/1": None}, references={}, generations=(), probes=(), duration_s=0.0)
+    checks = run_checks(data, broken)
+    assert tuple(checks) == CHECK_IDS
+    statuses = {check_id: check.status for check_id, check in checks.items()}
+    assert statuses == {"schema": "pass", "canonical_ivr_zero": "error", "canonical_provenance": "skipped",
+                        "constraints_vs_references": "skipped", "ivr_replay": "skipped",
+                        "exit_code_exploit": "skipped", "constraint_power": "error"}
+    assert "not in mirror" in checks["canonical_provenance"].summary

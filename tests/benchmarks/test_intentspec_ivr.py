@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from audit_lib.benchmarks.intentspec_ivr import ivr_of_outcomes, outcome_from_verdicts, overall_ivr, task_ivr
+from audit_lib.benchmarks.intentspec_ivr import (
+    ivr_by_type, ivr_of_outcomes, outcome_from_verdicts, overall_ivr, task_ivr,
+)
 from test_intentspec_helpers import outcome, spec_record, specs
 
 
@@ -38,3 +40,11 @@ def test_outcome_from_verdicts_follows_upstream_order_and_skips_unknown_ids():
     assert result.passes_stated is True
     assert result.passed_hidden == ("C3",) and result.failed_hidden == ("C2",)
     assert outcome_from_verdicts(spec, {"C1": False, "C2": True, "C3": True}).passes_stated is False
+
+
+def test_ivr_by_type_averages_included_tasks_per_type():
+    rows = specs(spec_record("A"), spec_record("B", spec_type="data"), spec_record("C"), spec_record("D"))
+    per_task, _ = ivr_of_outcomes({"A": [outcome(True, (), ("C2",))], "B": [outcome(True, ("C2",), ())],
+                                   "C": [outcome(True, ("C2",), ()), outcome(True, (), ("C3",))],
+                                   "D": [outcome(False)]})
+    assert ivr_by_type(rows, per_task) == {"algorithm": pytest.approx((1.0 + 0.5) / 2), "data": 0.0}

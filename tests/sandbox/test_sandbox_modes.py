@@ -171,3 +171,14 @@ def test_jobs_are_picklable_and_run() -> None:
     assert [o.value for o in clone.run().outcomes] == [3, 7]
     assert_job = pickle.loads(pickle.dumps(sandbox.AssertJob("a", PROGRAM, ("assert add(1, 1) == 2",), QUICK)))
     assert assert_job.run().status == "pass"
+
+
+def test_exit_code_reports_what_python_c_would_exit_with_but_never_decides_the_verdict():
+    from audit_lib.sandbox import Limits, run_asserts
+
+    snippets = ["assert solution(1) == 1", "assert solution(1) == 2", "import os; os._exit(0)",
+                "import sys; sys.exit(0)", "import sys; sys.exit(3)", "raise ValueError('x')", "while True: pass"]
+    result = run_asserts("def solution(x):\n    return x\n", snippets, limits=Limits(timeout_s=1.0))
+    observed = [(s.status, s.exit_code) for s in result.snippets]
+    assert observed == [("pass", 0), ("fail", 1), ("error", 0), ("error", 0), ("error", 3), ("error", 1),
+                        ("timeout", None)]

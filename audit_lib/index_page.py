@@ -11,6 +11,7 @@ from typing import Any
 from audit_lib.findings import STATUSES, atomic_write_text, worst_status
 from audit_lib.report import CELL_TEXT_LIMIT, STYLE, esc, status_badge, value_text
 
+INDEX_VALUE_LIMIT = 160  # observed/expected are abbreviated here; the report and the JSON hold them whole
 SUMMARY_NAME = "summary.json"
 INDEX_NAME = "index.html"
 
@@ -63,7 +64,8 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
     """Checks, counts and synthetic flag read from the audit's findings file (absent when it failed early)."""
     name = entry.get("files", {}).get("findings")
     if not name or not (reports_dir / name).is_file():
-        return {"checks": [], "status_counts": {}, "synthetic": False, "provenance_files": 0}
+        return {"checks": [], "status_counts": {}, "synthetic": False, "provenance_files": 0,
+                "effective_params": None}
     findings = json.loads((reports_dir / name).read_text(encoding="utf-8"))
     checks = []
     for check in findings.get("checks", []):
@@ -77,7 +79,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
         })
     counts = {s: sum(1 for c in checks if c["status"] == s) for s in STATUSES}
     return {"checks": checks, "status_counts": counts, "synthetic": bool(findings.get("synthetic")),
-            "provenance_files": len(findings.get("provenance", []))}
+            "provenance_files": len(findings.get("provenance", [])), "effective_params": findings.get("params")}
 
 
 def _totals(entries: Any) -> dict[str, int]:
@@ -157,13 +159,19 @@ def _file_links(entry: Mapping[str, Any], reports_dir: Path) -> str:
     return " · ".join(links) or "—"
 
 
+def _shown_params(entry: Mapping[str, Any]) -> Any:
+    """The parameters the notebook recorded in its findings (defaults included), else those the runner passed."""
+    effective = entry.get("effective_params")
+    return effective if effective is not None else (entry.get("params") or {})
+
+
 def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
     audit = str(entry.get("audit"))
     parts = [f'<section id="audit-{esc(audit)}"><h2><code>{esc(audit)}</code>'
              f"{' ' + status_badge('failed') if entry.get('status') == 'failed' else ''}"
              f"{' <b>SYNTHETIC DATA</b>' if entry.get('synthetic') else ''}</h2>",
              f'<p class="note">notebook <code>{esc(entry.get("notebook", ""))}.ipynb</code> · parameters '
-             f'<span class="mono">{esc(value_text(entry.get("params") or {}))}</span> · '
+             f'<span class="mono">{esc(value_text(_shown_params(entry)))}</span> · '
              f"{_file_links(entry, reports_dir)}</p>"]
     failure = entry.get("failure")
     if failure:
@@ -186,8 +194,8 @@ def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
                 f"<td>{status_badge(str(check.get('status')))}"
                 f"{' <b>synthetic</b>' if check.get('synthetic') else ''}</td>"
                 f"<td><code>{esc(check.get('id'))}</code></td><td>{esc(check.get('title', ''))}</td>"
-                f'<td class="mono">{esc(value_text(check.get("observed"), CELL_TEXT_LIMIT))}</td>'
-                f'<td class="mono">{esc(value_text(check.get("expected"), CELL_TEXT_LIMIT))}</td>'
+                f'<td class="mono">{esc(value_text(check.get("observed"), INDEX_VALUE_LIMIT))}</td>'
+                f'<td class="mono">{esc(value_text(check.get("expected"), INDEX_VALUE_LIMIT))}</td>'
                 f"<td>{esc(value_text(check.get('summary') or '', CELL_TEXT_LIMIT))}</td>"
                 f"<td>{evidence}</td></tr>")
         parts.append('<table class="findings"><thead><tr><th>status</th><th>check</th><th>title</th>'

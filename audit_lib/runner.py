@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from audit_lib import paths
-from audit_lib.catalogue import Audit, discover_audits, resolve_parameters, select_audits
+from audit_lib.catalogue import discover_audits, resolve_parameters, select_audits
 from audit_lib.errors import ParameterError
 from audit_lib.findings import SEVERITY, atomic_write_text
 from audit_lib.index_page import write_index_and_summary

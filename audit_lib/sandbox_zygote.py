@@ -194,6 +194,7 @@ def _tasks_of_uid(uid: int) -> int:
 
 # The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.
 _type, _str, _issubclass, _memoryview, _os_write = type, str, issubclass, memoryview, os.write
+_int, _getattr = int, getattr
 _BaseException, _AssertionError, _MemoryError, _SystemExit = BaseException, AssertionError, MemoryError, SystemExit
 ASSERT_STATUSES = ("pass", "fail", "error", "memory")
 
@@ -246,10 +247,10 @@ def _flush_std_streams(streams: tuple) -> None:
 
 def _python_exit_code(exc: BaseException) -> int:
     """The status `python -c` exits with for an uncaught SystemExit: None -> 0, an int -> itself, else 1."""
-    value = getattr(exc, "code", None)
+    value = _getattr(exc, "code", None)
     if value is None:
         return 0
-    return value if _type(value) is int else 1
+    return value if _type(value) is _int else 1
 
 
 def _assert_child(source: str, secret: str) -> None:
@@ -276,7 +277,7 @@ def _assert_child(source: str, secret: str) -> None:
         details_line = dumps(details).encode()
     except _BaseException:
         details_line = b"null"
-    write_all(RESULT_FD, (secret + " " + status + " " + str(exit_code) + "\n").encode() + details_line + b"\n")
+    write_all(RESULT_FD, (secret + " " + status + " " + _str(exit_code) + "\n").encode() + details_line + b"\n")
     exit_now(0)
 
 

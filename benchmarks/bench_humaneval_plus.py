@@ -1,6 +1,7 @@
 """Time HumanEval+ ground truth + the OpenAI-canonical replay three ways on this machine.
 
-1. floor: one plain interpreter running every program in-process, no sandbox (what EvalPlus's `trusted_exec` does);
+1. floor: one plain interpreter running every program in-process, no sandbox (EvalPlus's `trusted_exec` for the
+   canonical, then the sample with EvalPlus's SIGALRM per-input limits), on one core;
 2. our engine: `compute_ground_truth` + `run_candidate` through the sandbox, values compared in the parent;
 3. `evalplus.evaluate` on the same data and samples, only when `evalplus` is importable (optional `bench` extra);
    `HUMANEVAL_OVERRIDE_PATH` points it at the mirror file and a fresh cache folder forces its ground truth.
@@ -27,32 +28,54 @@ from audit_lib.benchmarks.humaneval_plus_groundtruth import GroundTruth, compute
 from audit_lib.benchmarks.humaneval_plus_replay import original_solutions, run_candidate, score_split
 
 # The floor runs in a separate plain interpreter so the benchmark's own process never executes benchmark code.
+# Like EvalPlus: the canonical runs unlimited and timed; the sample then runs in-process with a SIGALRM limit of
+# max(min_time_limit, 4 x canonical time) per input and a whole-sample budget of min(60, sum of limits) + 1.
 FLOOR_DRIVER = """
-import copy, json, sys, time
+import copy, json, signal, sys, time
+class Timeout(BaseException):
+    pass
+def alarm(signum, frame):
+    raise Timeout()
+signal.signal(signal.SIGALRM, alarm)
+def load(program, entry_point):
+    namespace = {"__name__": "__floor__"}
+    exec(compile(program, "<floor>", "exec"), namespace)
+    return namespace[entry_point]
 jobs = json.load(sys.stdin)
 started = time.perf_counter()
-calls = 0
 for job in jobs:
-    namespace = {"__name__": "__floor__"}
-    exec(compile(job["program"], "<floor>", "exec"), namespace)
-    function = namespace[job["entry_point"]]
+    canonical = load(job["program"], job["entry_point"])
+    times = []
     for args in job["inputs"]:
-        calls += 1
+        begin = time.perf_counter()
         try:
-            function(*copy.deepcopy(args))
+            canonical(*copy.deepcopy(args))
         except Exception:
             pass
-print(json.dumps({"seconds": time.perf_counter() - started, "calls": calls}))
+        times.append(time.perf_counter() - begin)
+    if job["sample"] is None:
+        continue
+    sample = load(job["sample"], job["entry_point"])
+    limits = [max(job["min_time_limit"], 4.0 * t) for t in times]
+    budget_end = time.perf_counter() + min(60.0, sum(limits)) + 1.0
+    for args, limit in zip(job["inputs"], limits):
+        if time.perf_counter() > budget_end:
+            break
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        try:
+            sample(*args)
+        except BaseException:
+            pass
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+print(json.dumps({"seconds": time.perf_counter() - started}))
 """
 
 
-def floor_seconds(tasks, solutions: dict[str, str]) -> float:
-    jobs = []
-    for task in tasks:
-        inputs = [list(i) for i in task.base_input + task.plus_input]
-        jobs.append({"program": task.program, "entry_point": task.entry_point, "inputs": inputs})
-        if task.task_id in solutions:
-            jobs.append({"program": solutions[task.task_id], "entry_point": task.entry_point, "inputs": inputs})
+def floor_seconds(tasks, solutions: dict[str, str], *, min_time_limit: float = 4.0) -> float:
+    jobs = [{"program": task.program, "entry_point": task.entry_point, "sample": solutions.get(task.task_id),
+             "inputs": [list(i) for i in task.base_input + task.plus_input], "min_time_limit": min_time_limit}
+            for task in tasks]
     completed = subprocess.run([sys.executable, "-c", FLOOR_DRIVER], input=json.dumps(jobs), text=True,
                                capture_output=True, check=True)
     return json.loads(completed.stdout)["seconds"]

@@ -46,7 +46,8 @@ def test_unknown_audit_exits_2_with_the_known_names(no_kernels: None, capsys: py
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["run", "data_inventory", "-p", "offline", "maybe"], "parameter 'offline' expects a bool (true/false), got 'maybe'"),
+    (["run", "data_inventory", "-p", "offline", "maybe"],
+     "parameter 'offline' expects a bool (true/false), got 'maybe'"),
     (["run", "data_inventory", "-p", "datasets", "humaneval"], "parameter 'datasets' expects a list"),
     (["run", "data_inventory", "-p", "colour", "red"], "unknown parameter 'colour'"),
     (["run", "data_inventory", "--jobs", "0"], "--jobs must be at least 1"),

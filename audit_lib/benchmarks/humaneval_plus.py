@@ -22,6 +22,7 @@ from audit_lib.benchmarks.humaneval_plus_data import (
     Dataset,
     HumanEvalTask,
     LoadedPlus,
+    PlusTask,
     load_humaneval,
     load_plus,
     validate_dataset,
@@ -108,7 +109,7 @@ class HumanEvalPlusAudit:
         self._originals: dict[str, HumanEvalTask] | None | DataError = None
 
     @property
-    def tasks(self):  # noqa: ANN201 - a tuple of PlusTask
+    def tasks(self) -> tuple[PlusTask, ...]:
         return self.loaded.tasks
 
     @property
@@ -187,7 +188,8 @@ class HumanEvalPlusAudit:
             originals = loaded
         jobs = replay.original_test_jobs(self.tasks, self.dataset, originals)
         results = replay.run_original_tests(jobs, executor=self.executor)
-        name = "HumanEval's `check` tests" if self.dataset == "humaneval" else "MBPP's original assert lines"
+        name = ("HumanEval's `check` tests" if self.dataset == "humaneval"
+                else "MBPP+'s `assertion` field (MBPP's assert lines as EvalPlus ships them)")
         return replay.check_original_tests_vs_canonical(self.tasks, results, test_name=name)
 
     @_guarded("version_diff", static.VERSION_DIFF_TITLE)

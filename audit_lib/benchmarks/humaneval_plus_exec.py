@@ -20,6 +20,8 @@ JOB_OVERHEAD_S = 10.0
 MAX_JOB_TIMEOUT_S = 1800.0
 # EvalPlus's whole-sample budget: min(EVALPLUS_TIMEOUT_PER_TASK = 60, sum of per-input limits) + 1.
 EVALPLUS_TIMEOUT_PER_TASK_S = 60.0
+# EvalPlus's memory cap for a sample (`EVALPLUS_MAX_MEMORY_BYTES`, default 4 GiB).
+EVALPLUS_MEMORY_MB = 4096
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def inputs_of(task: PlusTask, split: Split) -> tuple[Any, ...]:
 
 
 def job_limits(per_input_timeouts: Sequence[float], *, total_cap_s: float = MAX_JOB_TIMEOUT_S,
-               memory_mb: int = 2048) -> sandbox.Limits:
+               memory_mb: int = EVALPLUS_MEMORY_MB) -> sandbox.Limits:
     total = min(total_cap_s, sum(per_input_timeouts)) + 1.0 + JOB_OVERHEAD_S
     longest = max(per_input_timeouts, default=1.0)
     return sandbox.Limits(timeout_s=longest, total_timeout_s=total, memory_mb=memory_mb)

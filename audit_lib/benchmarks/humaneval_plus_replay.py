@@ -165,10 +165,11 @@ def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *,
     headroom = threshold / slowest if slowest > 0 else float("inf")
     quantiles = {f"p{int(q * 100)}": round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 6)
                  for q in (0.5, 0.9, 0.99)}
+    margin = (f"a machine {headroom:.1f}x slower than this one would start to move limits" if headroom >= 1
+              else "so on this machine the limits of those inputs already scale with its speed")
     summary = (f"{len(rows)} of {len(times):,} inputs have a limit set by {factor:g}x the canonical time "
                f"(canonical > {threshold:g} s); the floor {min_time_limit:g} s governs the rest. Slowest canonical "
-               f"input {slowest:.3f} s: a machine {headroom:.1f}x slower than this one would start to move limits. "
-               f"Median canonical time {statistics.median(times) * 1e3:.3f} ms.")
+               f"input {slowest:.3f} s, {margin}. Median canonical time {statistics.median(times) * 1e3:.3f} ms.")
     return Check("time_limit_sensitivity", TIME_LIMIT_TITLE, "quirk" if rows else "pass",
                  observed={"inputs_over_floor": len(rows), "inputs_timed": len(times), "slowest_s": slowest,
                            "slowdown_headroom": headroom, **quantiles},
@@ -428,7 +429,14 @@ def check_errata_diff(tasks: Sequence[PlusTask], dataset: Dataset, changes: Sequ
                            "canonical_changed": len(canonical_rows), "canonical_indistinguishable": indistinct,
                            "tests_changed": len(test_changed)},
                  expected="errata changes listed; each canonical change visible on HumanEval+ inputs",
-                 summary=summary, details=substantive + [r for r in rows if r not in substantive])
+                 summary=summary, details=sorted(rows, key=_errata_row_order))
+
+
+def _errata_row_order(row: Mapping[str, Any]) -> tuple[int, tuple[int, str]]:
+    fields = row["fields"]
+    rank = 0 if "canonical_solution" in fields else 1 if "test" in fields else \
+        3 if fields == "prompt" and row["prompt_whitespace_only"] else 2
+    return rank, task_sort_key(row["task_id"])
 
 
 __all__ = ["DEFAULT_MIN_TIME_LIMIT_S", "GT_TIME_LIMIT_FACTOR", "InputVerdict", "canonical_time_figure",

@@ -150,3 +150,18 @@ def test_cache_keeps_huge_outputs_as_digests(tmp_path: Path) -> None:
     assert isinstance(digest, ValueDigest) and digest.sha256 == digest_of(list(range(100_000))).sha256
     first = GroundTruth("humaneval", "abc", cached, path, 1, 0)
     assert check_ground_truth([big], "humaneval", first, runs).observed["nondeterministic_inputs"] == 0
+
+
+def test_mbpp_not_none_task_compares_presence_of_a_match() -> None:
+    task = PlusTask("Mbpp/737", '"""doc"""\n', "check_str",
+                    "\nimport re\ndef check_str(s):\n    return re.search('^[aeiou]', s)\n", "",
+                    (["apple"],), (["banana"], ["egg"]), 0.0, None, 1)
+    runs = compute_ground_truth([task], "mbpp")
+    assert [o.value for o in runs[("Mbpp/737", "plus")].outcomes] == [False, True]  # `out is not None`
+    gt = GroundTruth("mbpp", "t", runs, Path("x"), 0, 1)
+    candidate = {"Mbpp/737": "import re\ndef check_str(s):\n    return re.match('[aeiou]', s)\n"}
+    assert check_original_canonical_vs_plus([task], "mbpp", run_candidate([task], candidate, "mbpp", gt),
+                                            gt).status == "pass"
+    always = {"Mbpp/737": "def check_str(s):\n    return True\n"}
+    row = check_original_canonical_vs_plus([task], "mbpp", run_candidate([task], always, "mbpp", gt), gt).details[0]
+    assert row["failing_inputs"] == 1 and row["first_input"] == "['banana']"

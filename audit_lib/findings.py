@@ -20,6 +20,7 @@ STATUSES: tuple[str, ...] = ("pass", "quirk", "defect", "error", "skipped")
 # Severity order used by `--fail-on` and by the index page's sort.
 SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "quirk": 2, "error": 3, "defect": 4}
 DETAILS_CAP_IN_JSON = 50
+PUBLISHED_FILE_MODE = 0o644  # temporary files are created 0600; reports are meant to be shared
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,7 @@ def write_rows_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
         for row in rows:
             writer.writerow({k: _csv_cell(v) for k, v in row.items()})
         temp_name = handle.name
+    os.chmod(temp_name, PUBLISHED_FILE_MODE)
     os.replace(temp_name, path)
 
 
@@ -222,4 +224,5 @@ def atomic_write_text(path: Path, text: str) -> None:
                                      encoding="utf-8") as handle:
         handle.write(text)
         temp_name = handle.name
+    os.chmod(temp_name, PUBLISHED_FILE_MODE)
     os.replace(temp_name, path)

@@ -237,9 +237,11 @@ def show_check(check: Check | Mapping[str, Any], max_rows: int = 20, *, audit: s
     if details:
         markup.append(_table_markup(details[:max_rows], columns=None, caption=None))
         if total > max_rows:
-            csv_name = f"{audit}.{payload.get('id')}.csv" if audit else f"<audit>.{payload.get('id')}.csv"
+            # The runner may publish a notebook under another name (mbpp_plus), so name the CSV by its suffix.
+            csv_name = f"{audit}.{payload.get('id')}.csv" if audit else f"….{payload.get('id')}.csv"
             markup.append(f'<p class="note">Showing {min(max_rows, len(details))} of {total} evidence rows; '
-                          f"the full table is in <code>{esc(csv_name)}</code> beside the findings file.</p>")
+                          f"the full table is the CSV <code>{esc(csv_name)}</code> beside this report "
+                          "(linked from the index).</p>")
     markup.append("</div>")
     return _emit("".join(markup))
 
@@ -309,6 +311,8 @@ def _table_markup(rows: Sequence[Mapping[str, Any]], *, columns: list[str] | Non
         lookup = {str(k): v for k, v in row.items()}
         cells = "".join(f"<td>{esc(value_text(lookup.get(c, ''), CELL_TEXT_LIMIT))}</td>" for c in columns)
         body.append(f"<tr>{cells}</tr>")
+    if not rows:  # a caption on an empty table renders as a one-word-wide column
+        return f'<p class="note"><b>{esc(caption)}</b></p>' if caption else ""
     caption_markup = f"<caption>{esc(caption)}</caption>" if caption else ""
     return (f'<table class="data">{caption_markup}<thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")

@@ -46,6 +46,8 @@ CLONE_NEWNET = 0x40000000
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 CHILD_SETUP_FAILED = 125
+CHILD_HARNESS_CRASHED = 124
+CHILD_OUT_OF_MEMORY = 123
 MAX_RESULT_BYTES = 512 * 1024 * 1024
 MAX_VALUE_BYTES = 64 * 1024 * 1024
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -382,6 +384,7 @@ class ChildRun:
     def __init__(self, state: ZygoteState, limits: dict, target, args: tuple) -> None:
         state.job_counter += 1
         self.state = state
+        self.memory_mb = limits.get("memory_mb")
         self.tmpdir = os.path.join(state.tmp_root, f"job-{state.job_counter}")
         os.mkdir(self.tmpdir, 0o700)
         if state.uid is not None:
@@ -392,16 +395,21 @@ class ChildRun:
         self.started = time.monotonic()
         pid = os.fork()
         if pid == 0:  # child
+            exit_code = CHILD_SETUP_FAILED
             try:
                 os.close(out_r), os.close(err_r), os.close(res_r)
                 _setup_child(state, self.tmpdir, limits, out_w, err_w, res_w)
+                exit_code = CHILD_HARNESS_CRASHED
                 target(*args)
+            except MemoryError:
+                # The harness itself (encoding a result, building a traceback) hit the memory cap.
+                exit_code = CHILD_OUT_OF_MEMORY if exit_code == CHILD_HARNESS_CRASHED else exit_code
             except BaseException:  # noqa: BLE001
                 try:
                     os.write(2, traceback.format_exc().encode()[-4000:])
                 except BaseException:
                     pass
-            os._exit(CHILD_SETUP_FAILED)
+            os._exit(exit_code)
         self.pid = pid
         for fd in (out_w, err_w, res_w):
             os.close(fd)
@@ -516,6 +524,10 @@ def _status_from_exit(run: ChildRun, timed_out: bool) -> tuple[str, str, str]:
         return "killed", signame or "?", f"killed by {signame}"
     if code == CHILD_SETUP_FAILED:
         return "harness_error", "SandboxSetupError", "the child could not be set up"
+    if code == CHILD_OUT_OF_MEMORY:
+        return "memory", "MemoryError", f"out of memory under the {run.memory_mb} MB limit"
+    if code == CHILD_HARNESS_CRASHED:
+        return "harness_error", "SandboxHarnessCrash", "the harness inside the child crashed"
     return "error", "EarlyExit", f"exited with code {code} before the test completed"
 
 

@@ -182,3 +182,13 @@ def test_exit_code_reports_what_python_c_would_exit_with_but_never_decides_the_v
     observed = [(s.status, s.exit_code) for s in result.snippets]
     assert observed == [("pass", 0), ("fail", 1), ("error", 0), ("error", 0), ("error", 3), ("error", 1),
                         ("timeout", None)]
+
+
+def test_a_result_too_big_for_the_memory_cap_is_reported_as_memory_and_later_inputs_still_run():
+    from audit_lib.sandbox import Limits, call_function
+
+    result = call_function("def f(n):\n    return 'x' * n\n", "f", [[3], [300 * 10**6], [2]],
+                           limits=Limits(timeout_s=5.0, memory_mb=512))
+    kinds = [(o.kind, o.exc_type) for o in result.outcomes]
+    assert kinds == [("value", None), ("exception", "MemoryError"), ("value", None)]
+    assert "512 MB" in (result.outcomes[1].exc_message or "")

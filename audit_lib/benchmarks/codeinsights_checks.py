@@ -11,7 +11,8 @@ import pandas as pd
 from audit_lib.benchmarks import codeinsights_replay as replay
 from audit_lib.benchmarks.codeinsights import EdgeCaseAudit, instance_counts, skipped_rows
 from audit_lib.benchmarks.codeinsights_checks_labels import (
-    make_check, instance_row, skip_without_instances, check_float_precision, check_is_single_failure_column,
+    make_check, instance_row, skip_without_instances, skip_without_rows, check_float_precision,
+    check_is_single_failure_column,
     check_leading_zero_loss, check_pass_read_dtype, check_pattern_length_mismatch, check_single_failure_after_int,
     check_single_failure_true)
 from audit_lib.findings import Check
@@ -50,7 +51,7 @@ def check_alignment_ceiling(audit: EdgeCaseAudit) -> Check:
     return make_check(audit, "alignment_ceiling", title, status,
                   f"An oracle of HELM's gold scores at most {observed['as_shipped']:.3f} as shipped; with the pass "
                   f"strings as written the ceiling is {observed['true_patterns']:.3f} (as fixed: "
-                  f"{observed['as_fixed']}). Instances without exactly one 0 score 0 for every model.",
+                  f"{_scores_text({'ceiling': observed['as_fixed']})}). Instances without exactly one 0 score 0 for every model.",
                   observed=observed, expected={"as_shipped": observed["true_patterns"]}, details=details)
 
 
@@ -86,6 +87,9 @@ def _normalised_id(value: Any) -> str | None:
 
 def check_qid_lookup(audit: EdgeCaseAudit) -> Check:
     title = "Question-id lookup and every skipped student"
+    skipped = skip_without_rows(audit, "qid_lookup", title)
+    if skipped:
+        return skipped
     data = audit.data
     keys = set(data.test_case_keys)
     first = list(replay.first_rows(data.submissions))
@@ -120,6 +124,9 @@ def check_qid_lookup(audit: EdgeCaseAudit) -> Check:
 
 def check_timestamp_ties(audit: EdgeCaseAudit) -> Check:
     title = "Students whose first row is ambiguous (ties, text vs time order)"
+    skipped = skip_without_rows(audit, "timestamp_ties", title)
+    if skipped:
+        return skipped
     frame = audit.data.submissions
     chosen = {record_id for record_id in (int(t.name) for _, t in replay.first_rows(frame))}
     parsed_time = pd.to_datetime(frame["timestamp"], errors="coerce", format="mixed")

@@ -29,6 +29,13 @@ def skip_without_instances(audit: EdgeCaseAudit, id: str, title: str) -> Check |
                                     f"(skips: {audit.shipped.skip_counts()})", synthetic=audit.data.synthetic)
 
 
+def skip_without_rows(audit: EdgeCaseAudit, id: str, title: str) -> Check | None:
+    if audit.rows:
+        return None
+    return Check.skipped(id, title, "Scenario5_data.csv has no data rows, so there is nothing to check",
+                         synthetic=audit.data.synthetic)
+
+
 def instance_row(audit: EdgeCaseAudit, instance: replay.EdgeCaseInstance) -> dict[str, Any]:
     facts = audit.row(instance.record)
     return {"instance_id": instance.instance_id, "student_id": instance.student_id, "record": instance.record,
@@ -39,6 +46,9 @@ def instance_row(audit: EdgeCaseAudit, instance: replay.EdgeCaseInstance) -> dic
 
 def check_pass_read_dtype(audit: EdgeCaseAudit) -> Check:
     title = "`pass` as pandas infers it vs as text"
+    skipped = skip_without_rows(audit, "pass_read_dtype", title)
+    if skipped:
+        return skipped
     dtype = str(audit.data.submissions["pass"].dtype)
     differing = [{"record": r.record, "student_id": r.student_id, "pass_text": r.pass_text,
                   "pandas_value": repr(r.pass_value), "str_of_pandas_value": str(r.pass_value)}
@@ -56,6 +66,9 @@ def check_pass_read_dtype(audit: EdgeCaseAudit) -> Check:
 
 def check_leading_zero_loss(audit: EdgeCaseAudit) -> Check:
     title = "Leading zeros dropped by int(pass)"
+    skipped = skip_without_rows(audit, "leading_zero_loss", title)
+    if skipped:
+        return skipped
     rows = [r for r in audit.rows if r.pass_text and r.pass_text.startswith("0") and r.pattern_true is not None
             and r.pattern_after_int != r.pattern_true]
     details = [{"scope": "row", "record": r.record, "student_id": r.student_id, "pass_text": r.pass_text,
@@ -126,6 +139,9 @@ def _flag(text: str | None) -> bool | None:
 
 def check_is_single_failure_column(audit: EdgeCaseAudit) -> Check:
     title = "`is_single_failure` column vs the true rule vs the rule after int()"
+    skipped = skip_without_rows(audit, "is_single_failure_column", title)
+    if skipped:
+        return skipped
     if "is_single_failure" not in audit.data.submissions_text.columns:
         return Check.skipped("is_single_failure_column", title, "Scenario5_data.csv has no is_single_failure column",
                              synthetic=audit.data.synthetic)
@@ -153,6 +169,9 @@ def check_is_single_failure_column(audit: EdgeCaseAudit) -> Check:
 
 def check_pattern_length_mismatch(audit: EdgeCaseAudit) -> Check:
     title = "Pattern length vs parsed unit-test count"
+    skipped = skip_without_rows(audit, "pattern_length_mismatch", title)
+    if skipped:
+        return skipped
     rows = [r for r in audit.rows if r.tests_parsed is not None and r.pattern_true is not None
             and len(r.pattern_true) != r.tests_parsed]
     details = [{"scope": "row", "record": r.record, "student_id": r.student_id, "pass_text": r.pass_text,
@@ -180,6 +199,9 @@ def check_pattern_length_mismatch(audit: EdgeCaseAudit) -> Check:
 
 def check_float_precision(audit: EdgeCaseAudit) -> Check:
     title = "`pass` read as float64 loses digits"
+    skipped = skip_without_rows(audit, "float_precision", title)
+    if skipped:
+        return skipped
     dtype = audit.data.submissions["pass"].dtype
     is_float = pd.api.types.is_float_dtype(dtype)
     lengths = [len(r.pattern_true) for r in audit.rows if r.pattern_true is not None]

@@ -180,9 +180,17 @@ def inventory_check(inventory: FileInventory, check_id: str) -> Check:
         return Check(check_id, title, "defect", observed=inventory.actual_sha256, expected=expected,
                      summary=f"sha256 verified but the file does not read as {source.format}: {inventory.reason}",
                      meta=meta, synthetic=provenance.synthetic)
+    if inventory.expected_sha256 and inventory.expected_sha256 != inventory.actual_sha256:
+        return Check(check_id, title, "defect", observed=inventory.actual_sha256, expected=expected,
+                     summary=f"sha256 {inventory.actual_sha256} differs from the expected {inventory.expected_sha256}",
+                     meta=meta, synthetic=provenance.synthetic)
     meta.update({inventory.row_kind: inventory.rows, "columns": len(inventory.columns)})
-    pin_text = "matches its registry pin" if source.pinned else \
-        "unpinned upstream: hash matches the one recorded in data_cache/lock.json"
+    if source.pinned:
+        pin_text = "matches its registry pin"
+    elif inventory.expected_sha256:
+        pin_text = "unpinned upstream: hash matches the one recorded in data_cache/lock.json"
+    else:
+        pin_text = "unpinned upstream and no hash recorded in data_cache/lock.json yet, so nothing to verify against"
     shape = f"{inventory.rows} {inventory.row_kind}" if inventory.rows is not None else "not tabular"
     if inventory.columns:
         shape += f" × {len(inventory.columns)} columns"

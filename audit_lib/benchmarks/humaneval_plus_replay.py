@@ -25,6 +25,7 @@ from audit_lib.benchmarks.humaneval_plus_programs import (
     assert_program,
     candidate_program,
     check_snippet,
+    contract_lines,
     contract_program,
 )
 from audit_lib.benchmarks.humaneval_plus_static import task_sort_key
@@ -109,6 +110,8 @@ def _digest(value: Any) -> str:
 def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: GroundTruth,
                        second: Mapping[tuple[str, Split], SplitRun]) -> Check:
     """Inputs on which the canonical raises or times out, and inputs whose output differs between two runs."""
+    if not tasks:
+        return Check.skipped("ground_truth", GROUND_TRUTH_TITLE, "no tasks loaded")
     problems = ground_truth_problems(first)
     differing: list[dict[str, Any]] = []
     for task in tasks:
@@ -212,6 +215,10 @@ def run_contracts(tasks: Sequence[PlusTask], *, executor: Any = None,
 
 def check_contract_violations(tasks: Sequence[PlusTask], runs: Mapping[tuple[str, Split], SplitRun]) -> Check:
     """An exception from the contract asserts (or EvalPlus's `invalid inputs`) marks a violating input."""
+    if not tasks:
+        return Check.skipped("contract_violations", CONTRACT_TITLE, "no tasks loaded")
+    # A task without contract lines replays as a bare `return None`: it cannot violate anything, so say which.
+    without_contract = [task.task_id for task in tasks if not contract_lines(task.contract)]
     rows: list[dict[str, Any]] = []
     for task in tasks:
         for split in SPLITS:
@@ -234,11 +241,16 @@ def check_contract_violations(tasks: Sequence[PlusTask], runs: Mapping[tuple[str
     other = len(rows) - len(violations)
     summary = (f"{len(violations)} input(s) violate their task's contract ({by_split.get('base', 0)} base, "
                f"{by_split.get('plus', 0)} plus) in {len(tasks_hit)} task(s): {', '.join(tasks_hit[:15]) or 'none'}"
-               + (f"; {other} contract run(s) timed out or did not load" if other else "") + ".")
+               + (f"; {other} contract run(s) timed out or did not load" if other else "")
+               + (f"; {len(without_contract)} of {len(tasks)} task(s) have no contract to replay: "
+                  f"{', '.join(without_contract[:15])}" if without_contract else "") + ".")
     status = "defect" if violations else ("error" if other else "pass")
+    if status == "pass" and len(without_contract) == len(tasks):
+        return Check.skipped("contract_violations", CONTRACT_TITLE, f"none of the {len(tasks)} task(s) has a contract")
     return Check("contract_violations", CONTRACT_TITLE, status,
                  observed={"violations": len(violations), "base": by_split.get("base", 0),
-                           "plus": by_split.get("plus", 0), "tasks": tasks_hit, "not_decided": other},
+                           "plus": by_split.get("plus", 0), "tasks": tasks_hit, "not_decided": other,
+                           "tasks_without_contract": without_contract},
                  expected={"violations": 0}, summary=summary, details=rows)
 
 
@@ -296,17 +308,22 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
     """Tasks where OpenAI's canonical fails HumanEval+ (EvalPlus's rules, every input scored)."""
     if runs is None or gt is None:
         return Check.skipped("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE, skip_reason)
-    rows = disagreement_rows(tasks, dataset, runs, gt)
     scored = sorted({task_id for task_id, _ in runs}, key=task_sort_key)
+    not_scored = [task.task_id for task in tasks if task.task_id not in set(scored)]
+    if not scored:
+        return Check.skipped("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE,
+                             f"no original canonical solution was run for the {len(tasks)} selected task(s)")
+    rows = disagreement_rows(tasks, dataset, runs, gt)
     kinds: Counter[str] = Counter()
     for row in rows:
         kinds.update(row["failure_kinds"])
     base_fail = sum(1 for row in rows if row["base_failing"])
     summary = (f"OpenAI's canonical fails HumanEval+ on {len(rows)} of {len(scored)} tasks ({base_fail} already "
                f"fail the base inputs); failing inputs by kind: {dict(kinds) or 'none'}. Tasks: "
-               + (", ".join(f"{r['task_id']} ({r['failing_inputs']})" for r in rows[:12]) or "none") + ".")
+               + (", ".join(f"{r['task_id']} ({r['failing_inputs']})" for r in rows[:12]) or "none") + "."
+               + (f" Not scored (no original solution): {', '.join(not_scored)}." if not_scored else ""))
     return Check("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE, "quirk" if rows else "pass",
-                 observed={"tasks_disagreeing": len(rows), "tasks_scored": len(scored),
+                 observed={"tasks_disagreeing": len(rows), "tasks_scored": len(scored), "tasks_not_scored": not_scored,
                            "tasks_failing_base": base_fail, "failing_input_kinds": dict(kinds)},
                  expected={"tasks_disagreeing": 0}, summary=summary, details=rows)
 

@@ -139,6 +139,12 @@ def load_inputs() -> AuditInputs:
     return AuditInputs(known_issues, manifest, oneoff_rows, conflicting_rows, tuple(provenance), missing)
 
 
+def row_availability(inputs: AuditInputs) -> list[dict[str, Any]]:
+    """One row per split: where its full rows came from, how many, and why they are missing if they are."""
+    return [{"split": rows.split, "row_source": rows.source, "rows": len(rows.rows), "note": rows.unavailable_reason}
+            for rows in (inputs.oneoff_rows, inputs.conflicting_rows)]
+
+
 def all_task_ids(inputs: AuditInputs) -> tuple[str, ...]:
     if inputs.manifest is not None:
         return ids_in(inputs.manifest, ENV_SPLIT)
@@ -303,6 +309,9 @@ def check_single_assertion_mutation(inputs: AuditInputs) -> Check:
     if inputs.manifest is None and not full_rows:
         return Check.skipped(check_id, title, "needs lcb_manifest.csv or the oneoff parquet rows: "
                              + "; ".join(inputs.missing.values()))
+    if inputs.known_issues is None:
+        return Check.skipped(check_id, title, "needs known_issues.csv for the drop list the 90 -> 89 count starts "
+                             "from: " + "; ".join(inputs.missing.values()))
     depth = "rows" if full_rows else "manifest"
     rows = _mutation_rows(inputs)
     dropped = set(dropped_ids(inputs))
@@ -360,6 +369,9 @@ def check_broken_mutations(inputs: AuditInputs) -> Check:
     if depth == "manifest" and inputs.manifest is None:
         return Check.skipped(check_id, title, "needs lcb_manifest.csv or both parquet splits: "
                              + "; ".join(inputs.missing.values()))
+    if inputs.known_issues is None:
+        return Check.skipped(check_id, title, "needs known_issues.csv to say whether the drop list covers a broken "
+                             "mutation: " + "; ".join(inputs.missing.values()))
     if depth == "rows":
         scanned = sum(len(rows.rows) for rows in full_splits)
         for rows in full_splits:
@@ -585,7 +597,7 @@ def check_metrics_replay(inputs: AuditInputs, params: AuditParams, *, executor: 
 
 def check_has_code_parsing(inputs: AuditInputs) -> Check:
     check_id, title = "has_code_parsing", TITLES["has_code_parsing"]
-    tasks, _ = _replay_tasks(inputs.oneoff_rows, "zero_based")
+    tasks, excluded = _replay_tasks(inputs.oneoff_rows, "zero_based")
     if not tasks:
         return Check.skipped(check_id, title, "no full oneoff rows to build replies from: "
                              + inputs.oneoff_rows.unavailable_reason, meta=_meta("rows", 0))
@@ -608,13 +620,15 @@ def check_has_code_parsing(inputs: AuditInputs) -> Check:
                 ambiguous_cases.add(case)
             details.append(row)
     status = "quirk" if ambiguous_cases else "pass"
-    summary = (_depth_text("rows", len(tasks), "replies built from the generated solutions")
+    summary = (_depth_text("rows", len(tasks), "replies built from the generated solutions"
+                           + (f", {len(excluded)} unparseable rows excluded: {excluded}" if excluded else ""))
                + f"{len({d['case'] for d in details})} reply shapes x 3 readings of 'contains a python code block'. "
                f"The readings disagree, or the choice of block changes the scored code, for: "
                f"{sorted(ambiguous_cases) or 'none'}. The replay scores the last line-start python block.")
     return Check(check_id, title, status, observed={"ambiguous_cases": sorted(ambiguous_cases)},
                  expected={"ambiguous_cases": []}, summary=summary, details=details,
-                 meta=_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source))
+                 meta=_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
+                            excluded=[e["task_id"] for e in excluded]))
 
 
 CHECK_IDS: tuple[str, ...] = tuple(TITLES)

@@ -145,8 +145,12 @@ def load_rows(split: str) -> RowSet:
     records = readers.read_jsonl(reconstructed.path, required=ROW_FIELDS)
     rows = tuple(_task_row(record, reconstructed.path.name, line) for line, record in enumerate(records, start=1)
                  if record.get("impossible_type") == split)
+    other_split = [f"line {line}: {record.get('task_id')} ({record.get('impossible_type')!r})"
+                   for line, record in enumerate(records, start=1) if record.get("impossible_type") != split]
+    excluded = (f"; {len(other_split)} rows of another impossible_type left out: {other_split}"
+                if other_split else "")
     return RowSet(split, rows, "reconstructed", (reconstructed.provenance,),
-                  reason + f"; using the {len(rows)} reconstructed rows of {RECONSTRUCTED_FILE}")
+                  reason + f"; using the {len(rows)} reconstructed rows of {RECONSTRUCTED_FILE}" + excluded)
 
 
 def rows_from_parquet(path: Any, split: str) -> tuple[TaskRow, ...]:

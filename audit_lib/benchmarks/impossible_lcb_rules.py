@@ -69,11 +69,13 @@ def read_task_id_file(path: str | Path, *, parameter: str) -> tuple[tuple[str, .
     if not file.is_file():
         raise ParameterError(f"parameter {parameter!r}: file {str(path)!r} does not exist", parameter=parameter)
     text = file.read_text(encoding="utf-8")
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    # (file line number, text) so an error names the line as it is in the file, blanks and comments included
+    lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), start=1)
+             if line.strip() and not line.startswith("#")]
     if not lines:
         raise SchemaError(f"{file}: no task ids", file=str(file), row=None, field="task_id")
-    if "task_id" not in lines[0].split(","):
-        return tuple(_checked_id(line, file, row) for row, line in enumerate(lines, start=1)), ()
+    if "task_id" not in lines[0][1].split(","):
+        return tuple(_checked_id(line, file, row) for row, line in lines), ()
     ids: list[str] = []
     splits: list[str] = []
     for row, record in enumerate(csv.DictReader(io.StringIO(text)), start=2):

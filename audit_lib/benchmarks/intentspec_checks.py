@@ -55,15 +55,18 @@ CANONICAL_TITLE = "Every canonical passes every constraint (canonical IVR == 0)"
 def canonical_ivr_zero_check(specs: Sequence[SpecPair], canonical_runs: Mapping[str, CandidateRun],
                              canonicals: Sequence[Canonical]) -> Check:
     """`canonical_runs` maps task id -> the canonical's run; a task with no canonical is listed, not dropped."""
+    if not specs or not canonical_runs:
+        return Check.skipped("canonical_ivr_zero", CANONICAL_TITLE,
+                             f"nothing to judge: {len(specs)} spec(s) selected, {len(canonical_runs)} canonical run(s)")
     details: list[dict[str, Any]] = []
     per_task: dict[str, Any] = {}
     no_canonical = []
+    not_run = []
     canonical_tasks = {c.task_id for c in canonicals}
     for spec in specs:
         run = canonical_runs.get(spec.task_id)
         if run is None:
-            if spec.task_id not in canonical_tasks:
-                no_canonical.append(spec.task_id)
+            (no_canonical if spec.task_id not in canonical_tasks else not_run).append(spec.task_id)
             continue
         outcome = outcome_from_verdicts(spec, run.passed_by_id())
         ivr = task_ivr(spec.task_id, [outcome])
@@ -75,14 +78,16 @@ def canonical_ivr_zero_check(specs: Sequence[SpecPair], canonical_runs: Mapping[
                 "failing_constraints": len(details),
                 "tasks_ivr_1": sum(1 for v in per_task.values() if v == 1.0),
                 "tasks_failing_stated": sum(1 for v in per_task.values() if isinstance(v, str)),
-                "tasks_without_canonical": no_canonical}
+                "tasks_without_canonical": no_canonical, "tasks_canonical_not_run": not_run}
     summary = (f"{len(details)} failing constraint(s) on {len(failing_tasks)} of {len(per_task)} tasks: "
                f"{', '.join(failing_tasks) or 'none'}. Canonical bound as `full_source + '\\nsolution = "
-               f"<entry_point>\\n'`.")
+               f"<entry_point>\\n'`."
+               + (f" Without a canonical: {', '.join(no_canonical)}." if no_canonical else "")
+               + (f" Canonical present but not run: {', '.join(not_run)}." if not_run else ""))
     if harness:
         return Check.errored("canonical_ivr_zero", CANONICAL_TITLE, f"{len(harness)} sandbox harness error(s)",
                              details=harness)
-    status = "defect" if details or no_canonical else "pass"
+    status = "defect" if details or no_canonical else ("error" if not_run else "pass")
     return Check(id="canonical_ivr_zero", title=CANONICAL_TITLE, status=status, observed=observed,
                  expected={"failing_constraints": 0}, summary=summary, details=details,
                  meta={"per_task_ivr": per_task})
@@ -170,6 +175,9 @@ def constraints_vs_references_check(specs: Sequence[SpecPair],
         return Check.skipped("constraints_vs_references", REFERENCES_TITLE,
                              f"no reference solutions available: {'; '.join(unavailable.values())}")
     runs = [run for by_task in reference_runs.values() for run in by_task.values()]
+    if not runs:
+        return Check.skipped("constraints_vs_references", REFERENCES_TITLE,
+                             f"no reference solution was run for the {len(specs)} selected task(s)")
     harness = _harness_errors(runs)
     if harness:
         return Check.errored("constraints_vs_references", REFERENCES_TITLE,
@@ -194,7 +202,8 @@ def constraints_vs_references_check(specs: Sequence[SpecPair],
     per_source = {label: sum(1 for labels in rejected_by.values() if label in labels) for label in reference_runs}
     summary = (f"{len(rejected_by)} constraint(s) reject at least one reference: "
                + ", ".join(f"{label} rejected by {n}" for label, n in per_source.items())
-               + f"; {len(rejecting_openai_only)} reject only the OpenAI original (known-buggy originals)."
+               + (f"; {len(rejecting_openai_only)} reject only the OpenAI original (HumanEval+'s canonical passes "
+                  "them)." if "humaneval_plus" in reference_runs else "; HumanEval+ canonical not run.")
                + (f" Not run (reference absent): {missing_tasks}." if missing_tasks else ""))
     return Check(id="constraints_vs_references", title=REFERENCES_TITLE, status=status,
                  observed={"constraints_rejecting_a_reference": len(rejected_by), **{
@@ -396,9 +405,10 @@ def exit_code_exploit_check(specs: Sequence[SpecPair], probe_runs: Sequence[Cand
     status = "defect" if naive_passes else "pass"
     summary = (f"Probe `{probe_source.strip().splitlines()[-1].strip()}`: the exit-code harness passes "
                f"{naive_passes}/{len(verdicts)} constraints, so a model emitting it scores overall IVR "
-               f"{naive_overall.value:.3f} over {len(naive_overall.included)} tasks (a perfect score). The sandbox "
-               f"passes {sandbox_passes}/{len(verdicts)}; no task has a stated-passing solution, so the upstream "
-               f"formula reports {sandbox_overall.value:.3f} over {len(sandbox_overall.included)} included tasks.")
+               f"{naive_overall.value:.3f} over {len(naive_overall.included)} tasks. The sandbox "
+               f"passes {sandbox_passes}/{len(verdicts)}; {len(sandbox_overall.excluded)} of {len(ours)} tasks have "
+               f"no stated-passing solution and are excluded, so the upstream formula reports "
+               f"{sandbox_overall.value:.3f} over {len(sandbox_overall.included)} included tasks.")
     return Check(id="exit_code_exploit", title=EXPLOIT_TITLE, status=status, observed=observed,
                  expected={"sandbox_passes": 0, "naive_passes": 0}, summary=summary, details=details,
                  meta={"probe_source": probe_source})

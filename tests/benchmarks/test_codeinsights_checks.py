@@ -123,3 +123,13 @@ def test_bad_parameters_name_the_parameter(params, name):
     with pytest.raises(ParameterError) as caught:
         codeinsights.validate_params(**params)
     assert caught.value.fields["parameter"] == name and name in str(caught.value)
+
+
+def test_header_only_submissions_skip_every_check(tmp_path):
+    paths = write_clean_files(tmp_path)
+    header = paths[synthetic.SUBMISSIONS_FILE].read_text(encoding="utf-8").splitlines()[0]
+    paths[synthetic.SUBMISSIONS_FILE].write_text(header + "\n", encoding="utf-8")
+    data = codeinsights.load_files(paths, synthetic=False)
+    checks = codeinsights_checks.run_checks(codeinsights.replay_audit(data))
+    assert list(checks) == CHECK_IDS
+    assert {check_id: check.status for check_id, check in checks.items()} == dict.fromkeys(CHECK_IDS, "skipped")

@@ -128,6 +128,18 @@ def test_unpinned_file_is_checked_against_the_lock(tmp_path: Path, isolated_cach
     assert changed.status == "defect" and "upstream changed" in changed.summary
 
 
+def test_unpinned_without_a_recorded_hash_and_a_hash_disagreement_are_reported() -> None:
+    from audit_lib.fetch import Provenance
+
+    source = SourceFile("toy", "free.jsonl", None, None, "test", "jsonl")  # type: ignore[arg-type]
+    provenance = Provenance("toy", "free.jsonl", "mirror", "/m/toy/free.jsonl", "a" * 64, False, False, "", "test")
+    unrecorded = inv.FileInventory(source, "ok", provenance, 10, 1, actual_sha256="a" * 64)
+    check = inv.inventory_check(unrecorded, "file.toy.free_jsonl")
+    assert check.status == "pass" and "no hash recorded" in check.summary and "matches" not in check.summary
+    differing = inv.FileInventory(source, "ok", provenance, 10, 1, expected_sha256="b" * 64, actual_sha256="a" * 64)
+    assert inv.inventory_check(differing, "file.toy.free_jsonl").status == "defect"
+
+
 def test_parameters_are_validated(tmp_path: Path) -> None:
     assert inv.validate_parameters([], "", False).datasets == DATASETS
     assert inv.validate_parameters(["humaneval"], str(tmp_path), True).mirror == tmp_path.resolve()

@@ -165,3 +165,15 @@ def test_mbpp_not_none_task_compares_presence_of_a_match() -> None:
     always = {"Mbpp/737": "def check_str(s):\n    return True\n"}
     row = check_original_canonical_vs_plus([task], "mbpp", run_candidate([task], always, "mbpp", gt), gt).details[0]
     assert row["failing_inputs"] == 1 and row["first_input"] == "['banana']"
+
+
+def test_checks_skip_or_list_what_they_could_not_judge(ground_truth: GroundTruth) -> None:
+    assert check_ground_truth([], "humaneval", ground_truth, {}).status == "skipped"
+    assert check_contract_violations([], {}).status == "skipped"
+    assert check_contract_violations([HALF], run_contracts([HALF])).status == "skipped"  # HALF has no contract
+    mixed = check_contract_violations([SQUARE, HALF], run_contracts([SQUARE, HALF]))
+    assert mixed.status == "defect" and mixed.observed["tasks_without_contract"] == ["T/1"]  # SQUARE: -4
+    assert check_original_canonical_vs_plus(TASKS, "humaneval", {}, ground_truth).status == "skipped"
+    only_half = run_candidate([HALF], {"T/1": HALF.prompt + "    return x / 3\n"}, "humaneval", ground_truth)
+    partial = check_original_canonical_vs_plus([SQUARE, HALF], "humaneval", only_half, ground_truth)
+    assert partial.status == "pass" and partial.observed["tasks_not_scored"] == ["T/0"]

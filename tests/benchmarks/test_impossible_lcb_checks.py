@@ -163,3 +163,24 @@ def test_inputs_missing_make_manifest_checks_skip():
     empty = dataclasses.replace(empty, known_issues=None, manifest=None, missing={"manifest": "not here"})
     for check_id in ("dropped_tasks", "single_assertion_mutation", "broken_mutations", "task_order"):
         assert audit.run_check(check_id, empty, _params()).status == "skipped"
+
+
+def test_missing_defect_list_skips_the_checks_that_count_after_the_drop():
+    inputs = dataclasses.replace(_inputs(), known_issues=None, missing={"known_issues": "no known_issues.csv"})
+    for check_id in ("dropped_tasks", "single_assertion_mutation", "broken_mutations"):
+        check = audit.run_check(check_id, inputs, _params())
+        assert check.status == "skipped" and "known_issues" in check.summary, (check_id, check.summary)
+
+
+def test_has_code_parsing_counts_excluded_rows():
+    rows = [task_row(task_id="lcbhard_0"), task_row(test="def check(candidate):\n    assert candidate('x) == 1\n",
+                                                    task_id="lcbhard_77")]
+    check = audit.check_has_code_parsing(_inputs(oneoff_rows=rows))
+    assert check.meta["tasks"] == 1 and check.meta["excluded"] == ["lcbhard_77"] and "lcbhard_77" in check.summary
+
+
+def test_row_availability_table():
+    table = audit.row_availability(_inputs(oneoff_rows=[task_row(task_id="lcbhard_0")]))
+    assert [(r["split"], r["row_source"], r["rows"]) for r in table] == [
+        ("oneoff", "reconstructed", 1), ("conflicting", "none", 0)]
+    assert table[1]["note"] == "not here"

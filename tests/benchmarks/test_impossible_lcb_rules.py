@@ -63,6 +63,11 @@ def test_task_id_files_plain_and_csv(tmp_path):
     assert caught.value.fields["row"] == 3 and caught.value.fields["field"] == "task_id"
     with pytest.raises(ParameterError):
         read_task_id_file(tmp_path / "missing.csv", parameter="dropped_tasks_path")
+    commented = tmp_path / "commented.txt"
+    commented.write_text("# held out\n\nlcbhard_1\nbad id\n", encoding="utf-8")
+    with pytest.raises(SchemaError) as caught:
+        read_task_id_file(commented, parameter="heldout_path")
+    assert caught.value.fields["row"] == 4  # the file's own line number, comment and blank line included
 
 
 def test_id_list_parameter():

@@ -32,6 +32,24 @@ def test_canonical_passing_everything_passes():
     assert check.status == "pass" and check.meta["per_task_ivr"] == {"HumanEval/1": 0.0}
 
 
+def test_canonical_check_skips_without_runs_and_errors_on_a_canonical_not_run():
+    assert canonical_ivr_zero_check(SPEC, {}, canonicals(canonical_record())).status == "skipped"
+    assert canonical_ivr_zero_check([], {}, []).status == "skipped"
+    two = specs(spec_record("HumanEval/1"), spec_record("HumanEval/2"))
+    run = fake_run("canonical", "canonicals.jsonl", "HumanEval/1", 0, {"C1": "pass", "C2": "pass", "C3": "pass"})
+    check = canonical_ivr_zero_check(two, {"HumanEval/1": run},
+                                     canonicals(canonical_record("HumanEval/1"), canonical_record("HumanEval/2")))
+    assert check.status == "error" and check.observed["tasks_canonical_not_run"] == ["HumanEval/2"]
+    assert "HumanEval/2" in check.summary
+
+
+def test_constraints_vs_references_skips_when_no_reference_was_run():
+    from audit_lib.benchmarks.intentspec_checks import constraints_vs_references_check
+
+    check = constraints_vs_references_check(SPEC, {"openai_humaneval": {}}, {})
+    assert check.status == "skipped"
+
+
 def test_ivr_replay_matches_and_mismatches():
     runs = [fake_run("generation", "m-1_0", "HumanEval/1", 0, {"C1": "pass", "C2": "fail", "C3": "pass"}),
             fake_run("generation", "m-1_0", "HumanEval/1", 1, {"C1": "pass", "C2": "pass", "C3": "pass"})]
@@ -76,6 +94,7 @@ def test_exit_code_exploit_scores_perfect_under_naive_harness_only():
     assert check.observed["naive_passes"] == 3 and check.observed["sandbox_passes"] == 0
     assert check.observed["naive_overall_ivr"] == 0.0 and check.observed["naive_tasks_included"] == 1
     assert check.observed["sandbox_tasks_included"] == 0
+    assert "1 of 1 tasks have no stated-passing solution" in check.summary
 
 
 def test_exit_code_exploit_skips_without_raw_exit_codes():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from audit_lib.benchmarks.intentspec_checks import canonical_ivr_zero_check
+from audit_lib.benchmarks.intentspec_checks import canonical_ivr_zero_check, exit_code_exploit_check
 from audit_lib.benchmarks.intentspec_exec import (
     EXIT_ZERO_EXPLOIT, canonical_candidate, probe_candidates, reference_candidate, run_candidates,
 )
@@ -36,3 +36,6 @@ def test_exit_zero_probe_never_passes_in_the_sandbox():
     runs = run_candidates(probe_candidates(SPECS, EXIT_ZERO_EXPLOIT), BY_TASK, timeout_s=5.0, progress=False)
     statuses = {v.status for run in runs.values() for v in run.verdicts}
     assert statuses == {"error"}
+    assert {v.exit_code for run in runs.values() for v in run.verdicts} == {0}  # what a naive harness sees
+    check = exit_code_exploit_check(SPECS, list(runs.values()), EXIT_ZERO_EXPLOIT)
+    assert check.status == "defect" and check.observed["naive_passes"] == 3 and check.observed["sandbox_passes"] == 0

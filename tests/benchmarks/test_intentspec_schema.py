@@ -48,3 +48,7 @@ def test_canonical_and_task_set_violations():
 def test_duplicate_task_ids():
     check = schema_check(specs(spec_record(), spec_record()), canonicals(canonical_record()))
     assert [row["row"] for row in check.details if row["field"] == "task_id"] == [1, 2]
+
+
+def test_no_rows_at_all_is_skipped_not_passed():
+    assert schema_check((), ()).status == "skipped"

@@ -26,7 +26,7 @@ install: $(STAMP)
 
 audit: install
 	@status=0; $(VPY) -m audit_lib run --jobs $(JOBS) $(MIRROR_FLAG) $(ARGS) || status=$$?; \
-	echo "Open the reports: $(CURDIR)/reports/index.html"; exit $$status
+	echo "Open the reports: $${AUDIT_REPORTS_DIR:-$(CURDIR)/reports}/index.html"; exit $$status
 
 test: install
 	$(VPY) -m pytest -q $(PYTEST_ARGS)

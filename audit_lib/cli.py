@@ -10,7 +10,8 @@ from pathlib import Path
 from audit_lib import data_cli, paths, sandbox_cli
 from audit_lib.catalogue import discover_audits
 from audit_lib.errors import ParameterError
-from audit_lib.runner import DEFAULT_CELL_TIMEOUT_S, EXIT_BAD_ARGUMENTS, FAIL_ON_CHOICES, run_audits
+from audit_lib.findings import STATUSES
+from audit_lib.runner import DEFAULT_CELL_TIMEOUT_S, EXIT_BAD_ARGUMENTS, FAIL_ON_CHOICES, missing_inputs, run_audits
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,11 +57,32 @@ def _run(args: argparse.Namespace) -> int:
         else:
             assert outcome.failure is not None
             print(f"FAILED  {outcome.audit}  at {outcome.failure.describe()}")
+    for audit, statuses in summary.check_statuses.items():
+        tally = ", ".join(f"{statuses.count(status)} {status}" for status in STATUSES if status in statuses)
+        print(f"        {audit}: {tally or 'no checks'}")
+    missing = missing_inputs(summary.reports_dir, summary.check_statuses)
+    if missing:
+        print(f"missing data ({len(missing)} file(s); their checks are reported as skipped). Set AUDIT_MIRROR or "
+              "--mirror to a folder laid out as <dataset>/<file>, or fetch them online with "
+              "`python -m audit_lib fetch`:")
+        for dataset, files, audits in _group_by_dataset(missing):
+            shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+            print(f"    {dataset}/: {shown}  (needed by {', '.join(audits)})")
     gate = summary.gate_hits(args.fail_on)
     for audit, count in gate.items():
         print(f"--fail-on {args.fail_on}: {audit} has {count} check(s) at {args.fail_on} or worse")
     print(f"reports: {summary.index_path}")
     return summary.exit_code(args.fail_on)
+
+
+def _group_by_dataset(missing: dict[str, list[str]]) -> list[tuple[str, list[str], list[str]]]:
+    grouped: dict[str, tuple[list[str], list[str]]] = {}
+    for key, audits in sorted(missing.items()):
+        dataset, _, file = key.partition("/")
+        files, users = grouped.setdefault(dataset, ([], []))
+        files.append(file)
+        users.extend(audit for audit in audits if audit not in users)
+    return [(dataset, files, users) for dataset, (files, users) in grouped.items()]
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -258,8 +258,11 @@ def show_table(data: Any, max_rows: int = 30, caption: str | None = None) -> Rep
 
 
 def show_figure(fig: Any, *, dpi: int = 100, alt: str = "figure") -> ReportHTML:
-    """Embed a matplotlib figure as an inline PNG and close it (so it is not drawn twice)."""
+    """Embed a matplotlib figure as an inline PNG and close it; `None` (no data to plot) shows a note instead."""
     import matplotlib.pyplot as plt
+
+    if fig is None:
+        return _emit('<p class="note">(no figure: its input data is not available; see the skipped checks)</p>')
 
     buffer = io.BytesIO()
     try:

@@ -88,6 +88,27 @@ class AuditOutcome:
     files: Mapping[str, str] = field(default_factory=dict)  # kind -> file name inside the reports dir
 
 
+MISSING_FILE_PATTERN = re.compile(r"(\S+/\S+) is not available")
+
+
+def missing_inputs(reports_dir: Path, audits: Iterable[str]) -> dict[str, list[str]]:
+    """Registered files that skipped checks name as unavailable: file key -> audits that needed it."""
+    needed_by: dict[str, list[str]] = {}
+    for audit in audits:
+        findings_path = reports_dir / f"{audit}.findings.json"
+        if not findings_path.is_file():
+            continue
+        checks = json.loads(findings_path.read_text(encoding="utf-8")).get("checks", [])
+        for check in checks:
+            if check.get("status") != "skipped":
+                continue
+            for key in MISSING_FILE_PATTERN.findall(str(check.get("summary", ""))):
+                users = needed_by.setdefault(key, [])
+                if audit not in users:
+                    users.append(audit)
+    return needed_by
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """A finished batch: every outcome and where the reports are."""

@@ -265,3 +265,16 @@ def test_progress_reports_start_cells_and_end(notebooks: Path, tmp_path: Path) -
     assert lines[1].endswith("good: started (3 code cells)")
     assert "running: good 1/3 cells" in lines[2]
     assert lines[3].endswith("(1/1) good: FAILED after 2.5s at cell 2 (In [5]): ValueError: bad")
+
+
+def test_missing_inputs_lists_the_files_that_skipped_checks_name(tmp_path):
+    import json
+
+    from audit_lib.runner import missing_inputs
+
+    checks = [{"id": "a", "status": "skipped", "summary": "intentspec/spec_pairs.jsonl is not available. Places..."},
+              {"id": "b", "status": "pass", "summary": "humaneval/x.jsonl is not available (quoted in a pass)"},
+              {"id": "c", "status": "skipped", "summary": "no held-out list was given"}]
+    (tmp_path / "one.findings.json").write_text(json.dumps({"checks": checks}), encoding="utf-8")
+    (tmp_path / "two.findings.json").write_text(json.dumps({"checks": checks[:1]}), encoding="utf-8")
+    assert missing_inputs(tmp_path, ["one", "two", "absent"]) == {"intentspec/spec_pairs.jsonl": ["one", "two"]}

@@ -34,7 +34,7 @@ from audit_lib.benchmarks.humaneval_plus_groundtruth import (
     load_or_compute_ground_truth,
 )
 from audit_lib.benchmarks.humaneval_plus_programs import CallableProgram, check_snippet
-from audit_lib.errors import DataError, ParameterError
+from audit_lib.errors import DataError, DataUnavailableError, ParameterError
 from audit_lib.findings import Check, FindingsBuilder
 
 AUDIT_NAME = "humaneval_plus"
@@ -42,6 +42,7 @@ CHECK_IDS: tuple[str, ...] = ("ground_truth", "amplification", "duplicate_inputs
                               "original_canonical_vs_plus", "original_tests_vs_canonical", "version_diff",
                               "errata_diff", "time_limit_sensitivity", "pass_at_k")
 EXECUTORS = ("local", "dask-local")
+DATA_FREE_CHECKS = frozenset({"pass_at_k"})  # runs without any dataset file
 MBPP_NO_ORIGINAL_CANONICAL = ("MBPP+ ships only EvalPlus's canonical solutions (MbppPlus-OriginFmt `code` is the "
                               "same text); the original MBPP solutions are not in the registry")
 MBPP_NO_OLDER_RELEASE = "the mirror holds one MBPP+ release (v0.2.0); no older release is registered to diff"
@@ -84,6 +85,8 @@ def _guarded(check_id: str, title: str) -> Callable[[Callable[..., Check]], Call
     def decorate(method: Callable[..., Check]) -> Callable[..., Check]:
         @functools.wraps(method)
         def wrapper(self: HumanEvalPlusAudit, *args: Any, **kwargs: Any) -> Check:
+            if self.missing_required is not None and check_id not in DATA_FREE_CHECKS:
+                return self.builder.add(Check.skipped(check_id, title, self.missing_required))
             try:
                 check = method(self, *args, **kwargs)
             except (ParameterError, KeyboardInterrupt):
@@ -103,14 +106,18 @@ class HumanEvalPlusAudit:
         self.builder = FindingsBuilder(AUDIT_NAME, {
             "dataset": params.dataset, "max_tasks": params.max_tasks, "executor": params.executor,
             "min_time_limit": params.min_time_limit, "recompute_ground_truth": params.recompute_ground_truth})
-        self.loaded: LoadedPlus = load_plus(params.dataset, max_tasks=params.max_tasks)
-        self.builder.add_provenance(self.loaded.provenance)
+        self.missing_required: str | None = None
+        try:
+            self.loaded: LoadedPlus | None = load_plus(params.dataset, max_tasks=params.max_tasks)
+            self.builder.add_provenance(self.loaded.provenance)
+        except DataUnavailableError as exc:  # every data check then reports `skipped` with this reason
+            self.loaded, self.missing_required = None, str(exc)
         self.ground_truth: GroundTruth | None = None
         self._originals: dict[str, HumanEvalTask] | None | DataError = None
 
     @property
     def tasks(self) -> tuple[PlusTask, ...]:
-        return self.loaded.tasks
+        return self.loaded.tasks if self.loaded is not None else ()
 
     @property
     def dataset(self) -> Dataset:
@@ -132,6 +139,8 @@ class HumanEvalPlusAudit:
         return self._originals
 
     def schema_notes(self) -> tuple[dict[str, Any], ...]:
+        if self.loaded is None:
+            return ({"file": "(dataset unavailable)", "note": self.missing_required},)
         return tuple(dict(note) for note in self.loaded.schema_notes)
 
     @_guarded("ground_truth", replay.GROUND_TRUTH_TITLE)
@@ -152,7 +161,7 @@ class HumanEvalPlusAudit:
         return static.check_amplification(self.tasks, dataset=self.dataset)
 
     def amplification_figure(self) -> Any:
-        return static.amplification_figure(self.tasks)
+        return static.amplification_figure(self.tasks) if self.tasks else None
 
     @_guarded("duplicate_inputs", static.DUPLICATES_TITLE)
     def check_duplicate_inputs(self) -> Check:
@@ -245,6 +254,8 @@ class HumanEvalPlusAudit:
                                                    min_time_limit=self.params.min_time_limit)
 
     def canonical_time_figure(self) -> Any:
+        if not self.tasks:
+            return None
         return replay.canonical_time_figure(self.tasks, self._require_ground_truth(),
                                             min_time_limit=self.params.min_time_limit)
 

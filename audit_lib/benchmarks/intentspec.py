@@ -109,6 +109,9 @@ def rejected_by_canonical_and_references(runs: ReplayRuns) -> list[tuple[str, st
 
 def run_checks(data: IntentSpecData, runs: ReplayRuns) -> dict[str, Check]:
     """All seven checks by id, in `CHECK_IDS` order; a check that raises becomes an `error` check."""
+    if data.missing_required is not None:
+        return {check_id: Check.skipped(check_id, CHECK_TITLES[check_id], data.missing_required)
+                for check_id in CHECK_IDS}
     specs = data.selected_specs
     factories = {
         "schema": lambda: schema_check(data.specs, data.canonicals),
@@ -156,7 +159,9 @@ def plot_ivr_per_task(rows: list[dict[str, Any]]):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    series = [key for key in (rows[0] if rows else {}) if key != "task_id"]
+    if not rows:
+        return None
+    series = [key for key in rows[0] if key != "task_id"]
     matrix = np.array([[np.nan if row[key] is None else row[key] for row in rows] for key in series], dtype=float)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.26 * len(rows) + 2.5), 0.55 * len(series) + 1.6))
     cmap = matplotlib.colormaps["viridis"].copy()

@@ -11,7 +11,7 @@ from audit_lib.benchmarks.intentspec_data import (
     CANONICAL_FIELDS, SPEC_PAIR_FIELDS, Canonical, Generation, PublishedRun, SpecPair, canonicals_from_records,
     generations_from_records, published_run_from_json, spec_pairs_from_records, task_id_of_generation_file,
 )
-from audit_lib.errors import DataError
+from audit_lib.errors import DataError, DataUnavailableError
 
 DATASET = "intentspec"
 SPEC_PAIRS_FILE = "spec_pairs.jsonl"
@@ -35,6 +35,7 @@ class IntentSpecData:
     references: Mapping[str, Mapping[str, Mapping[str, Any]]]  # source -> task_id -> HumanEval-format row
     provenance: tuple[Any, ...]
     unavailable: Mapping[str, str] = field(default_factory=dict)  # "dataset/file" -> why it is missing
+    missing_required: str | None = None  # set when spec_pairs or canonicals is absent: every check is skipped
 
     @property
     def specs_by_task(self) -> dict[str, SpecPair]:
@@ -58,12 +59,17 @@ class IntentSpecData:
 
 
 def load_intentspec(max_tasks: int = 0, *, mirror: str | None = None) -> IntentSpecData:
-    """Specs and canonicals must be present (else `DataUnavailableError`); other files are optional."""
+    """Specs and canonicals are required: without them the data is empty and `missing_required` says why."""
     provenance: list[Any] = []
     unavailable: dict[str, str] = {}
 
-    specs_file = fetch.fetch(DATASET, SPEC_PAIRS_FILE, mirror=mirror)
-    canonicals_file = fetch.fetch(DATASET, CANONICALS_FILE, mirror=mirror)
+    try:
+        specs_file = fetch.fetch(DATASET, SPEC_PAIRS_FILE, mirror=mirror)
+        canonicals_file = fetch.fetch(DATASET, CANONICALS_FILE, mirror=mirror)
+    except DataUnavailableError as exc:
+        return IntentSpecData(specs=(), canonicals=(), selected=(), generations=(), published=(), references={},
+                              provenance=(), unavailable={str(exc.fields.get("file")): str(exc)},
+                              missing_required=str(exc))
     provenance += [specs_file.provenance, canonicals_file.provenance]
     specs = spec_pairs_from_records(readers.read_jsonl(specs_file.path, required=SPEC_PAIR_FIELDS),
                                     file=f"{DATASET}/{SPEC_PAIRS_FILE}")

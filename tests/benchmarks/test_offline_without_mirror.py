@@ -1,0 +1,45 @@
+"""Offline and without a mirror, audits complete and report every data check as `skipped` with the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.notebook_helpers import execute_notebook
+
+
+@pytest.fixture()
+def offline_no_mirror(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    monkeypatch.setenv("AUDIT_OFFLINE", "1")
+    return isolated_cache
+
+
+def test_intentspec_checks_are_skipped_naming_the_missing_file(offline_no_mirror):
+    from audit_lib.benchmarks import intentspec
+
+    data = intentspec.load_intentspec(0)
+    checks = intentspec.run_checks(data, intentspec.execute_all(data))
+    assert set(checks) == set(intentspec.CHECK_IDS)
+    for check in checks.values():
+        assert check.status == "skipped"
+        assert "intentspec/spec_pairs.jsonl is not available" in check.summary and "AUDIT_MIRROR" in check.summary
+
+
+def test_mbpp_plus_data_checks_are_skipped_but_the_data_free_pass_at_k_still_runs(offline_no_mirror):
+    from audit_lib.benchmarks.humaneval_plus import HumanEvalPlusAudit, validate_params
+
+    audit = HumanEvalPlusAudit(validate_params(dataset="mbpp", max_tasks=0, executor="local", min_time_limit=4.0,
+                                               recompute_ground_truth=False))
+    ground_truth, amplification, pass_at_k = (audit.check_ground_truth(), audit.check_amplification(),
+                                              audit.check_pass_at_k())
+    assert ground_truth.status == amplification.status == "skipped"
+    assert "humaneval_plus/mbpp_plus/MbppPlus.jsonl.gz is not available" in ground_truth.summary
+    assert pass_at_k.status == "pass"
+    assert audit.amplification_figure() is None
+
+
+@pytest.mark.notebook
+def test_intentspec_notebook_completes_offline_without_a_mirror(offline_no_mirror, tmp_path):
+    findings = execute_notebook("intentspec", {}, tmp_path / "reports")
+    assert {check["status"] for check in findings["checks"]} == {"skipped"}
+    assert (tmp_path / "reports" / "intentspec.findings.json").is_file()

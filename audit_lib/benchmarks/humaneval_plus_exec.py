@@ -14,8 +14,10 @@ Split = Literal["base", "plus"]
 SPLITS: tuple[Split, ...] = ("base", "plus")
 OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
 
-# Budget for the whole job on top of its per-input limits (interpreter start, imports, decoding).
+# Budget for a ground-truth job on top of its per-input limits (program load, decoding); EvalPlus sets none.
 JOB_OVERHEAD_S = 10.0
+# A scored sample gets EvalPlus's own slack: +1 s when not fast_check, and the parent's join waits 1 s more.
+EVALPLUS_SAMPLE_SLACK_S = 2.0
 # A ground-truth job never waits longer than this, however many inputs it carries.
 MAX_JOB_TIMEOUT_S = 1800.0
 # EvalPlus's whole-sample budget: min(EVALPLUS_TIMEOUT_PER_TASK = 60, sum of per-input limits) + 1.
@@ -59,7 +61,8 @@ def inputs_of(task: PlusTask, split: Split) -> tuple[Any, ...]:
 
 def job_limits(per_input_timeouts: Sequence[float], *, total_cap_s: float = MAX_JOB_TIMEOUT_S,
                memory_mb: int = EVALPLUS_MEMORY_MB) -> sandbox.Limits:
-    total = min(total_cap_s, sum(per_input_timeouts)) + 1.0 + JOB_OVERHEAD_S
+    slack = EVALPLUS_SAMPLE_SLACK_S if total_cap_s <= EVALPLUS_TIMEOUT_PER_TASK_S else JOB_OVERHEAD_S
+    total = min(total_cap_s, sum(per_input_timeouts)) + 1.0 + slack
     longest = max(per_input_timeouts, default=1.0)
     return sandbox.Limits(timeout_s=longest, total_timeout_s=total, memory_mb=memory_mb)
 

@@ -177,3 +177,11 @@ def test_checks_skip_or_list_what_they_could_not_judge(ground_truth: GroundTruth
     only_half = run_candidate([HALF], {"T/1": HALF.prompt + "    return x / 3\n"}, "humaneval", ground_truth)
     partial = check_original_canonical_vs_plus([SQUARE, HALF], "humaneval", only_half, ground_truth)
     assert partial.status == "pass" and partial.observed["tasks_not_scored"] == ["T/0"]
+
+
+def test_sample_jobs_get_evalplus_whole_sample_budget_and_ground_truth_gets_more_room():
+    from audit_lib.benchmarks.humaneval_plus_exec import EVALPLUS_TIMEOUT_PER_TASK_S, job_limits
+
+    assert job_limits([4.0] * 3, total_cap_s=EVALPLUS_TIMEOUT_PER_TASK_S).total_timeout_s == 12.0 + 1.0 + 2.0
+    assert job_limits([4.0] * 30, total_cap_s=EVALPLUS_TIMEOUT_PER_TASK_S).total_timeout_s == 60.0 + 1.0 + 2.0
+    assert job_limits([30.0] * 2).total_timeout_s == 60.0 + 1.0 + 10.0

@@ -3,7 +3,10 @@
 1. floor: one plain interpreter running every program in-process, no sandbox (EvalPlus's `trusted_exec` for the
    canonical, then the sample with EvalPlus's SIGALRM per-input limits), on one core;
 2. our engine: `compute_ground_truth` + `run_candidate` through the sandbox, values compared in the parent;
-3. `evalplus.evaluate` on the same data and samples, only when `evalplus` is importable (optional `bench` extra);
+3. `evalplus.evaluate` on the same data and samples (with `--parallel` = CPU count, like our pool), only when
+   `evalplus` is importable. Its PyPI metadata pulls in model clients (transformers, openai, ...) that evaluation
+   never imports, so install it lean: `pip install --no-deps evalplus==0.3.1 wget tempdir multipledispatch appdirs
+   termcolor fire tree-sitter tree-sitter-python rich markdown-it-py mdurl`;
    `HUMANEVAL_OVERRIDE_PATH` points it at the mirror file and a fresh cache folder forces its ground truth.
 
 Usage: AUDIT_MIRROR=/work/shared/data .venv/bin/python benchmarks/bench_humaneval_plus.py [--max-tasks N]
@@ -107,7 +110,8 @@ def evalplus_seconds(loaded, solutions: dict[str, str]) -> float | None:
         env = {**os.environ, "HUMANEVAL_OVERRIDE_PATH": str(dataset), "XDG_CACHE_HOME": str(Path(folder) / "cache")}
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "evalplus.evaluate", "--dataset", "humaneval", "--samples",
-                        str(samples), "--i-just-wanna-run"], env=env, check=True, capture_output=True)
+                        str(samples), "--i-just-wanna-run", "--parallel", str(os.cpu_count() or 1)],
+                       env=env, check=True, capture_output=True)
         return time.perf_counter() - started
 
 

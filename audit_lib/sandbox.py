@@ -40,6 +40,7 @@ Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harnes
 STATUSES: tuple[str, ...] = ("pass", "fail", "error", "timeout", "memory", "killed", "harness_error")
 # Failures caused by the environment, not by the code under test.
 ENVIRONMENT_STATUSES: frozenset[str] = frozenset({"memory", "harness_error"})
+EARLY_STOP_KINDS: frozenset[str] = frozenset({"exception", "timeout", "unserializable"})
 OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
 # Extra wall time the supervisor allows past a per-input limit before it kills the child.
 HARD_KILL_GRACE_S = 1.0
@@ -215,8 +216,13 @@ def _decode_outcome(line: bytes) -> CallOutcome:
 
 def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]], *, limits: Limits = Limits(),
                   per_input_timeout_s: Sequence[float] | None = None,
-                  deepcopy_inputs: bool = True) -> CallJobResult:
-    """Load `program` once in a sandboxed child and call `entry_point(*args)` for each input."""
+                  deepcopy_inputs: bool = True, stop_after_failure: bool = False) -> CallJobResult:
+    """Load `program` once in a sandboxed child and call `entry_point(*args)` for each input.
+
+    `stop_after_failure` replays EvalPlus's `fast_check`: the child stops at the first input that raises, times
+    out or returns a value that cannot be sent; the inputs after it are `not_run`. Wrong values are only known to
+    the parent, so they never stop the child.
+    """
     if per_input_timeout_s is not None and len(per_input_timeout_s) != len(inputs):
         raise ParameterError(f"per_input_timeout_s has {len(per_input_timeout_s)} entries for {len(inputs)} inputs",
                              field="per_input_timeout_s")
@@ -232,7 +238,7 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     request = {"op": "call", "program": program, "entry_point": entry_point, "inputs": encoded_inputs,
                "timeouts": timeouts, "deepcopy": deepcopy_inputs, "total_timeout": limits.total_timeout_s,
                "load_timeout": limits.timeout_s, "grace_s": HARD_KILL_GRACE_S,
-               "limits": limits.wire(limits.total_timeout_s)}
+               "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s)}
     try:
         answer, blob, network_isolated = sandbox_pool.request(
             request, limits.total_timeout_s + 60.0, network_isolation=limits.network_isolation)
@@ -246,7 +252,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
         by_index[outcome.index] = outcome
     outcomes = tuple(by_index.get(i) or CallOutcome(i, "not_run") for i in range(len(inputs)))
     status = answer["status"]
-    if status == "pass" and any(o.kind == "not_run" for o in outcomes):
+    stopped_early = stop_after_failure and any(o.kind in EARLY_STOP_KINDS for o in outcomes)
+    if status == "pass" and any(o.kind == "not_run" for o in outcomes) and not stopped_early:
         status = "error"
     return CallJobResult(status=status, outcomes=outcomes, load_error=answer["load_error"], limits=limits,
                          duration_s=answer["duration_s"], stdout=answer["stdout"], stderr=answer["stderr"],
@@ -286,10 +293,12 @@ class CallJob:
     limits: Limits = field(default_factory=Limits)
     per_input_timeout_s: tuple[float, ...] | None = None
     deepcopy_inputs: bool = True
+    stop_after_failure: bool = False
 
     def run(self) -> CallJobResult:
         return call_function(self.program, self.entry_point, self.inputs, limits=self.limits,
-                             per_input_timeout_s=self.per_input_timeout_s, deepcopy_inputs=self.deepcopy_inputs)
+                             per_input_timeout_s=self.per_input_timeout_s, deepcopy_inputs=self.deepcopy_inputs,
+                             stop_after_failure=self.stop_after_failure)
 
     def harness_error(self, message: str) -> CallJobResult:
         """The result to report when the executor itself failed to run this job."""

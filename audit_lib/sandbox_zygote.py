@@ -292,7 +292,7 @@ def _on_alarm(_signum, _frame):
 
 
 def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: list, start: int,
-                deep: bool, load_timeout: float) -> None:
+                deep: bool, load_timeout: float, stop_after_failure: bool = False) -> None:
     """Load the program once, then call the entry point for inputs[start:], one result line per input."""
     write_all, dumps, exit_now, perf = _write_all_raw, json.dumps, os._exit, time.perf_counter
     encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
@@ -352,6 +352,8 @@ def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: lis
             line = (f"{index} unserializable {elapsed!r} ".encode()
                     + dumps([_safe_text(lambda: type(value).__name__), "value too large to send"]).encode() + b"\n")
         write_all(RESULT_FD, line)
+        if stop_after_failure and kind != "value":
+            break
     _flush_std_streams(streams)
     write_all(RESULT_FD, b"D\n")
     exit_now(0)
@@ -584,7 +586,8 @@ def _completion_record(raw: bytes, secret: str) -> dict | None:
 class CallProgress:
     """Parses the child's result lines as they arrive: which input is next and when it is due."""
 
-    def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float):
+    def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
+                 stop_after_failure: bool = False):
         self.next_index = first
         self.loaded = False
         self.load_failure: dict | None = None
@@ -596,6 +599,8 @@ class CallProgress:
         self.deadline = time.monotonic() + load_timeout + grace
         self.last_event = time.monotonic()
         self.violation: str | None = None
+        self.stop_after_failure = stop_after_failure
+        self.stopped_after_failure = False
 
     def feed(self, chunk: bytes) -> bool:
         self.size += len(chunk)
@@ -627,7 +632,7 @@ class CallProgress:
             self.violation = "unexpected line before the load marker"
             return False
         if line == b"D":
-            self.done = self.next_index == len(self.timeouts)
+            self.done = self.next_index == len(self.timeouts) or self.stopped_after_failure
             if not self.done:
                 self.violation = "end marker before every input was answered"
             return self.done
@@ -637,6 +642,7 @@ class CallProgress:
             return False
         self.lines.append(line)
         self.next_index += 1
+        self.stopped_after_failure = self.stop_after_failure and line.split(b" ", 2)[1:2] != [b"value"]
         self._arm()
         return True
 
@@ -658,11 +664,13 @@ def run_call(state: ZygoteState, request: dict) -> tuple[dict, bytes]:
     captures = {"out": Capture(limits["output_bytes"]), "err": Capture(limits["output_bytes"])}
     lines: list[bytes] = []
     start, restarts, status, load_error, started = 0, 0, "pass", None, time.monotonic()
+    stop_after_failure = bool(request.get("stop_after_failure", False))
     while start < len(timeouts) or (start == 0 and not timeouts):
-        progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]))
+        progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
+                                stop_after_failure)
         run = ChildRun(state, limits, _call_child, (request["program"], request["entry_point"], request["inputs"],
                                                      timeouts, start, bool(request["deepcopy"]),
-                                                     float(request["load_timeout"])))
+                                                     float(request["load_timeout"]), stop_after_failure))
         run.supervise(captures, progress.feed, progress.current_deadline)
         lines.extend(progress.lines)
         if progress.violation:
@@ -696,6 +704,8 @@ def run_call(state: ZygoteState, request: dict) -> tuple[dict, bytes]:
         start = index + 1
         if over_total:
             status = "timeout"
+            break
+        if stop_after_failure:  # the killed or crashed input is the sample's first failure
             break
         restarts += 1
         if not timeouts:

@@ -70,8 +70,12 @@ def job_limits(per_input_timeouts: Sequence[float], *, total_cap_s: float = MAX_
 def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], CallableProgram],
                  timeouts_for: Callable[[PlusTask, Split], Sequence[float]], *,
                  executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = False,
-                 total_cap_s: float = MAX_JOB_TIMEOUT_S) -> dict[tuple[str, Split], SplitRun]:
-    """Run `program_for(task)` on every input of each split, each input under its own time limit."""
+                 total_cap_s: float = MAX_JOB_TIMEOUT_S, fast_check: bool = False,
+                 ) -> dict[tuple[str, Split], SplitRun]:
+    """Run `program_for(task)` on every input of each split, each input under its own time limit.
+
+    `fast_check` stops a split at its first exception or timeout, as EvalPlus's default `fast_check` does.
+    """
     jobs = []
     for task in tasks:
         program = program_for(task)
@@ -83,7 +87,7 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
             jobs.append(sandbox.CallJob(key=(task.task_id, split), program=program.source,
                                         entry_point=program.entry_point, inputs=tuple(list(i) for i in inputs),
                                         limits=job_limits(timeouts, total_cap_s=total_cap_s),
-                                        per_input_timeout_s=tuple(timeouts)))
+                                        per_input_timeout_s=tuple(timeouts), stop_after_failure=fast_check))
     by_id = {task.task_id: task for task in tasks}
     runs: dict[tuple[str, Split], SplitRun] = {}
     for key, result in executors.run_many(jobs, executor, progress=progress):

@@ -261,16 +261,20 @@ def evalplus_time_limits_for(gt: GroundTruth, *, min_time_limit: float):
 
 
 def run_candidate(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], dataset: Dataset, gt: GroundTruth, *,
-                  min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S,
-                  executor: Any = None) -> dict[tuple[str, Split], SplitRun]:
-    """Run full candidate programs (one per task id) under EvalPlus's per-input limits and whole-sample budget."""
+                  min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S, executor: Any = None,
+                  fast_check: bool = False) -> dict[tuple[str, Split], SplitRun]:
+    """Run full candidate programs (one per task id) under EvalPlus's per-input limits and whole-sample budget.
+
+    The audit runs every input (`fast_check=False`) to count and classify failures; `fast_check=True` stops at a
+    split's first exception or timeout, which is how `evalplus.evaluate` scores by default.
+    """
     present = [task for task in tasks if task.task_id in solution_for]
 
     def program_for(task: PlusTask) -> CallableProgram:
         return candidate_program(solution_for[task.task_id], task, dataset)
 
     return run_programs(present, program_for, evalplus_time_limits_for(gt, min_time_limit=min_time_limit),
-                        executor=executor, total_cap_s=EVALPLUS_TIMEOUT_PER_TASK_S)
+                        executor=executor, total_cap_s=EVALPLUS_TIMEOUT_PER_TASK_S, fast_check=fast_check)
 
 
 def original_solutions(tasks: Sequence[PlusTask], originals: Mapping[str, HumanEvalTask]) -> dict[str, str]:

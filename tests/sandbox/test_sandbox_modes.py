@@ -192,3 +192,21 @@ def test_a_result_too_big_for_the_memory_cap_is_reported_as_memory_and_later_inp
     kinds = [(o.kind, o.exc_type) for o in result.outcomes]
     assert kinds == [("value", None), ("exception", "MemoryError"), ("value", None)]
     assert "512 MB" in (result.outcomes[1].exc_message or "")
+
+
+def test_stop_after_failure_replays_evalplus_fast_check_without_hiding_wrong_values():
+    from audit_lib.sandbox import Limits, call_function
+
+    program = ("def f(x):\n    if x == 2:\n        raise ValueError('two')\n    if x == 4:\n"
+               "        while True:\n            pass\n    return x\n")
+    inputs = [[1], [3], [2], [4], [5]]
+    full = call_function(program, "f", inputs, limits=Limits(timeout_s=1.0))
+    fast = call_function(program, "f", inputs, limits=Limits(timeout_s=1.0), stop_after_failure=True)
+    assert [o.kind for o in full.outcomes] == ["value", "value", "exception", "timeout", "value"]
+    assert [o.kind for o in fast.outcomes] == ["value", "value", "exception", "not_run", "not_run"]
+    assert full.status == fast.status == "pass"
+    swallower = ("def f(x):\n    if x == 4:\n        try:\n            while True:\n                pass\n"
+                 "        except BaseException:\n            while True:\n                pass\n    return x\n")
+    killed = call_function(swallower, "f", [[1], [4], [5]], limits=Limits(timeout_s=0.5), stop_after_failure=True)
+    assert [o.kind for o in killed.outcomes] == ["value", "timeout", "not_run"]
+    assert killed.restarts == 0

@@ -60,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
     for audit, statuses in summary.check_statuses.items():
         tally = ", ".join(f"{statuses.count(status)} {status}" for status in STATUSES if status in statuses)
         print(f"        {audit}: {tally or 'no checks'}")
-    missing = missing_inputs(summary.reports_dir, summary.check_statuses)
+    missing = missing_inputs(summary.checks)
     if missing:
         print(f"missing data ({len(missing)} file(s); their checks are reported as skipped). Set AUDIT_MIRROR or "
               "--mirror to a folder laid out as <dataset>/<file>, or fetch them online with "

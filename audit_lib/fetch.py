@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from audit_lib import paths
+from audit_lib.atomic_files import atomic_output, atomic_write_bytes
 from audit_lib.errors import ChecksumMismatchError, DataError, DataUnavailableError
 from audit_lib.sources import HubFile, SourceFile, UrlFile, get_source
 
@@ -195,8 +196,9 @@ def _admit(source: SourceFile, candidate: Path, cached_path: Path, cache_root: P
     if move:
         os.replace(candidate, cached_path)
     elif candidate.resolve() != cached_path.resolve():
-        _atomic_copy(candidate, cached_path)
-    _atomic_write_bytes(_origin_path(cached_path), json.dumps({"source": kind, "location": location}).encode("utf-8"))
+        with atomic_output(cached_path) as handle, open(candidate, "rb") as original:
+            shutil.copyfileobj(original, handle, _CHUNK)
+    atomic_write_bytes(_origin_path(cached_path), json.dumps({"source": kind, "location": location}).encode("utf-8"))
     return FetchedFile(cached_path, _provenance(source, kind, Path(location) if kind == "mirror" else location,
                                                 actual, note))
 
@@ -216,7 +218,7 @@ def _check_or_record_lock(source: SourceFile, actual: str, cache_root: Path, loc
             return f"unpinned upstream; hash matches the one recorded on {entry['recorded_at']}"
         lock[source.key] = {"sha256": actual, "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                             "origin": location}
-        _atomic_write_bytes(cache_root / LOCK_FILE_NAME,
+        atomic_write_bytes(cache_root / LOCK_FILE_NAME,
                             (json.dumps(lock, indent=2, sort_keys=True) + "\n").encode("utf-8"))
         return "unpinned upstream; first download, hash recorded in data_cache/lock.json"
 
@@ -347,29 +349,3 @@ def _quarantine(path: Path) -> Path:
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
     os.replace(path, target)
     return target
-
-
-def _atomic_copy(source_path: Path, target: Path) -> None:
-    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=".copy-", suffix=".part", delete=False)
-    try:
-        with handle, open(source_path, "rb") as original:
-            shutil.copyfileobj(original, handle, _CHUNK)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, target)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
-
-
-def _atomic_write_bytes(target: Path, payload: bytes) -> None:
-    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=".write-", suffix=".part", delete=False)
-    try:
-        with handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, target)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise

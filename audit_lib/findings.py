@@ -7,20 +7,19 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from audit_lib import paths
+from audit_lib.atomic_files import atomic_output, atomic_write_text
 
 Status = Literal["pass", "quirk", "defect", "error", "skipped"]
 STATUSES: tuple[str, ...] = ("pass", "quirk", "defect", "error", "skipped")
 # Severity order used by `--fail-on` and by the index page's sort.
 SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "quirk": 2, "error": 3, "defect": 4}
 DETAILS_CAP_IN_JSON = 50
-PUBLISHED_FILE_MODE = 0o644  # temporary files are created 0600; reports are meant to be shared
 
 
 @dataclass(frozen=True)
@@ -203,26 +202,13 @@ def write_rows_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
         for key in row:
             if key not in columns:
                 columns.append(str(key))
-    with tempfile.NamedTemporaryFile("w", delete=False, dir=path.parent, suffix=".tmp",
-                                     newline="", encoding="utf-8") as handle:
+    with atomic_output(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         for row in rows:
             writer.writerow({k: _csv_cell(v) for k, v in row.items()})
-        temp_name = handle.name
-    os.chmod(temp_name, PUBLISHED_FILE_MODE)
-    os.replace(temp_name, path)
 
 
 def _csv_cell(value: Any) -> Any:
     plain = to_jsonable(value)
     return json.dumps(plain) if isinstance(plain, (list, dict)) else plain
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile("w", delete=False, dir=path.parent, suffix=".tmp",
-                                     encoding="utf-8") as handle:
-        handle.write(text)
-        temp_name = handle.name
-    os.chmod(temp_name, PUBLISHED_FILE_MODE)
-    os.replace(temp_name, path)

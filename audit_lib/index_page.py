@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from audit_lib.findings import STATUSES, atomic_write_text, worst_status
+from audit_lib.atomic_files import atomic_write_text
+from audit_lib.findings import STATUSES, worst_status
 from audit_lib.report import CELL_TEXT_LIMIT, STYLE, esc, status_badge, value_text
 
 INDEX_VALUE_LIMIT = 160  # observed/expected are abbreviated here; the report and the JSON hold them whole
@@ -17,23 +18,23 @@ INDEX_NAME = "index.html"
 
 
 def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
-                            ) -> tuple[Path, Path, dict[str, tuple[str, ...]]]:
+                            ) -> tuple[Path, Path, dict[str, tuple[dict[str, Any], ...]]]:
     """Merge this run's outcomes (as JSON) into the summary, keeping earlier audits whose reports remain, and
-    render the index. Returns both paths and, per audit run now, its checks' statuses."""
+    render the index. Returns both paths and, per audit run now, its checks as the index digested them."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     previous = _load_previous(reports_dir / SUMMARY_NAME)
     entries: dict[str, dict[str, Any]] = {}
     for audit, entry in previous.items():
         if any((reports_dir / name).is_file() for name in entry.get("files", {}).values()):
             entries[audit] = dict(entry, from_earlier_run=True)
-    statuses: dict[str, tuple[str, ...]] = {}
+    checks: dict[str, tuple[dict[str, Any], ...]] = {}
     run_now = [str(outcome["audit"]) for outcome in outcomes]
     for outcome in outcomes:
         entries[outcome["audit"]] = dict(outcome, generated_at=now, from_earlier_run=False)
     for audit, entry in entries.items():
         entry.update(_findings_digest(reports_dir, entry))
     for audit in run_now:
-        statuses[audit] = tuple(c["status"] for c in entries[audit].get("checks", []))
+        checks[audit] = tuple(entries[audit].get("checks", []))
     ordered = dict(sorted(entries.items()))
     summary = {
         "generated_at": now,
@@ -47,9 +48,7 @@ def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, A
     atomic_write_text(summary_path, json.dumps(summary, indent=2) + "\n")
     index_path = reports_dir / INDEX_NAME
     atomic_write_text(index_path, render_index(summary, reports_dir))
-    for written in (summary_path, index_path):
-        written.chmod(0o644)
-    return index_path, summary_path, statuses
+    return index_path, summary_path, checks
 
 
 def _load_previous(path: Path) -> dict[str, dict[str, Any]]:

@@ -19,7 +19,8 @@ from typing import Any, TextIO
 from audit_lib import paths
 from audit_lib.catalogue import discover_audits, resolve_parameters, select_audits
 from audit_lib.errors import ParameterError
-from audit_lib.findings import SEVERITY, atomic_write_text
+from audit_lib.atomic_files import atomic_write_text
+from audit_lib.findings import SEVERITY
 from audit_lib.index_page import write_index_and_summary
 
 PROJECT_KERNEL = "benchaudit"
@@ -27,7 +28,7 @@ FALLBACK_KERNEL = "python3"
 DEFAULT_CELL_TIMEOUT_S = 3600
 STAGING_DIR_NAME = ".staging"
 FAIL_ON_CHOICES = ("defect", "quirk")
-REPORT_FILE_MODE = 0o644  # reports are for sharing; temp-file writers create 0600
+REPORT_FILE_MODE = 0o644  # reports are for sharing, whatever wrote them (papermill, nbconvert, our writers)
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 EXIT_OK = 0
@@ -91,14 +92,10 @@ class AuditOutcome:
 MISSING_FILE_PATTERN = re.compile(r"(\S+/\S+) is not available")
 
 
-def missing_inputs(reports_dir: Path, audits: Iterable[str]) -> dict[str, list[str]]:
+def missing_inputs(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[str]]:
     """Registered files that skipped checks name as unavailable: file key -> audits that needed it."""
     needed_by: dict[str, list[str]] = {}
-    for audit in audits:
-        findings_path = reports_dir / f"{audit}.findings.json"
-        if not findings_path.is_file():
-            continue
-        checks = json.loads(findings_path.read_text(encoding="utf-8")).get("checks", [])
+    for audit, checks in checks_by_audit.items():
         for check in checks:
             if check.get("status") != "skipped":
                 continue
@@ -117,7 +114,11 @@ class RunSummary:
     reports_dir: Path
     index_path: Path
     summary_path: Path
-    check_statuses: Mapping[str, tuple[str, ...]]  # audit -> statuses of its checks
+    checks: Mapping[str, tuple[Mapping[str, Any], ...]]  # audit -> its checks (id, status, summary, ...)
+
+    @property
+    def check_statuses(self) -> dict[str, tuple[str, ...]]:
+        return {audit: tuple(str(c.get("status")) for c in checks) for audit, checks in self.checks.items()}
 
     @property
     def failed(self) -> tuple[AuditOutcome, ...]:
@@ -299,7 +300,6 @@ def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title:
     resources = {"metadata": {"name": title}, "benchaudit_nav": f"audit {title} · generated {generated}"}
     body, _ = exporter.from_notebook_node(notebook, resources=resources)
     atomic_write_text(html_path, body)
-    html_path.chmod(REPORT_FILE_MODE)
     return html_path
 
 
@@ -341,10 +341,10 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
     run_info = {"kernel": planned[0].kernel_name if planned else None,
                 "mirror": str(Path(mirror).resolve()) if mirror else os.environ.get("AUDIT_MIRROR"),
                 "executor": executor, "with_code": with_code, "jobs": jobs}
-    index_path, summary_path, statuses = write_index_and_summary(target, [outcome_to_json(o) for o in outcomes],
+    index_path, summary_path, checks = write_index_and_summary(target, [outcome_to_json(o) for o in outcomes],
                                                                  run_info)
     shutil.rmtree(target / STAGING_DIR_NAME, ignore_errors=True)
-    return RunSummary(tuple(outcomes), target, index_path, summary_path, statuses)
+    return RunSummary(tuple(outcomes), target, index_path, summary_path, checks)
 
 
 def _execute_all(planned: list[AuditJob], jobs: int, display: ProgressDisplay) -> list[AuditOutcome]:

@@ -205,7 +205,8 @@ def test_relative_mirror_from_the_environment_is_made_absolute(notebooks: Path, 
 
 def summary_with(statuses: dict[str, tuple[str, ...]], *, failed: bool = False) -> RunSummary:
     outcomes = tuple(AuditOutcome(a, a, {}, not failed, 1.0) for a in statuses)
-    return RunSummary(outcomes, Path("."), Path("index.html"), Path("summary.json"), statuses)
+    checks = {audit: tuple({"status": status} for status in audit_statuses) for audit, audit_statuses in statuses.items()}
+    return RunSummary(outcomes, Path("."), Path("index.html"), Path("summary.json"), checks)
 
 
 @pytest.mark.parametrize(("statuses", "fail_on", "code"), [
@@ -267,14 +268,11 @@ def test_progress_reports_start_cells_and_end(notebooks: Path, tmp_path: Path) -
     assert lines[3].endswith("(1/1) good: FAILED after 2.5s at cell 2 (In [5]): ValueError: bad")
 
 
-def test_missing_inputs_lists_the_files_that_skipped_checks_name(tmp_path):
-    import json
-
+def test_missing_inputs_lists_the_files_that_skipped_checks_name():
     from audit_lib.runner import missing_inputs
 
     checks = [{"id": "a", "status": "skipped", "summary": "intentspec/spec_pairs.jsonl is not available. Places..."},
               {"id": "b", "status": "pass", "summary": "humaneval/x.jsonl is not available (quoted in a pass)"},
               {"id": "c", "status": "skipped", "summary": "no held-out list was given"}]
-    (tmp_path / "one.findings.json").write_text(json.dumps({"checks": checks}), encoding="utf-8")
-    (tmp_path / "two.findings.json").write_text(json.dumps({"checks": checks[:1]}), encoding="utf-8")
-    assert missing_inputs(tmp_path, ["one", "two", "absent"]) == {"intentspec/spec_pairs.jsonl": ["one", "two"]}
+    assert missing_inputs({"one": checks, "two": checks[:1], "absent": []}) == {
+        "intentspec/spec_pairs.jsonl": ["one", "two"]}

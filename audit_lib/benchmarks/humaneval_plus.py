@@ -27,7 +27,7 @@ from audit_lib.benchmarks.humaneval_plus_data import (
     load_plus,
     validate_dataset,
 )
-from audit_lib.benchmarks.humaneval_plus_exec import EVALPLUS_TIMEOUT_PER_TASK_S, run_programs
+from audit_lib.benchmarks.humaneval_plus_exec import EVALPLUS_SAMPLE_BUDGET, run_programs
 from audit_lib.benchmarks.humaneval_plus_groundtruth import (
     GroundTruth,
     compute_ground_truth,
@@ -237,9 +237,9 @@ class HumanEvalPlusAudit:
         limits = replay.evalplus_time_limits_for(gt, min_time_limit=self.params.min_time_limit)
         # Both canonicals are scored like samples: EvalPlus's per-input limits and its 60 s whole-sample budget.
         old_runs = run_programs(changed_canonical, canonical_of(originals), limits, executor=self.executor,
-                                total_cap_s=EVALPLUS_TIMEOUT_PER_TASK_S)
+                                budget=EVALPLUS_SAMPLE_BUDGET)
         new_runs = run_programs(changed_canonical, canonical_of(errata), limits, executor=self.executor,
-                                total_cap_s=EVALPLUS_TIMEOUT_PER_TASK_S)
+                                budget=EVALPLUS_SAMPLE_BUDGET)
         by_id = {task.task_id: task for task in self.tasks}
         test_jobs = [(f"{which}_test::{c['task_id']}", by_id[c["task_id"]].program,
                       check_snippet(source[c["task_id"]].test, by_id[c["task_id"]].entry_point))

@@ -59,10 +59,23 @@ def inputs_of(task: PlusTask, split: Split) -> tuple[Any, ...]:
     return task.base_input if split == "base" else task.plus_input
 
 
-def job_limits(per_input_timeouts: Sequence[float], *, total_cap_s: float = MAX_JOB_TIMEOUT_S,
+@dataclass(frozen=True)
+class JobBudget:
+    """A job's whole-run limit: min(cap, sum of per-input limits) + 1 s + slack."""
+
+    total_cap_s: float
+    slack_s: float
+
+
+# Ground truth: EvalPlus runs the canonical with no limit; ours gets room for program load and decoding.
+GROUND_TRUTH_BUDGET = JobBudget(MAX_JOB_TIMEOUT_S, JOB_OVERHEAD_S)
+# A scored sample: EvalPlus's own budget, min(60, sum) + 1, +1 s when not fast_check, and its join waits 1 s more.
+EVALPLUS_SAMPLE_BUDGET = JobBudget(EVALPLUS_TIMEOUT_PER_TASK_S, EVALPLUS_SAMPLE_SLACK_S)
+
+
+def job_limits(per_input_timeouts: Sequence[float], *, budget: JobBudget = GROUND_TRUTH_BUDGET,
                memory_mb: int = EVALPLUS_MEMORY_MB) -> sandbox.Limits:
-    slack = EVALPLUS_SAMPLE_SLACK_S if total_cap_s <= EVALPLUS_TIMEOUT_PER_TASK_S else JOB_OVERHEAD_S
-    total = min(total_cap_s, sum(per_input_timeouts)) + 1.0 + slack
+    total = min(budget.total_cap_s, sum(per_input_timeouts)) + 1.0 + budget.slack_s
     longest = max(per_input_timeouts, default=1.0)
     return sandbox.Limits(timeout_s=longest, total_timeout_s=total, memory_mb=memory_mb)
 
@@ -70,7 +83,7 @@ def job_limits(per_input_timeouts: Sequence[float], *, total_cap_s: float = MAX_
 def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], CallableProgram],
                  timeouts_for: Callable[[PlusTask, Split], Sequence[float]], *,
                  executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = False,
-                 total_cap_s: float = MAX_JOB_TIMEOUT_S, fast_check: bool = False,
+                 budget: JobBudget = GROUND_TRUTH_BUDGET, fast_check: bool = False,
                  ) -> dict[tuple[str, Split], SplitRun]:
     """Run `program_for(task)` on every input of each split, each input under its own time limit.
 
@@ -86,7 +99,7 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
             timeouts = [float(t) for t in timeouts_for(task, split)]
             jobs.append(sandbox.CallJob(key=(task.task_id, split), program=program.source,
                                         entry_point=program.entry_point, inputs=tuple(list(i) for i in inputs),
-                                        limits=job_limits(timeouts, total_cap_s=total_cap_s),
+                                        limits=job_limits(timeouts, budget=budget),
                                         per_input_timeout_s=tuple(timeouts), stop_after_failure=fast_check))
     by_id = {task.task_id: task for task in tasks}
     runs: dict[tuple[str, Split], SplitRun] = {}

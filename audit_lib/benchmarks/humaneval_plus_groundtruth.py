@@ -5,15 +5,14 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import platform
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from audit_lib import paths, sandbox_codec
+from audit_lib.atomic_files import atomic_output
 from audit_lib.benchmarks.humaneval_plus_data import Dataset, LoadedPlus, PlusTask
 from audit_lib.benchmarks.humaneval_plus_exec import SPLITS, InputOutcome, Split, SplitRun, run_programs
 from audit_lib.benchmarks.humaneval_plus_programs import ground_truth_program
@@ -122,12 +121,9 @@ def write_cache(path: Path, sha256: str, dataset: Dataset, runs: Mapping[tuple[s
                                                              for o in run.outcomes]}
     payload = {"format": CACHE_FORMAT, "dataset": dataset, "dataset_sha256": sha256,
                "python": platform.python_version(), "machine": platform.machine(), "tasks": tasks}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("wb", delete=False, dir=path.parent, suffix=".tmp") as handle:
+    with atomic_output(path) as handle:
         with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=CACHE_GZIP_LEVEL) as zipped:
             zipped.write(json.dumps(payload).encode("utf-8"))
-        temp_name = handle.name
-    os.replace(temp_name, path)
 
 
 def read_cache(path: Path, sha256: str) -> dict[tuple[str, Split], SplitRun]:

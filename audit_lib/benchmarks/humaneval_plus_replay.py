@@ -11,7 +11,7 @@ from typing import Any
 from audit_lib import executors, sandbox
 from audit_lib.benchmarks.humaneval_plus_data import Dataset, HumanEvalTask, PlusTask
 from audit_lib.benchmarks.humaneval_plus_exec import (
-    EVALPLUS_TIMEOUT_PER_TASK_S,
+    EVALPLUS_SAMPLE_BUDGET,
     SPLITS,
     InputOutcome,
     Split,
@@ -274,7 +274,7 @@ def run_candidate(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], da
         return candidate_program(solution_for[task.task_id], task, dataset)
 
     return run_programs(present, program_for, evalplus_time_limits_for(gt, min_time_limit=min_time_limit),
-                        executor=executor, total_cap_s=EVALPLUS_TIMEOUT_PER_TASK_S, fast_check=fast_check)
+                        executor=executor, budget=EVALPLUS_SAMPLE_BUDGET, fast_check=fast_check)
 
 
 def original_solutions(tasks: Sequence[PlusTask], originals: Mapping[str, HumanEvalTask]) -> dict[str, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from audit_lib import paths
+from audit_lib.atomic_files import atomic_output
 
 GENERATOR_NAME = "audit_lib.synthetic.unconventional_grades"
 SYNTHETIC_MARK = "[SYNTHETIC]"
@@ -100,12 +100,9 @@ def generate_rows(seed: int, *, models: Sequence[tuple[str, float]] = DEFAULT_MO
 def write_rows(path: str | os.PathLike[str], rows: Sequence[dict[str, Any]]) -> Path:
     """Write rows as JSON lines atomically."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", delete=False, dir=target.parent, suffix=".tmp", encoding="utf-8") as out:
+    with atomic_output(target, "w", encoding="utf-8") as out:
         for row in rows:
             out.write(json.dumps(row, sort_keys=True) + "\n")
-        temp_name = out.name
-    os.replace(temp_name, target)
     return target
 
 

@@ -180,8 +180,8 @@ def test_checks_skip_or_list_what_they_could_not_judge(ground_truth: GroundTruth
 
 
 def test_sample_jobs_get_evalplus_whole_sample_budget_and_ground_truth_gets_more_room():
-    from audit_lib.benchmarks.humaneval_plus_exec import EVALPLUS_TIMEOUT_PER_TASK_S, job_limits
+    from audit_lib.benchmarks.humaneval_plus_exec import EVALPLUS_SAMPLE_BUDGET, job_limits
 
-    assert job_limits([4.0] * 3, total_cap_s=EVALPLUS_TIMEOUT_PER_TASK_S).total_timeout_s == 12.0 + 1.0 + 2.0
-    assert job_limits([4.0] * 30, total_cap_s=EVALPLUS_TIMEOUT_PER_TASK_S).total_timeout_s == 60.0 + 1.0 + 2.0
+    assert job_limits([4.0] * 3, budget=EVALPLUS_SAMPLE_BUDGET).total_timeout_s == 12.0 + 1.0 + 2.0
+    assert job_limits([4.0] * 30, budget=EVALPLUS_SAMPLE_BUDGET).total_timeout_s == 60.0 + 1.0 + 2.0
     assert job_limits([30.0] * 2).total_timeout_s == 60.0 + 1.0 + 10.0

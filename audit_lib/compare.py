@@ -9,8 +9,6 @@ carries that state; `compare_one` is the stateless form for a single input.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from audit_lib import sandbox_codec
+from audit_lib.sandbox_codec import ValueDigest, canonical_encoding, contains_float, digest_of
 
 DEFAULT_FLOAT_ATOL = 1e-6
 ALLCLOSE_RTOL = 1e-7
@@ -42,39 +41,6 @@ class Comparison:
     passed: bool
     reason: str = ""
     atol_used: float = 0.0
-
-
-@dataclass(frozen=True)
-class ValueDigest:
-    """Stands in for a huge float-free expected output: sha256 of its canonical tagged JSON.
-
-    Equality with a digest is equality of encodings, which matches `==` for float-free values except across
-    numeric types (`[1, 2] == [1.0, 2.0]`) and for equal sets/dicts whose iteration order differs.
-    """
-
-    sha256: str
-    nbytes: int
-    type_name: str
-
-
-def canonical_encoding(value: Any) -> bytes:
-    """Tagged JSON with sorted keys: equal bytes for equal float-free values of the same types."""
-    return json.dumps(sandbox_codec.encode(value), sort_keys=True, separators=(",", ":")).encode("utf-8")
-
-
-def digest_of(value: Any) -> ValueDigest:
-    encoded = canonical_encoding(value)
-    return ValueDigest(hashlib.sha256(encoded).hexdigest(), len(encoded), type(value).__name__)
-
-
-def contains_float(value: Any) -> bool:
-    if isinstance(value, (float, complex)):
-        return True
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return any(contains_float(item) for item in value)
-    if isinstance(value, dict):
-        return any(contains_float(k) or contains_float(v) for k, v in value.items())
-    return False
 
 
 def is_floats(value: Any) -> bool:
@@ -182,17 +148,80 @@ class SampleComparer:
             return Comparison(True, "", self.atol)
         return Comparison(False, f"not allclose (rtol={ALLCLOSE_RTOL}, atol={self.atol})", self.atol)
 
-
     def _compare_digest(self, output: Any, expected: ValueDigest) -> Comparison:
-        """A float-free expected value: only the exact path of EvalPlus's rules can apply."""
+        """A float-free expected value: only the exact path of EvalPlus's rules can apply.
+
+        The output may itself be a digest, computed in the sandbox by the same rule (`sandbox.call_function`).
+        """
         try:
-            matched = digest_of(output).sha256 == expected.sha256
+            got = output if isinstance(output, ValueDigest) else digest_of(output)
+            matched = got.sha256 == expected.sha256
         except sandbox_codec.Unserializable:
             matched = False
         if matched:
             return Comparison(True, "", self.atol)
         return Comparison(False, f"not equal (expected {expected.type_name} of {expected.nbytes:,} encoded bytes)",
                           self.atol)
+
+
+# Entry points whose verdict is not `output == expected` alone, so a differing value does not decide it.
+MBPP_ORACLE_ENTRY_POINTS: frozenset[str] = frozenset({"are_equivalent", "sum_div", "surface_Area",
+                                                     "digit_distance_nums"}) | MBPP_OUTPUT_SET_EQ_ENTRY_POINTS \
+    | MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS
+# An expected value larger than this (encoded) is not worth shipping to the sandbox for an early stop.
+EARLY_STOP_MAX_BYTES = 64 * 1024
+
+
+def decided_by_inequality(dataset: Dataset, entry_point: str, atol: float,
+                          expected_values: Sequence[tuple[bool, Any]]) -> dict[int, Any]:
+    """The inputs where `output != expected` alone makes EvalPlus fail the sample: {input index: expected value}.
+
+    `expected_values` holds, per input, (whether the canonical produced a value, that value). An input qualifies
+    when the task has no special oracle and `atol` is still 0 after EvalPlus's sticky promotion, which a float
+    expected output triggers at its own input and keeps for every later one. In a fast-check run every earlier
+    input returned a value and was compared, so the promotion state here is exactly the one `SampleComparer`
+    reaches. Digests and large values are left out (no early stop there, never a different verdict).
+    """
+    if (dataset == "humaneval" and entry_point == "find_zero") or \
+            (dataset == "mbpp" and entry_point in MBPP_ORACLE_ENTRY_POINTS):
+        return {}
+    decided: dict[int, Any] = {}
+    for index, (has_value, value) in enumerate(expected_values):
+        if not has_value:
+            continue
+        if atol == 0 and is_floats(value):
+            atol = DEFAULT_FLOAT_ATOL
+        if atol != 0:
+            break
+        if not isinstance(value, ValueDigest) and _roughly_at_most(value, EARLY_STOP_MAX_BYTES):
+            decided[index] = value
+    return decided
+
+
+def _roughly_at_most(value: Any, budget: int) -> bool:
+    """Is the value's encoded size roughly within `budget` bytes? Gives up as soon as it is not, so it is cheap."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (str, bytes, bytearray)):
+            budget -= len(item) + 2
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            budget -= len(item) + 2
+            if budget < 0:
+                return False
+            if any(isinstance(x, (str, bytes, bytearray, list, tuple, set, frozenset, dict)) for x in item):
+                pending.extend(item)
+            else:
+                budget -= 8 * len(item)  # numbers, bools, None: a few bytes each
+        elif isinstance(item, dict):
+            budget -= 2 * len(item) + 2
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        else:
+            budget -= 8
+        if budget < 0:
+            return False
+    return True
 
 
 def compare_one(inputs: Sequence[Any], output: Any, expected: Any, *, dataset: Dataset = "humaneval",
@@ -216,7 +245,9 @@ def not_none_wrapper(entry_point: str, wrapped_name: str, *, for_ground_truth: b
 
 
 __all__ = [
-    "ALLCLOSE_RTOL", "Comparison", "ValueDigest", "canonical_encoding", "contains_float", "digest_of", "DEFAULT_FLOAT_ATOL", "MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS",
+    "ALLCLOSE_RTOL", "Comparison", "DEFAULT_FLOAT_ATOL", "EARLY_STOP_MAX_BYTES", "MBPP_ORACLE_ENTRY_POINTS",
+    "MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS", "ValueDigest", "canonical_encoding", "contains_float",
+    "decided_by_inequality", "digest_of",
     "MBPP_OUTPUT_SET_EQ_ENTRY_POINTS", "SampleComparer", "Verdict", "compare_one", "digit_distance_oracle",
     "find_zero_oracle", "is_floats", "not_none_wrapper", "poly", "surface_area_oracle",
 ]

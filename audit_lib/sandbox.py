@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -150,6 +150,8 @@ class CallJobResult:
 def _jsonable_value(outcome: CallOutcome) -> Any:
     if outcome.kind != "value":
         return None
+    if isinstance(outcome.value, sandbox_codec.ValueDigest):
+        return outcome.value.to_json()
     return sandbox_codec.encode(outcome.value)
 
 
@@ -194,14 +196,37 @@ def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limit
 
 # ---------------------------------------------------------------------------------------------------- call mode
 
-def _decode_outcome(line: bytes) -> CallOutcome:
-    index_text, kind, duration_text, payload_text = line.split(b" ", 3)
-    index, duration = int(index_text), float(duration_text)
-    kind_name = kind.decode()
+_UNPARSED = object()
+
+
+def _decode_outcomes(blob: bytes, may_digest: Callable[[int], bool]) -> list[CallOutcome]:
+    """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse."""
+    lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
+    payloads: list[Any] | None = None
+    if lines and all(len(parts) == 4 for parts in lines):
+        try:  # one C-level parse instead of one call per line; any oddity falls back to line by line
+            payloads = json.loads(b"[" + b",".join(parts[3] for parts in lines) + b"]")
+        except (ValueError, RecursionError):
+            payloads = None
+        if not isinstance(payloads, list) or len(payloads) != len(lines):
+            payloads = None
+    return [_decode_outcome(parts, may_digest, _UNPARSED if payloads is None else payloads[position])
+            for position, parts in enumerate(lines)]
+
+
+def _decode_outcome(parts: list[bytes], may_digest: Callable[[int], bool], payload: Any) -> CallOutcome:
+    index = int(parts[0])  # the zygote accepted the line only with the index it expected
+    if len(parts) != 4:
+        return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="truncated result line")
+    kind_name = parts[1].decode("ascii", errors="replace")
     try:
-        payload = json.loads(payload_text)
+        duration = float(parts[2])
+        if payload is _UNPARSED:
+            payload = json.loads(parts[3])
         if kind_name == "value":
-            return CallOutcome(index, "value", sandbox_codec.decode(payload), duration_s=duration)
+            digest = sandbox_codec.digest_from_json(payload) if may_digest(index) else None
+            value = digest if digest is not None else sandbox_codec.decode(payload)
+            return CallOutcome(index, "value", value, duration_s=duration)
         if kind_name == "timeout":
             return CallOutcome(index, "timeout", duration_s=duration)
         if kind_name in ("exception", "unserializable"):
@@ -209,19 +234,30 @@ def _decode_outcome(line: bytes) -> CallOutcome:
             return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration)
     except (ValueError, TypeError, RecursionError, sandbox_codec.MalformedTaggedValue) as exc:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult",
-                           exc_message=f"{type(exc).__name__}: {exc}"[:500], duration_s=duration)
+                           exc_message=f"{type(exc).__name__}: {exc}"[:500])
     return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message=f"kind {kind_name!r:.40}",
                        duration_s=duration)
 
 
 def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]], *, limits: Limits = Limits(),
                   per_input_timeout_s: Sequence[float] | None = None,
-                  deepcopy_inputs: bool = True, stop_after_failure: bool = False) -> CallJobResult:
+                  deepcopy_inputs: bool = True, stop_after_failure: bool = False,
+                  stop_expected: Mapping[int, Any] | None = None, digest_above_bytes: int | None = None,
+                  digest_inputs: Collection[int] | None = None) -> CallJobResult:
     """Load `program` once in a sandboxed child and call `entry_point(*args)` for each input.
 
     `stop_after_failure` replays EvalPlus's `fast_check`: the child stops at the first input that raises, times
-    out or returns a value that cannot be sent; the inputs after it are `not_run`. Wrong values are only known to
-    the parent, so they never stop the child.
+    out or returns a value that cannot be sent; the inputs after it are `not_run`. With `stop_expected`
+    ({input index: value}) it also stops after an input whose value is `!=` the given one. That comparison runs
+    outside the child, so the code under test cannot read the expected values; and it only ever
+    ends the run early: every verdict is still the caller's, made on the values returned here. Give an expected
+    value only where `!=` alone decides the caller's verdict (no tolerance, no special oracle).
+    The values go to a judge process the zygote forks for the job (`sandbox_zygote.Judge`), so they are never in
+    the memory of the child that runs the code.
+
+    With `digest_above_bytes`, a float-free value whose canonical encoding is larger comes back as its
+    `sandbox_codec.ValueDigest` (for the inputs in `digest_inputs`, or all when None), which spares sending and
+    decoding huge outputs that are only ever compared with a digest. Without it, a digest is never accepted.
     """
     if per_input_timeout_s is not None and len(per_input_timeout_s) != len(inputs):
         raise ParameterError(f"per_input_timeout_s has {len(per_input_timeout_s)} entries for {len(inputs)} inputs",
@@ -230,6 +266,7 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
         else [limits.timeout_s] * len(inputs)
     if any(not (t > 0 and math.isfinite(t)) for t in timeouts):
         raise ParameterError("every per-input timeout must be a positive finite number", field="per_input_timeout_s")
+    expected_wire = _stop_expected_wire(stop_expected, len(inputs), stop_after_failure)
     try:
         encoded_inputs = [sandbox_codec.encode(list(args)) for args in inputs]
     except sandbox_codec.Unserializable as exc:
@@ -239,25 +276,55 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                "timeouts": timeouts, "deepcopy": deepcopy_inputs, "total_timeout": limits.total_timeout_s,
                "load_timeout": limits.timeout_s, "grace_s": HARD_KILL_GRACE_S,
                "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s)}
+    sealed = {"stop_expected": expected_wire} if expected_wire else None
+    if digest_above_bytes is not None:
+        if isinstance(digest_above_bytes, bool) or not isinstance(digest_above_bytes, int) or digest_above_bytes < 0:
+            raise ParameterError(f"digest_above_bytes must be an int >= 0, not {digest_above_bytes!r}",
+                                 field="digest_above_bytes")
+        chosen = None if digest_inputs is None else sorted({int(i) for i in digest_inputs})
+        request.update({"digest_above_bytes": digest_above_bytes, "digest_inputs": chosen})
+        digest_set = None if chosen is None else frozenset(chosen)
+
+        def may_digest(index: int) -> bool:
+            return digest_set is None or index in digest_set
+    else:
+        def may_digest(index: int) -> bool:
+            return False
     try:
         answer, blob, network_isolated = sandbox_pool.request(
-            request, limits.total_timeout_s + 60.0, network_isolation=limits.network_isolation)
+            request, limits.total_timeout_s + 60.0, network_isolation=limits.network_isolation, sealed=sealed)
     except SandboxHarnessError as exc:
         outcomes = tuple(CallOutcome(i, "not_run") for i in range(len(inputs)))
         return CallJobResult(status="harness_error", outcomes=outcomes, load_error=str(exc)[-3000:], limits=limits,
                              duration_s=time.monotonic() - started)
-    by_index: dict[int, CallOutcome] = {}
-    for line in blob.split(b"\n") if blob else ():
-        outcome = _decode_outcome(line)
-        by_index[outcome.index] = outcome
+    by_index = {outcome.index: outcome for outcome in _decode_outcomes(blob, may_digest)}
     outcomes = tuple(by_index.get(i) or CallOutcome(i, "not_run") for i in range(len(inputs)))
     status = answer["status"]
-    stopped_early = stop_after_failure and any(o.kind in EARLY_STOP_KINDS for o in outcomes)
+    stopped_early = stop_after_failure and (bool(answer.get("stopped_on_mismatch"))
+                                            or any(o.kind in EARLY_STOP_KINDS for o in outcomes))
     if status == "pass" and any(o.kind == "not_run" for o in outcomes) and not stopped_early:
         status = "error"
     return CallJobResult(status=status, outcomes=outcomes, load_error=answer["load_error"], limits=limits,
                          duration_s=answer["duration_s"], stdout=answer["stdout"], stderr=answer["stderr"],
                          network_isolated=network_isolated, restarts=answer["restarts"])
+
+
+def _stop_expected_wire(stop_expected: Mapping[int, Any] | None, count: int,
+                        stop_after_failure: bool) -> list[list[Any]]:
+    if not stop_expected:
+        return []
+    if not stop_after_failure:
+        raise ParameterError("stop_expected only applies with stop_after_failure=True", field="stop_expected")
+    wire = []
+    for index, value in sorted(stop_expected.items()):
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+            raise ParameterError(f"stop_expected index {index!r} is not an input index (0..{count - 1})",
+                                 field="stop_expected")
+        try:
+            wire.append([index, sandbox_codec.encode(value)])
+        except sandbox_codec.Unserializable as exc:
+            raise ParameterError(f"stop_expected[{index}] is not plain data: {exc}", field="stop_expected") from exc
+    return wire
 
 
 # ---------------------------------------------------------------------------------------------------- jobs
@@ -294,11 +361,16 @@ class CallJob:
     per_input_timeout_s: tuple[float, ...] | None = None
     deepcopy_inputs: bool = True
     stop_after_failure: bool = False
+    # (input index, expected value) pairs: with stop_after_failure, a value `!=` its pair also stops the run.
+    stop_expected: tuple[tuple[int, Any], ...] = ()
+    digest_above_bytes: int | None = None
+    digest_inputs: tuple[int, ...] | None = None
 
     def run(self) -> CallJobResult:
         return call_function(self.program, self.entry_point, self.inputs, limits=self.limits,
                              per_input_timeout_s=self.per_input_timeout_s, deepcopy_inputs=self.deepcopy_inputs,
-                             stop_after_failure=self.stop_after_failure)
+                             stop_after_failure=self.stop_after_failure, stop_expected=dict(self.stop_expected),
+                             digest_above_bytes=self.digest_above_bytes, digest_inputs=self.digest_inputs)
 
     def harness_error(self, message: str) -> CallJobResult:
         """The result to report when the executor itself failed to run this job."""

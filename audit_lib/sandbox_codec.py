@@ -16,13 +16,20 @@ from __future__ import annotations
 
 import base64
 import collections
+import hashlib
+import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 # Ints beyond this are sent as hex: JSON readers elsewhere lose precision past 2**53, and Python refuses to print
 # ints with more than 4300 decimal digits.
 PLAIN_INT_BOUND = 2**53
 MAX_DEPTH = 200
+
+
+# A value sent as its digest: {"$digest": [sha256 of its canonical encoding, encoded size, type name]}.
+DIGEST_TAG = "$digest"
 
 
 class Unserializable(Exception):
@@ -57,16 +64,26 @@ _JSON_SAFE_LEAVES = frozenset({str, bool, type(None)})
 _JSON_LEAVES = frozenset({str, bool, type(None), int, float})
 
 
+_NUMBERS = frozenset({int, float, bool})
+
+
 def _flat_json_safe(items: list | tuple) -> bool:
     """True when every element is a leaf JSON carries exactly as is (checked at C speed, no per-item calls)."""
     kinds = set(map(type, items))
     if kinds <= _JSON_SAFE_LEAVES:
         return True
-    if kinds == {int}:
-        return -PLAIN_INT_BOUND < min(items) and max(items) < PLAIN_INT_BOUND
-    if kinds == {float}:
-        return all(map(math.isfinite, items))
-    return False
+    if not kinds <= _JSON_LEAVES:
+        return False
+    if kinds <= _NUMBERS:  # ints, floats and bools mixed: one C-level pass for the bounds, one for finiteness
+        numbers = items
+    else:  # numbers mixed with str / None
+        numbers = [item for item in items if type(item) in _NUMBERS]
+    if not numbers:
+        return True
+    # The bounds test comes first: math.isfinite overflows on ints beyond the float range.
+    if not (-PLAIN_INT_BOUND < min(numbers) and max(numbers) < PLAIN_INT_BOUND):
+        return False
+    return float not in kinds or all(map(math.isfinite, numbers))
 
 
 def _encode_pairs(items: Any, depth: int) -> list[list[Any]]:
@@ -170,3 +187,60 @@ def decode(obj: Any) -> Any:
             raise MalformedTaggedValue("a plain object may not have keys starting with '$'")
         return {k: decode(v) for k, v in obj.items()}
     raise MalformedTaggedValue(f"not a JSON value: {cls.__name__}")
+
+
+# ---------------------------------------------------------------------------------------------------- digests
+
+@dataclass(frozen=True)
+class ValueDigest:
+    """Stands in for a huge float-free value: sha256 of its canonical tagged JSON.
+
+    Equality with a digest is equality of encodings, which matches `==` for float-free values except across
+    numeric types (`[1, 2] == [1.0, 2.0]`) and for equal sets/dicts whose iteration order differs.
+    """
+
+    sha256: str
+    nbytes: int
+    type_name: str
+
+    def to_json(self) -> dict[str, list[Any]]:
+        return {DIGEST_TAG: [self.sha256, self.nbytes, self.type_name]}
+
+
+def canonical_encoding(value: Any) -> bytes:
+    """Tagged JSON with sorted keys: equal bytes for equal float-free values of the same types."""
+    return json.dumps(encode(value), sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def digest_of(value: Any) -> ValueDigest:
+    encoded = canonical_encoding(value)
+    return ValueDigest(hashlib.sha256(encoded).hexdigest(), len(encoded), type(value).__name__)
+
+
+def digest_from_json(payload: Any) -> ValueDigest | None:
+    """The digest a `{"$digest": [...]}` object stands for; None for anything else (including malformed ones)."""
+    if type(payload) is not dict or set(payload) != {DIGEST_TAG}:
+        return None
+    fields = payload[DIGEST_TAG]
+    if type(fields) is not list or len(fields) != 3:
+        return None
+    sha256, nbytes, type_name = fields
+    if type(sha256) is not str or len(sha256) != 64 or type(nbytes) is not int or type(type_name) is not str:
+        return None
+    return ValueDigest(sha256, nbytes, type_name[:200])
+
+
+_CONTAINER_OR_FLOAT = (float, complex, list, tuple, set, frozenset, dict)
+
+
+def contains_float(value: Any) -> bool:
+    """Is there a float or complex anywhere in this value (where tolerances, not digests, must compare it)?"""
+    if isinstance(value, (float, complex)):
+        return True
+    if isinstance(value, (list, tuple, set, frozenset)):
+        if not any(issubclass(kind, _CONTAINER_OR_FLOAT) for kind in set(map(type, value))):
+            return False  # a flat collection of ints / str / None: decided without a call per item
+        return any(contains_float(item) for item in value)
+    if isinstance(value, dict):
+        return any(contains_float(k) or contains_float(v) for k, v in value.items())
+    return False

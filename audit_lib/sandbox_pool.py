@@ -76,10 +76,17 @@ class Zygote:
         self.uid: int | None = hello["uid"]
         self.network_isolated: bool = bool(hello["network_isolated"])
 
-    def request(self, header: dict, timeout_s: float) -> tuple[dict, bytes]:
-        """Send one request and wait for its answer; a zygote that does not answer in time is killed."""
+    def request(self, header: dict, timeout_s: float, sealed: dict | None = None) -> tuple[dict, bytes]:
+        """Send one request and wait for its answer; a zygote that does not answer in time is killed.
+
+        `sealed` follows the request as a message the zygote does not read itself (see `sandbox_zygote.Judge`).
+        """
         try:
+            if sealed is not None:
+                header = {**header, "sealed_follows": True}
             sandbox_zygote.write_frames(self.process.stdin.fileno(), header)
+            if sealed is not None:
+                sandbox_zygote.write_frames(self.process.stdin.fileno(), sealed)
             return self._read_message(time.monotonic() + timeout_s)
         except (OSError, EOFError, ValueError) as exc:
             self.close()
@@ -175,11 +182,12 @@ POOL = ZygotePool()
 atexit.register(POOL.shutdown)
 
 
-def request(header: dict, timeout_s: float, *, network_isolation: bool) -> tuple[dict, bytes, bool]:
+def request(header: dict, timeout_s: float, *, network_isolation: bool,
+            sealed: dict | None = None) -> tuple[dict, bytes, bool]:
     """Run one request on a pooled zygote: (answer header, blob, whether the network was isolated)."""
     zygote = POOL.acquire(network_isolation)
     try:
-        answer, blob = zygote.request(header, timeout_s)
+        answer, blob = zygote.request(header, timeout_s, sealed)
     except SandboxHarnessError:
         zygote.close()
         raise

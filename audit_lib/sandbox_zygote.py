@@ -21,6 +21,7 @@ import builtins
 import copy
 import ctypes
 import fcntl
+import hashlib
 import json
 import os
 import resource
@@ -107,6 +108,7 @@ class ZygoteState:
         os.makedirs(self.tmp_root, mode=0o711, exist_ok=True)
         os.chmod(self.tmp_root, 0o711)
         self.job_counter = 0
+        self.protected_pids: set[int] = set()  # the zygote's own helpers (a job's judge), never killed as leftovers
         self.tid_children = f"/proc/self/task/{os.getpid()}/children"
         self.has_children_file = os.path.exists(self.tid_children)
         for name in PRELOADED_MODULES:
@@ -292,10 +294,17 @@ def _on_alarm(_signum, _frame):
 
 
 def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: list, start: int,
-                deep: bool, load_timeout: float, stop_after_failure: bool = False) -> None:
-    """Load the program once, then call the entry point for inputs[start:], one result line per input."""
+                deep: bool, load_timeout: float, stop_after_failure: bool = False,
+                digests: tuple[int, frozenset | None] | None = None) -> None:
+    """Load the program once, then call the entry point for inputs[start:], one result line per input.
+
+    `digests` = (size, inputs or None for all): a float-free value whose canonical encoding is larger than `size`
+    is sent as its digest (`sandbox_codec.ValueDigest`) instead of the value.
+    """
     write_all, dumps, exit_now, perf = _write_all_raw, json.dumps, os._exit, time.perf_counter
     encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
+    contains_float, sha256, digest_tag = sandbox_codec.contains_float, hashlib.sha256, sandbox_codec.DIGEST_TAG
+    digest_above, digest_inputs = digests if digests is not None else (None, None)
     setitimer, install = signal.setitimer, signal.signal
     streams = (sys.stdout, sys.stderr)
     install(signal.SIGALRM, _on_alarm)
@@ -347,7 +356,13 @@ def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: lis
                 kind, payload = "unserializable", [exc.type_name, exc.reason]
             except RecursionError:
                 kind, payload = "unserializable", [_safe_text(lambda: type(value).__name__), "recursive"]
-        line = f"{index} {kind} {elapsed!r} ".encode() + dumps(payload).encode() + b"\n"
+        text = dumps(payload)
+        if kind == "value" and digest_above is not None and len(text) > digest_above \
+                and (digest_inputs is None or index in digest_inputs) and not contains_float(value):
+            canonical = dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+            if len(canonical) > digest_above:
+                text = dumps({digest_tag: [sha256(canonical).hexdigest(), len(canonical), type(value).__name__]})
+        line = f"{index} {kind} {elapsed!r} ".encode() + text.encode() + b"\n"
         if len(line) > MAX_VALUE_BYTES:
             line = (f"{index} unserializable {elapsed!r} ".encode()
                     + dumps([_safe_text(lambda: type(value).__name__), "value too large to send"]).encode() + b"\n")
@@ -474,7 +489,7 @@ class ChildRun:
     def kill_descendants(self) -> None:
         """SIGKILL and reap every child of the zygote except the main child, until none is left."""
         for _round in range(10000):
-            others = [pid for pid in _children(self.state) if pid != self.pid]
+            others = [pid for pid in _children(self.state) if pid != self.pid and pid not in self.state.protected_pids]
             if not others:
                 return
             for pid in others:
@@ -587,13 +602,13 @@ class CallProgress:
     """Parses the child's result lines as they arrive: which input is next and when it is due."""
 
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
-                 stop_after_failure: bool = False):
+                 stop_after_failure: bool = False, judge: Judge | None = None):
         self.next_index = first
         self.loaded = False
         self.load_failure: dict | None = None
         self.done = False
         self.lines: list[bytes] = []
-        self.partial = b""
+        self.partial = bytearray()
         self.size = 0
         self.timeouts, self.grace, self.total_deadline = timeouts, grace, total_deadline
         self.deadline = time.monotonic() + load_timeout + grace
@@ -601,18 +616,43 @@ class CallProgress:
         self.violation: str | None = None
         self.stop_after_failure = stop_after_failure
         self.stopped_after_failure = False
+        # With a judge, a value line that differs from its expected value stops the child (see `Judge`).
+        self.judge = judge
+        self.awaiting_judgement: list[tuple[int, bytes]] = []  # (position in self.lines, line)
+        self.stopped_on_mismatch = False
 
     def feed(self, chunk: bytes) -> bool:
+        """Take a chunk of the result pipe; False asks the supervisor to kill the child now."""
+        if self.stopped_on_mismatch:
+            return True  # the child is being killed; what it still sent is not needed
         self.size += len(chunk)
         if self.size > MAX_RESULT_BYTES:
             self.violation = "result channel exceeded its size cap"
             return False
-        data = self.partial + chunk
-        *complete, self.partial = data.split(b"\n")
+        if b"\n" not in chunk:  # part of a long line: appending in place keeps a huge value O(size)
+            self.partial += chunk
+            return True
+        self.partial += chunk
+        *complete, rest = bytes(self.partial).split(b"\n")
+        self.partial = bytearray(rest)
         for line in complete:
             if not self._accept(line):
                 return False
-        return True
+        return self._judge_pending()
+
+    def _judge_pending(self) -> bool:
+        """Ask the judge about this chunk's value lines; keep lines up to the first mismatch and stop there."""
+        if not self.awaiting_judgement:
+            return True
+        pending, self.awaiting_judgement = self.awaiting_judgement, []
+        verdicts = self.judge.mismatches([line for _position, line in pending])
+        first = next((position for (position, _line), differs in zip(pending, verdicts) if differs), None)
+        if first is None:
+            return True
+        del self.lines[first + 1:]  # inputs after the first mismatch count as not run, however fast they were
+        self.next_index = int(self.lines[first].split(b" ", 1)[0]) + 1
+        self.stopped_after_failure = self.stopped_on_mismatch = self.done = True
+        return False
 
     def _accept(self, line: bytes) -> bool:
         if self.done:
@@ -642,7 +682,10 @@ class CallProgress:
             return False
         self.lines.append(line)
         self.next_index += 1
-        self.stopped_after_failure = self.stop_after_failure and line.split(b" ", 2)[1:2] != [b"value"]
+        kind = line.split(b" ", 2)[1:2]
+        self.stopped_after_failure = self.stop_after_failure and kind != [b"value"]
+        if self.judge is not None and kind == [b"value"]:
+            self.awaiting_judgement.append((len(self.lines) - 1, line))
         self._arm()
         return True
 
@@ -656,7 +699,94 @@ class CallProgress:
         return min(self.deadline, self.total_deadline)
 
 
-def run_call(state: ZygoteState, request: dict) -> tuple[dict, bytes]:
+class Judge:
+    """A process that holds a job's expected values and says which value lines differ from them.
+
+    The expected values come in a sealed message that follows the request on the zygote's request pipe. The judge,
+    forked from the zygote, reads that message itself, so the values never enter the zygote's memory and therefore
+    never appear in the memory of a job child (each child is a fork of the zygote, with all its objects and stack
+    frames). The judge runs as the zygote's user, apart from every child, and exits when the job is over.
+    """
+
+    def __init__(self, state: ZygoteState, protocol_in: int) -> None:
+        query_r, query_w = os.pipe()
+        answer_r, answer_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the judge
+            status = 1
+            try:
+                os.close(query_w), os.close(answer_r)
+                _judge_main(protocol_in, query_r, answer_w)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(query_r), os.close(answer_w)
+        self.state, self.pid, self.query_fd, self.answer_fd = state, pid, query_w, answer_r
+        state.protected_pids.add(pid)
+        if os.read(answer_r, 1) != b"R":
+            self.close()
+            raise RuntimeError("the judge could not read the job's expected values")
+
+    def mismatches(self, lines: list[bytes]) -> list[bool]:
+        write_frames(self.query_fd, {"count": len(lines)}, b"\n".join(lines))
+        answer = _read_exact(self.answer_fd, len(lines))
+        return [flag == ord("1") for flag in answer]
+
+    def close(self) -> None:
+        os.close(self.query_fd)
+        os.close(self.answer_fd)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        self.state.protected_pids.discard(self.pid)
+
+
+def _judge_main(protocol_in: int, query_r: int, answer_w: int) -> None:
+    sealed, _ = read_frames(protocol_in)
+    expected = {int(index): (sandbox_codec.decode(tagged), json.dumps(tagged).encode())
+                for index, tagged in sealed["stop_expected"]}
+    _write_all(answer_w, b"R")
+    while True:
+        try:
+            header, blob = read_frames(query_r)
+        except EOFError:
+            return
+        lines = blob.split(b"\n") if header["count"] else []
+        _write_all(answer_w, bytes(ord("1") if _differs(line, expected) else ord("0") for line in lines))
+
+
+def _differs(line: bytes, expected: dict) -> bool:
+    """Is this value line's value `!=` its expected value? Inputs without one never differ.
+
+    Equal JSON text means equal values; otherwise both sides are decoded and compared with `==`, exactly as the
+    parent will, and a comparison that raises counts as a difference (the parent scores it wrong too).
+    """
+    parts = line.split(b" ", 3)
+    entry = expected.get(int(parts[0]))  # the zygote accepted the line only with the index it expected
+    if entry is None:
+        return False
+    if len(parts) != 4:
+        return True  # a value line without a value: the parent cannot match it either
+    if parts[3] == entry[1]:
+        return False
+    try:
+        return not bool(sandbox_codec.decode(json.loads(parts[3])) == entry[0])
+    except BaseException:  # noqa: BLE001 - undecodable or incomparable
+        return True
+
+
+def run_call(state: ZygoteState, request: dict, protocol_in: int) -> tuple[dict, bytes]:
+    """One call job; a sealed message with expected values follows the request when `sealed_follows` is set."""
+    judge = Judge(state, protocol_in) if request.get("sealed_follows") else None
+    try:
+        return _run_call_children(state, request, judge)
+    finally:
+        if judge is not None:
+            judge.close()
+
+
+def _run_call_children(state: ZygoteState, request: dict, judge: Judge | None) -> tuple[dict, bytes]:
     limits = request["limits"]
     timeouts = [float(t) for t in request["timeouts"]]
     total_deadline = time.monotonic() + float(request["total_timeout"])
@@ -665,14 +795,20 @@ def run_call(state: ZygoteState, request: dict) -> tuple[dict, bytes]:
     lines: list[bytes] = []
     start, restarts, status, load_error, started = 0, 0, "pass", None, time.monotonic()
     stop_after_failure = bool(request.get("stop_after_failure", False))
+    digests = None
+    if request.get("digest_above_bytes") is not None:
+        chosen = request.get("digest_inputs")
+        digests = (int(request["digest_above_bytes"]), None if chosen is None else frozenset(chosen))
+    stopped_on_mismatch = False
     while start < len(timeouts) or (start == 0 and not timeouts):
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
-                                stop_after_failure)
+                                stop_after_failure, judge)
         run = ChildRun(state, limits, _call_child, (request["program"], request["entry_point"], request["inputs"],
                                                      timeouts, start, bool(request["deepcopy"]),
-                                                     float(request["load_timeout"]), stop_after_failure))
+                                                     float(request["load_timeout"]), stop_after_failure, digests))
         run.supervise(captures, progress.feed, progress.current_deadline)
         lines.extend(progress.lines)
+        stopped_on_mismatch = progress.stopped_on_mismatch
         if progress.violation:
             status, load_error = "error", f"ProtocolViolation: {progress.violation}"
             break
@@ -711,7 +847,8 @@ def run_call(state: ZygoteState, request: dict) -> tuple[dict, bytes]:
         if not timeouts:
             break
     header = {"status": status, "load_error": load_error, "stdout": captures["out"].text(),
-              "stderr": captures["err"].text(), "duration_s": time.monotonic() - started, "restarts": restarts}
+              "stderr": captures["err"].text(), "duration_s": time.monotonic() - started, "restarts": restarts,
+              "stopped_on_mismatch": stopped_on_mismatch}
     return header, b"\n".join(lines)
 
 
@@ -739,7 +876,7 @@ def main() -> None:
             if request["op"] == "assert":
                 write_frames(protocol_out, run_assert(state, request))
             elif request["op"] == "call":
-                header, blob = run_call(state, request)
+                header, blob = run_call(state, request, protocol_in)
                 write_frames(protocol_out, header, blob)
             else:
                 write_frames(protocol_out, {"harness_error": f"unknown op {request['op']!r}"})

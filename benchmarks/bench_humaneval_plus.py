@@ -2,7 +2,9 @@
 
 1. floor: one plain interpreter running every program in-process, no sandbox (EvalPlus's `trusted_exec` for the
    canonical, then the sample with EvalPlus's SIGALRM per-input limits), on one core;
-2. our engine: `compute_ground_truth` + `run_candidate` through the sandbox, values compared in the parent;
+2. our engine: `compute_ground_truth` + `run_candidate` through the sandbox, values compared in the parent, once
+   with every input run (what the audit does) and once with `fast_check` (what `evalplus.evaluate` does by
+   default: a sample's split stops at its first failure);
 3. `evalplus.evaluate` on the same data and samples (with `--parallel` = CPU count, like our pool), only when
    `evalplus` is importable. Its PyPI metadata pulls in model clients (transformers, openai, ...) that evaluation
    never imports, so install it lean: `pip install --no-deps evalplus==0.3.1 wget tempdir multipledispatch appdirs
@@ -28,7 +30,12 @@ from pathlib import Path
 from audit_lib.benchmarks.humaneval_plus_data import OPENAI_HUMANEVAL, load_humaneval, load_plus
 from audit_lib.benchmarks.humaneval_plus_exec import SPLITS
 from audit_lib.benchmarks.humaneval_plus_groundtruth import GroundTruth, compute_ground_truth
-from audit_lib.benchmarks.humaneval_plus_replay import original_solutions, run_candidate, score_split
+from audit_lib.benchmarks.humaneval_plus_replay import (
+    DEFAULT_MIN_TIME_LIMIT_S,
+    original_solutions,
+    run_candidate,
+    score_split,
+)
 
 # The floor runs in a separate plain interpreter so the benchmark's own process never executes benchmark code.
 # Like EvalPlus: the canonical runs unlimited and timed; the sample then runs in-process with a SIGALRM limit of
@@ -75,7 +82,7 @@ print(json.dumps({"seconds": time.perf_counter() - started}))
 """
 
 
-def floor_seconds(tasks, solutions: dict[str, str], *, min_time_limit: float = 4.0) -> float:
+def floor_seconds(tasks, solutions: dict[str, str], *, min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S) -> float:
     jobs = [{"program": task.program, "entry_point": task.entry_point, "sample": solutions.get(task.task_id),
              "inputs": [list(i) for i in task.base_input + task.plus_input], "min_time_limit": min_time_limit}
             for task in tasks]
@@ -132,8 +139,8 @@ def main() -> None:
     print(f"floor (in-process, no sandbox, 1 core): {floor:8.2f} s")
     print(f"our engine (sandbox, local pool):       {engine:8.2f} s   ratio to floor {engine / floor:5.2f}x "
           f"(target <= 2x); {failing} failing task splits")
-    print(f"our engine, fast_check (as evalplus):   {engine_fast:8.2f} s   stops a split at its first exception or "
-          f"timeout; {failing_fast} failing task splits")
+    print(f"our engine, fast_check (as evalplus):   {engine_fast:8.2f} s   stops a split at its first failure "
+          f"(exception, timeout, or a value != expected where == decides); {failing_fast} failing task splits")
     if reference is None:
         print("evalplus.evaluate:                       not installed (optional: pip install evalplus)")
     else:

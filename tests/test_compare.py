@@ -99,3 +99,23 @@ def test_digest_stands_in_for_a_huge_float_free_value() -> None:
     assert not compare_one([], list(range(49_999)), expected).passed
     assert not compare_one([], tuple(range(50_000)), expected).passed  # type differs, as with ==
     assert contains_float([[1, 2], (3, 0.5)]) and not contains_float([[1, 2], "a"])
+
+
+def test_decided_by_inequality_follows_evalplus_sticky_atol_and_oracles() -> None:
+    from audit_lib.compare import ValueDigest, decided_by_inequality
+
+    ints = [(True, 1), (False, None), (True, [2, 3]), (True, "x")]
+    assert decided_by_inequality("humaneval", "f", 0.0, ints) == {0: 1, 2: [2, 3], 3: "x"}
+    # A float expected output promotes atol at its own input and for every later one.
+    mixed = [(True, 1), (True, 2.5), (True, 3)]
+    assert decided_by_inequality("humaneval", "f", 0.0, mixed) == {0: 1}
+    assert decided_by_inequality("humaneval", "f", 1e-3, ints) == {}
+    # A list of floats promotes too, a list with one int in it does not (EvalPlus's is_floats).
+    assert decided_by_inequality("humaneval", "f", 0.0, [(True, [1.0, 2.0]), (True, 1)]) == {}
+    assert decided_by_inequality("humaneval", "f", 0.0, [(True, [1.0, 2]), (True, 1)]) == {0: [1.0, 2], 1: 1}
+    assert decided_by_inequality("humaneval", "find_zero", 0.0, ints) == {}
+    assert decided_by_inequality("mbpp", "similar_elements", 0.0, ints) == {}
+    assert decided_by_inequality("mbpp", "check_str", 0.0, ints) == {}
+    assert decided_by_inequality("mbpp", "sum_div", 0.0, ints) == {}
+    digest = ValueDigest("0" * 64, 10**6, "str")
+    assert decided_by_inequality("humaneval", "f", 0.0, [(True, digest), (True, "x" * 70000), (True, 2)]) == {2: 2}

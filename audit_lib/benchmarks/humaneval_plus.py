@@ -15,9 +15,13 @@ from typing import Any
 from audit_lib import fetch
 from audit_lib.benchmarks import humaneval_plus_replay as replay
 from audit_lib.benchmarks import humaneval_plus_static as static
+from audit_lib.benchmarks import humaneval_plus_variants as variants
 from audit_lib.benchmarks.humaneval_plus_data import (
     HUMANEVAL_ERRATA,
+    HUMANEVAL_PLUS_MINI,
+    HUMANEVAL_PLUS_NOEXTREME,
     HUMANEVAL_PLUS_V019,
+    MBPP_PLUS_NOEXTREME,
     OPENAI_HUMANEVAL,
     Dataset,
     HumanEvalTask,
@@ -27,7 +31,7 @@ from audit_lib.benchmarks.humaneval_plus_data import (
     load_plus,
     validate_dataset,
 )
-from audit_lib.benchmarks.humaneval_plus_exec import EVALPLUS_SAMPLE_BUDGET, run_programs
+from audit_lib.benchmarks.humaneval_plus_exec import EVALPLUS_SAMPLE_BUDGET, Split, SplitRun, run_programs
 from audit_lib.benchmarks.humaneval_plus_groundtruth import (
     GroundTruth,
     compute_ground_truth,
@@ -39,7 +43,7 @@ from audit_lib.findings import Check, FindingsBuilder
 
 AUDIT_NAME = "humaneval_plus"
 CHECK_IDS: tuple[str, ...] = ("ground_truth", "amplification", "duplicate_inputs", "contract_violations",
-                              "original_canonical_vs_plus", "original_tests_vs_canonical", "version_diff",
+                              "original_canonical_vs_plus", "variants", "original_tests_vs_canonical", "version_diff",
                               "errata_diff", "time_limit_sensitivity", "pass_at_k")
 EXECUTORS = ("local", "dask-local")
 DATA_FREE_CHECKS = frozenset({"pass_at_k"})  # runs without any dataset file
@@ -47,6 +51,13 @@ MBPP_NO_ORIGINAL_CANONICAL = ("MBPP+ ships only EvalPlus's canonical solutions (
                               "same text); the original MBPP solutions are not in the registry")
 MBPP_NO_OLDER_RELEASE = "the mirror holds one MBPP+ release (v0.2.0); no older release is registered to diff"
 MBPP_NO_ERRATA = "no community errata file exists for MBPP in the registry"
+# EvalPlus's reduced variants of each dataset: (display name, source). MBPP+ has no -Mini release.
+VARIANT_SOURCES: dict[str, tuple[tuple[str, tuple[str, str]], ...]] = {
+    "humaneval": (("HumanEvalPlus-Mini", HUMANEVAL_PLUS_MINI), ("HumanEvalPlus-NoExtreme", HUMANEVAL_PLUS_NOEXTREME)),
+    "mbpp": (("MbppPlus-NoExtreme", MBPP_PLUS_NOEXTREME),),
+}
+ORIGINAL_CANONICAL_NOT_RUN = ("the reference runs come from `original_canonical_vs_plus`, which has not run (or "
+                              "errored) in this session: call `check_original_canonical_vs_plus()` first")
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,10 @@ class HumanEvalPlusAudit:
         except DataUnavailableError as exc:  # every data check then reports `skipped` with this reason
             self.loaded, self.missing_required = None, str(exc)
         self.ground_truth: GroundTruth | None = None
+        # OpenAI's canonical on every input, kept by `check_original_canonical_vs_plus` for `check_variants`;
+        # when it could not run, the reason why is kept instead.
+        self.original_canonical_runs: dict[tuple[str, Split], SplitRun] | None = None
+        self.original_canonical_skip_reason: str | None = None
         self._originals: dict[str, HumanEvalTask] | None | DataError = None
 
     @property
@@ -148,7 +163,7 @@ class HumanEvalPlusAudit:
         """First run from the cache (unless `fresh_first_run`, default the recompute parameter); second run fresh."""
         recompute = self.params.recompute_ground_truth if fresh_first_run is None else fresh_first_run
         self.ground_truth = load_or_compute_ground_truth(self.loaded, recompute=recompute, executor=self.executor)
-        second = compute_ground_truth(self.tasks, self.dataset, executor=self.executor)
+        second = compute_ground_truth(self.tasks, self.dataset, executor=self.executor, earlier=self.ground_truth)
         return replay.check_ground_truth(self.tasks, self.dataset, self.ground_truth, second)
 
     def _require_ground_truth(self) -> GroundTruth:
@@ -169,22 +184,54 @@ class HumanEvalPlusAudit:
 
     @_guarded("contract_violations", replay.CONTRACT_TITLE)
     def check_contract_violations(self) -> Check:
-        runs = replay.run_contracts(self.tasks, executor=self.executor, timeout_s=self.params.min_time_limit)
+        runs = replay.run_contracts(self.tasks, executor=self.executor)
         return replay.check_contract_violations(self.tasks, runs)
 
     @_guarded("original_canonical_vs_plus", replay.ORIGINAL_CANONICAL_TITLE)
     def check_original_canonical_vs_plus(self) -> Check:
         if self.dataset == "mbpp":
+            self.original_canonical_skip_reason = MBPP_NO_ORIGINAL_CANONICAL
             return replay.check_original_canonical_vs_plus(self.tasks, self.dataset, None, None,
                                                            skip_reason=MBPP_NO_ORIGINAL_CANONICAL)
         originals = self.originals()
         if isinstance(originals, DataError):
+            self.original_canonical_skip_reason = f"OpenAI HumanEval unavailable: {originals}"
             return replay.check_original_canonical_vs_plus(self.tasks, self.dataset, None, None,
-                                                           skip_reason=f"OpenAI HumanEval unavailable: {originals}")
+                                                           skip_reason=self.original_canonical_skip_reason)
         gt = self._require_ground_truth()
         runs = replay.run_candidate(self.tasks, replay.original_solutions(self.tasks, originals), self.dataset, gt,
                                     min_time_limit=self.params.min_time_limit, executor=self.executor)
+        self.original_canonical_runs, self.original_canonical_skip_reason = runs, None
         return replay.check_original_canonical_vs_plus(self.tasks, self.dataset, runs, gt)
+
+    @_guarded("variants", variants.VARIANTS_TITLE)
+    def check_variants(self) -> Check:
+        """EvalPlus's reduced files against the loaded tasks; detection power from OpenAI's canonical runs."""
+        wanted = {task.task_id for task in self.tasks}
+        loaded: list[variants.VariantData] = []
+        for name, source in VARIANT_SOURCES[self.dataset]:
+            fetched = fetch.try_fetch(*source)
+            if isinstance(fetched, DataError):
+                loaded.append(variants.VariantData(name, source[1], None, str(fetched)))
+                continue
+            variant = load_plus(self.dataset, source=source)
+            self.builder.add_provenance(variant.provenance)
+            tasks = variant.tasks
+            if self.params.max_tasks:  # compare the loaded tasks only, whatever order the variant file has
+                tasks = tuple(task for task in tasks if task.task_id in wanted)
+            loaded.append(variants.VariantData(name, source[1], tasks, schema_notes=variant.schema_notes))
+        verdicts = None
+        if self.original_canonical_runs is not None:
+            verdicts = variants.reference_verdicts(self.tasks, self.dataset, self.original_canonical_runs,
+                                                   self._require_ground_truth())
+        if self.dataset == "mbpp":
+            skip_reason = MBPP_NO_ORIGINAL_CANONICAL
+        else:
+            skip_reason = self.original_canonical_skip_reason or ORIGINAL_CANONICAL_NOT_RUN
+        return variants.check_variants(self.tasks, loaded, verdicts,
+                                       full_name="HumanEval+" if self.dataset == "humaneval" else "MBPP+",
+                                       reference_name="OpenAI's original canonical solution",
+                                       detection_skip_reason=skip_reason)
 
     @_guarded("original_tests_vs_canonical", replay.ORIGINAL_TESTS_TITLE)
     def check_original_tests_vs_canonical(self) -> Check:

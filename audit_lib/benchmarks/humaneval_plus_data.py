@@ -17,6 +17,7 @@ HUMANEVAL_PLUS_V019 = ("humaneval_plus", "v0.1.9/HumanEvalPlus.jsonl.gz")
 HUMANEVAL_PLUS_MINI = ("humaneval_plus", "HumanEvalPlus-Mini.jsonl.gz")
 HUMANEVAL_PLUS_NOEXTREME = ("humaneval_plus", "HumanEvalPlus-NoExtreme.jsonl.gz")
 MBPP_PLUS = ("humaneval_plus", "mbpp_plus/MbppPlus.jsonl.gz")
+MBPP_PLUS_NOEXTREME = ("humaneval_plus", "mbpp_plus/MbppPlus-NoExtreme.jsonl.gz")
 OPENAI_HUMANEVAL = ("humaneval", "HumanEval.jsonl.gz")
 HUMANEVAL_ERRATA = ("humaneval", "community_errata/human-eval-enhanced-202307.jsonl.gz")
 
@@ -99,9 +100,12 @@ def parse_plus_rows(rows: Sequence[Mapping[str, Any]], *, dataset: Dataset, file
     """Turn raw rows into tasks; a field of the wrong type raises SchemaError naming file, row and field.
 
     An input field holding `{}` (MBPP+ v0.2.0 Mbpp/793 `plus_input`) iterates as zero inputs in EvalPlus; it is
-    read the same way and recorded in `notes`.
+    read the same way and recorded in `notes`. The original-test field (`test` / `assertion`) is optional
+    (HumanEvalPlus-Mini has no `test`): rows without it get `original_test=None` and one note says how many.
     """
     tasks: list[PlusTask] = []
+    original_field = "test" if dataset == "humaneval" else "assertion"
+    without_original: list[tuple[str, int]] = []
     for row_number, row in enumerate(rows, start=1):
         for name in ("task_id", "prompt", "entry_point", "canonical_solution", "contract"):
             _require_type(row, name, str, file=file, row=row_number)
@@ -123,9 +127,16 @@ def parse_plus_rows(rows: Sequence[Mapping[str, Any]], *, dataset: Dataset, file
         base, plus = row["base_input"], row["plus_input"]
         if dataset == "mbpp":
             base, plus = mbpp_deserialize_inputs(task_id, base), mbpp_deserialize_inputs(task_id, plus)
-        original = row.get("test") if dataset == "humaneval" else row.get("assertion")
+        if original_field not in row:
+            without_original.append((task_id, row_number))
+        original = row.get(original_field)
         tasks.append(PlusTask(task_id, row["prompt"], row["entry_point"], row["canonical_solution"], row["contract"],
                               tuple(base), tuple(plus), float(row["atol"]), original, row_number))
+    if without_original and notes is not None:
+        first_id, first_row = without_original[0]
+        notes.append({"task_id": first_id, "row": first_row, "field": original_field,
+                      "note": f"field absent in {len(without_original)} of {len(tasks)} rows (first shown): read as "
+                              "no original test; checks that need it skip those tasks"})
     return tuple(tasks)
 
 
@@ -199,6 +210,6 @@ def _lists_to_tuples(value: Any) -> Any:
 
 
 __all__ = ["DATASETS", "HUMANEVAL_ERRATA", "HUMANEVAL_PLUS", "HUMANEVAL_PLUS_MINI", "HUMANEVAL_PLUS_NOEXTREME",
-           "HUMANEVAL_PLUS_V019", "HumanEvalTask", "LoadedPlus", "MBPP_PLUS", "OPENAI_HUMANEVAL", "PlusTask",
-           "load_humaneval", "load_plus", "mbpp_deserialize_inputs", "parse_plus_rows", "plus_source",
+           "HUMANEVAL_PLUS_V019", "HumanEvalTask", "LoadedPlus", "MBPP_PLUS", "MBPP_PLUS_NOEXTREME", "OPENAI_HUMANEVAL",
+           "PlusTask", "load_humaneval", "load_plus", "mbpp_deserialize_inputs", "parse_plus_rows", "plus_source",
            "validate_dataset"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -84,11 +84,21 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
                  timeouts_for: Callable[[PlusTask, Split], Sequence[float]], *,
                  executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = False,
                  budget: JobBudget = GROUND_TRUTH_BUDGET, fast_check: bool = False,
+                 stop_expected_for: Callable[[PlusTask, Split], Mapping[int, Any]] | None = None,
+                 cost_for: Callable[[PlusTask, Split], float] | None = None,
+                 digest_above_bytes: int | None = None,
+                 digest_inputs_for: Callable[[PlusTask, Split], Collection[int]] | None = None,
                  ) -> dict[tuple[str, Split], SplitRun]:
     """Run `program_for(task)` on every input of each split, each input under its own time limit.
 
-    `fast_check` stops a split at its first exception or timeout, as EvalPlus's default `fast_check` does.
+    `fast_check` stops a split at its first exception or timeout, as EvalPlus's default `fast_check` does, and,
+    with `stop_expected_for`, also after the first input whose value differs from the one given for it (see
+    `sandbox.call_function`). With `cost_for`, the costliest jobs start first, so no long job is left for the end.
+    With `digest_above_bytes`, huge float-free outputs come back as digests: of every input, or of those
+    `digest_inputs_for` names.
     """
+    if stop_expected_for is not None and not fast_check:
+        raise ValueError("stop_expected_for only applies with fast_check=True")
     jobs = []
     for task in tasks:
         program = program_for(task)
@@ -97,10 +107,19 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
             if not inputs:
                 continue
             timeouts = [float(t) for t in timeouts_for(task, split)]
+            stop_expected = tuple(sorted(stop_expected_for(task, split).items())) if stop_expected_for else ()
+            digest_inputs = tuple(sorted(digest_inputs_for(task, split))) if digest_inputs_for else None
+            # No deepcopy: every child decodes its own copy of the inputs and calls each one once, so a program
+            # that mutates an input cannot affect another call (EvalPlus deep-copies because it reuses inputs).
             jobs.append(sandbox.CallJob(key=(task.task_id, split), program=program.source,
                                         entry_point=program.entry_point, inputs=tuple(list(i) for i in inputs),
                                         limits=job_limits(timeouts, budget=budget),
-                                        per_input_timeout_s=tuple(timeouts), stop_after_failure=fast_check))
+                                        per_input_timeout_s=tuple(timeouts), stop_after_failure=fast_check,
+                                        stop_expected=stop_expected, digest_above_bytes=digest_above_bytes,
+                                        digest_inputs=digest_inputs, deepcopy_inputs=False))
+    if cost_for is not None:
+        by_task = {task.task_id: task for task in tasks}
+        jobs.sort(key=lambda job: -cost_for(by_task[job.key[0]], job.key[1]))
     by_id = {task.task_id: task for task in tasks}
     runs: dict[tuple[str, Split], SplitRun] = {}
     for key, result in executors.run_many(jobs, executor, progress=progress):

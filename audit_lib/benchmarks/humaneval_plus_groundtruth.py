@@ -16,7 +16,7 @@ from audit_lib.atomic_files import atomic_output
 from audit_lib.benchmarks.humaneval_plus_data import Dataset, LoadedPlus, PlusTask
 from audit_lib.benchmarks.humaneval_plus_exec import SPLITS, InputOutcome, Split, SplitRun, run_programs
 from audit_lib.benchmarks.humaneval_plus_programs import ground_truth_program
-from audit_lib.compare import ValueDigest, contains_float
+from audit_lib.sandbox_codec import DIGEST_TAG, ValueDigest, contains_float, digest_from_json
 from audit_lib.errors import CorruptFileError
 
 CACHE_FORMAT = 1
@@ -24,7 +24,6 @@ CACHE_GZIP_LEVEL = 1
 # HumanEval+ expected outputs total ~300 MB of JSON, nearly all from a few tasks (/15, /130, /100, /83, /14, /139).
 # A float-free HumanEval output larger than this is cached as its sha256 (`compare.ValueDigest`) instead.
 DIGEST_ABOVE_BYTES = 64 * 1024
-DIGEST_TAG = "$digest"
 # EvalPlus runs the canonical with no limit at all; the sandbox needs one, so each input gets this much.
 GROUND_TRUTH_INPUT_TIMEOUT_S = 30.0
 
@@ -52,12 +51,26 @@ def cache_path_for(sha256: str) -> Path:
 
 
 def compute_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, *, executor: Any = None,
-                         input_timeout_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S) -> dict[tuple[str, Split], SplitRun]:
-    """Run `prompt + canonical_solution` (no contract) on every base and plus input in the sandbox, fresh."""
+                         input_timeout_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S,
+                         earlier: GroundTruth | None = None) -> dict[tuple[str, Split], SplitRun]:
+    """Run `prompt + canonical_solution` (no contract) on every base and plus input in the sandbox, fresh.
+
+    Huge float-free HumanEval outputs come back as digests straight from the sandbox (see `write_cache`). With an
+    `earlier` ground truth, its times order the jobs longest first.
+    """
+    def earlier_seconds(task: PlusTask, split: Split) -> float:
+        return sum(earlier.times(task.task_id, split)) if (task.task_id, split) in earlier.runs else 0.0
+
     return run_programs(tasks, lambda task: ground_truth_program(task, dataset),
                         lambda task, split: [input_timeout_s] * len(task.base_input if split == "base"
                                                                     else task.plus_input),
-                        executor=executor)
+                        executor=executor, cost_for=earlier_seconds if earlier is not None else None,
+                        digest_above_bytes=DIGEST_ABOVE_BYTES if digests_allowed_for(dataset) else None)
+
+
+def digests_allowed_for(dataset: Dataset) -> bool:
+    """MBPP+ values are always kept whole: its special oracles (set equality, `out == 0`, ...) need them."""
+    return dataset == "humaneval"
 
 
 def load_or_compute_ground_truth(loaded: LoadedPlus, *, recompute: bool = False, executor: Any = None,
@@ -80,7 +93,7 @@ def load_or_compute_ground_truth(loaded: LoadedPlus, *, recompute: bool = False,
 
 def _value_to_json(value: Any, *, may_digest: bool) -> Any:
     if isinstance(value, ValueDigest):
-        return {DIGEST_TAG: [value.sha256, value.nbytes, value.type_name]}
+        return value.to_json()
     tagged = sandbox_codec.encode(value)
     if may_digest and not contains_float(value):
         encoded = json.dumps(tagged, sort_keys=True, separators=(",", ":")).encode("utf-8")
@@ -91,8 +104,10 @@ def _value_to_json(value: Any, *, may_digest: bool) -> Any:
 
 def _value_from_json(payload: Any) -> Any:
     if isinstance(payload, dict) and set(payload) == {DIGEST_TAG}:
-        sha256, nbytes, type_name = payload[DIGEST_TAG]
-        return ValueDigest(str(sha256), int(nbytes), str(type_name))
+        digest = digest_from_json(payload)
+        if digest is None:
+            raise sandbox_codec.MalformedTaggedValue(f"malformed digest {payload!r:.200}")
+        return digest
     return sandbox_codec.decode(payload)
 
 
@@ -113,11 +128,11 @@ def write_cache(path: Path, sha256: str, dataset: Dataset, runs: Mapping[tuple[s
     Huge float-free HumanEval outputs are stored as digests; MBPP+ values are always kept whole because its
     special oracles (set equality, `out == 0`, ...) need the value itself.
     """
-    may_digest = dataset == "humaneval"
+    digests_allowed = digests_allowed_for(dataset)
     tasks: dict[str, dict[str, Any]] = {}
     for (task_id, split), run in runs.items():
         tasks.setdefault(task_id, {})[split] = {"load_error": run.load_error, "job_status": run.job_status,
-                                                "outcomes": [_outcome_to_json(o, may_digest=may_digest)
+                                                "outcomes": [_outcome_to_json(o, may_digest=digests_allowed)
                                                              for o in run.outcomes]}
     payload = {"format": CACHE_FORMAT, "dataset": dataset, "dataset_sha256": sha256,
                "python": platform.python_version(), "machine": platform.machine(), "tasks": tasks}
@@ -143,8 +158,14 @@ def read_cache(path: Path, sha256: str) -> dict[tuple[str, Split], SplitRun]:
     runs: dict[tuple[str, Split], SplitRun] = {}
     for task_id, splits in payload["tasks"].items():
         for split, record in splits.items():
-            outcomes = tuple(_outcome_from_json(item) for item in record["outcomes"])
-            runs[(task_id, split)] = SplitRun(task_id, split, outcomes, record["load_error"], record["job_status"])
+            try:
+                outcomes = tuple(_outcome_from_json(item) for item in record["outcomes"])
+                runs[(task_id, split)] = SplitRun(task_id, split, outcomes, record["load_error"],
+                                                  record["job_status"])
+            except (KeyError, TypeError, ValueError) as exc:  # MalformedTaggedValue is a ValueError
+                raise CorruptFileError(f"{path}: ground-truth cache entry {task_id} {split} does not read "
+                                       f"({type(exc).__name__}: {exc}); delete the file to recompute",
+                                       file=str(path), row=task_id, field=split) from exc
     return runs
 
 

@@ -19,7 +19,7 @@ from audit_lib.benchmarks.humaneval_plus_exec import (
     inputs_of,
     run_programs,
 )
-from audit_lib.benchmarks.humaneval_plus_groundtruth import GroundTruth
+from audit_lib.benchmarks.humaneval_plus_groundtruth import DIGEST_ABOVE_BYTES, GroundTruth
 from audit_lib.benchmarks.humaneval_plus_programs import (
     CallableProgram,
     assert_program,
@@ -29,12 +29,14 @@ from audit_lib.benchmarks.humaneval_plus_programs import (
     contract_program,
 )
 from audit_lib.benchmarks.humaneval_plus_static import task_sort_key
-from audit_lib.compare import SampleComparer, ValueDigest, canonical_encoding, digest_of
+from audit_lib.compare import SampleComparer, ValueDigest, canonical_encoding, decided_by_inequality, digest_of
 from audit_lib.findings import Check
 
-DEFAULT_MIN_TIME_LIMIT_S = 4.0  # evalplus/config.py DEFAULT_MIN_TIME_LIMIT
+DEFAULT_MIN_TIME_LIMIT_S = 1.0  # evalplus/config.py DEFAULT_MIN_TIME_LIMIT (evalplus HEAD 26d6d00, PyPI 0.3.1)
 GT_TIME_LIMIT_FACTOR = 4.0  # evalplus/config.py DEFAULT_GT_TIME_LIMIT_FACTOR
 ASSERT_TEST_TIMEOUT_S = 30.0
+# Contracts are input-validity asserts, not scored code: they get a generous limit of their own.
+CONTRACT_INPUT_TIMEOUT_S = 10.0
 
 GROUND_TRUTH_TITLE = "Expected outputs from the canonical solutions, and a second run for nondeterminism"
 TIME_LIMIT_TITLE = "Inputs whose time limit is set by 4x the canonical time rather than the floor"
@@ -207,7 +209,7 @@ def canonical_time_figure(tasks: Sequence[PlusTask], gt: GroundTruth, *,
 
 
 def run_contracts(tasks: Sequence[PlusTask], *, executor: Any = None,
-                  timeout_s: float = DEFAULT_MIN_TIME_LIMIT_S) -> dict[tuple[str, Split], SplitRun]:
+                  timeout_s: float = CONTRACT_INPUT_TIMEOUT_S) -> dict[tuple[str, Split], SplitRun]:
     """Call each task's contract-only program on every base and plus input."""
     return run_programs(tasks, contract_program, lambda task, split: [timeout_s] * len(inputs_of(task, split)),
                         executor=executor)
@@ -265,16 +267,30 @@ def run_candidate(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], da
                   fast_check: bool = False) -> dict[tuple[str, Split], SplitRun]:
     """Run full candidate programs (one per task id) under EvalPlus's per-input limits and whole-sample budget.
 
-    The audit runs every input (`fast_check=False`) to count and classify failures; `fast_check=True` stops at a
-    split's first exception or timeout, which is how `evalplus.evaluate` scores by default.
+    The audit runs every input (`fast_check=False`) to count and classify failures; `fast_check=True` stops a
+    split at its first failure, which is how `evalplus.evaluate` scores by default: an exception, a timeout, or a
+    value that differs where EvalPlus compares by `==` alone (see `compare.decided_by_inequality`). A wrong value
+    on the tolerance or oracle path does not stop the run; it fails the sample all the same.
     """
     present = [task for task in tasks if task.task_id in solution_for]
 
     def program_for(task: PlusTask) -> CallableProgram:
         return candidate_program(solution_for[task.task_id], task, dataset)
 
+    def stop_expected_for(task: PlusTask, split: Split) -> dict[int, Any]:
+        expected = [(o.kind == "value", o.value) for o in gt.run(task.task_id, split).outcomes]
+        return decided_by_inequality(dataset, task.entry_point, task.atol, expected)
+
+    def canonical_seconds(task: PlusTask, split: Split) -> float:
+        return sum(gt.times(task.task_id, split))
+
+    def digested_expectations(task: PlusTask, split: Split) -> list[int]:
+        return [i for i, o in enumerate(gt.run(task.task_id, split).outcomes) if isinstance(o.value, ValueDigest)]
+
     return run_programs(present, program_for, evalplus_time_limits_for(gt, min_time_limit=min_time_limit),
-                        executor=executor, budget=EVALPLUS_SAMPLE_BUDGET, fast_check=fast_check)
+                        executor=executor, budget=EVALPLUS_SAMPLE_BUDGET, fast_check=fast_check,
+                        stop_expected_for=stop_expected_for if fast_check else None, cost_for=canonical_seconds,
+                        digest_above_bytes=DIGEST_ABOVE_BYTES, digest_inputs_for=digested_expectations)
 
 
 def original_solutions(tasks: Sequence[PlusTask], originals: Mapping[str, HumanEvalTask]) -> dict[str, str]:

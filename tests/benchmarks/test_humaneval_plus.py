@@ -185,3 +185,22 @@ def test_sample_jobs_get_evalplus_whole_sample_budget_and_ground_truth_gets_more
     assert job_limits([4.0] * 3, budget=EVALPLUS_SAMPLE_BUDGET).total_timeout_s == 12.0 + 1.0 + 2.0
     assert job_limits([4.0] * 30, budget=EVALPLUS_SAMPLE_BUDGET).total_timeout_s == 60.0 + 1.0 + 2.0
     assert job_limits([30.0] * 2).total_timeout_s == 60.0 + 1.0 + 10.0
+
+
+def test_fast_check_stops_at_the_first_wrong_value_where_equality_decides(ground_truth: GroundTruth) -> None:
+    from audit_lib.benchmarks.humaneval_plus_replay import score_split
+
+    wrong_square = SQUARE.prompt + "    return x * x if x != 3 else 0\n"  # wrong on plus input 0 of 3
+    wrong_half = HALF.prompt + "    return x / 3 + 1e-9 if x == 2 else x / 2\n"  # within atol on input 0, then wrong
+    solutions = {"T/0": wrong_square, "T/1": wrong_half}
+    full = run_candidate(TASKS[:2], solutions, "humaneval", ground_truth)
+    fast = run_candidate(TASKS[:2], solutions, "humaneval", ground_truth, fast_check=True)
+    assert [o.kind for o in full[("T/0", "plus")].outcomes] == ["value"] * 3
+    assert [o.kind for o in fast[("T/0", "plus")].outcomes] == ["value", "not_run", "not_run"]
+    # Floats compare with a tolerance, so a wrong float never stops the run early; both inputs are scored.
+    assert [o.kind for o in fast[("T/1", "plus")].outcomes] == ["value", "value"]
+    for key in fast:
+        task = {t.task_id: t for t in TASKS}[key[0]]
+        verdict_full = all(v.passed for v in score_split(task, "humaneval", full[key], ground_truth.run(*key)))
+        verdict_fast = all(v.passed for v in score_split(task, "humaneval", fast[key], ground_truth.run(*key)))
+        assert verdict_full == verdict_fast, key

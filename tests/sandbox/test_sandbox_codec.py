@@ -57,6 +57,30 @@ def test_special_values_round_trip(value) -> None:
     assert same(round_trip(value), value) or (isinstance(value, float) and math.isnan(round_trip(value)))
 
 
+flat_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3))
+
+
+@given(st.lists(flat_leaves, max_size=12))
+def test_flat_lists_of_mixed_leaves_round_trip(items) -> None:
+    """The C-speed path for flat lists (mixed ints, floats, bools, str, None) keeps every type and value."""
+    decoded = round_trip(items)
+    assert len(decoded) == len(items)
+    assert all(same(x, y) or (isinstance(y, float) and math.isnan(x) and math.isnan(y))
+               for x, y in zip(decoded, items))
+    assert same(round_trip(tuple(items)), tuple(items)) or any(isinstance(y, float) and math.isnan(y)
+                                                               for y in items)
+
+
+@pytest.mark.parametrize("items", [[1, 2.5, True], [1, 2**60, 0.5], [1.5, float("nan")], [None, "a", 2**53, 1.0],
+                                   [2**1100, 1.0], [-0.0, 3, "x"]], ids=str)
+def test_mixed_flat_lists_with_out_of_range_numbers_are_tagged(items) -> None:
+    encoded = codec.encode(items)
+    has_special = any((type(i) is int and abs(i) >= 2**53) or (type(i) is float and not math.isfinite(i))
+                      for i in items)
+    assert (encoded is not items) == has_special
+    assert all(same(x, y) or (math.isnan(x) and math.isnan(y)) for x, y in zip(round_trip(items), items))
+
+
 def test_defaultdict_round_trips_as_defaultdict() -> None:
     value = collections.defaultdict(list, {"a": [1]})
     assert type(round_trip(value)) is collections.defaultdict and round_trip(value) == {"a": [1]}

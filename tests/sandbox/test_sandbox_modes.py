@@ -210,3 +210,149 @@ def test_stop_after_failure_replays_evalplus_fast_check_without_hiding_wrong_val
     killed = call_function(swallower, "f", [[1], [4], [5]], limits=Limits(timeout_s=0.5), stop_after_failure=True)
     assert [o.kind for o in killed.outcomes] == ["value", "timeout", "not_run"]
     assert killed.restarts == 0
+
+
+def test_stop_expected_stops_after_the_first_value_that_differs():
+    program = "def f(x):\n    return x * 2 if x != 3 else -1\n"
+    inputs = [[1], [2], [3], [4], [5]]
+    result = sandbox.call_function(program, "f", inputs, limits=QUICK, stop_after_failure=True,
+                                   stop_expected={0: 2, 1: 4, 2: 6, 3: 8, 4: 10})
+    assert [o.kind for o in result.outcomes] == ["value", "value", "value", "not_run", "not_run"]
+    assert result.outcomes[2].value == -1  # the wrong value itself still comes back for the caller to judge
+    assert result.status == "pass"
+
+
+def test_stop_expected_compares_values_not_encodings():
+    # 1 == True == 1.0 and equal dicts in another order are equal values: none of them may stop the run.
+    program = ("def f(x):\n    return {0: True, 1: 1.0, 2: {'b': 1, 'a': 2}, 3: [1, 2], 4: (1, 2)}[x]\n")
+    inputs = [[0], [1], [2], [3], [4]]
+    expected = {0: 1, 1: 1, 2: {"a": 2, "b": 1}, 3: [1, 2], 4: [1, 2]}  # (1, 2) != [1, 2]: the last one differs
+    result = sandbox.call_function(program, "f", inputs, limits=QUICK, stop_after_failure=True,
+                                   stop_expected=expected)
+    assert [o.kind for o in result.outcomes] == ["value"] * 5
+    assert result.outcomes[4].value == (1, 2)
+    unhinted = sandbox.call_function(program, "f", inputs + [[0]], limits=QUICK, stop_after_failure=True,
+                                     stop_expected={4: [1, 2]})
+    assert [o.kind for o in unhinted.outcomes] == ["value"] * 5 + ["not_run"]
+
+
+def test_stop_expected_is_never_visible_to_the_code_under_test():
+    # The child searches every object and stack frame it inherited from the zygote; the expected values are only
+    # in the judge process. The needle is built at run time so the program text itself does not contain it.
+    program = textwrap.dedent("""
+        import gc, sys
+        def f(x):
+            needle = ''.join(['SECRET', '-', 'EXPECTED'])
+            for obj in gc.get_objects():
+                if isinstance(obj, (list, dict, tuple)) and needle in repr(obj)[:1000000]:
+                    return 'found in ' + type(obj).__name__
+            frame = sys._getframe().f_back
+            while frame is not None:
+                if needle in repr(frame.f_locals)[:1000000]:
+                    return 'found in a frame'
+                frame = frame.f_back
+            return 'not found'
+    """)
+    result = sandbox.call_function(program, "f", [[0], [1]], limits=QUICK, stop_after_failure=True,
+                                   stop_expected={0: "SECRET-EXPECTED", 1: "SECRET-EXPECTED"})
+    assert result.outcomes[0].value == "not found"
+    assert result.outcomes[1].kind == "not_run"
+
+
+def test_the_judge_process_does_not_outlive_its_job():
+    import os
+
+    from audit_lib import sandbox_pool
+
+    before = _zygote_children()
+    for _ in range(3):
+        sandbox.call_function(PROGRAM, "add", [[1, 2], [2, 2]], limits=QUICK, stop_after_failure=True,
+                              stop_expected={0: 3, 1: 5})
+    assert _zygote_children() == before
+    assert all(zygote.alive() for group in sandbox_pool.POOL._idle.values() for zygote in group)
+    assert os.getpid()
+
+
+def _zygote_children() -> set[int]:
+    from audit_lib import sandbox_pool
+
+    children: set[int] = set()
+    for group in sandbox_pool.POOL._idle.values():
+        for zygote in group:
+            pid = zygote.process.pid
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as handle:
+                    children |= {int(p) for p in handle.read().split()}
+            except OSError:
+                pass
+    return children
+
+
+def test_stop_expected_needs_stop_after_failure_and_valid_indices():
+    with pytest.raises(ParameterError, match="stop_after_failure"):
+        sandbox.call_function(PROGRAM, "add", [[1, 2]], limits=QUICK, stop_expected={0: 3})
+    with pytest.raises(ParameterError, match="not an input index"):
+        sandbox.call_function(PROGRAM, "add", [[1, 2]], limits=QUICK, stop_after_failure=True,
+                              stop_expected={1: 3})
+    with pytest.raises(ParameterError, match="not plain data"):
+        sandbox.call_function(PROGRAM, "add", [[1, 2]], limits=QUICK, stop_after_failure=True,
+                              stop_expected={0: object()})
+
+
+def test_large_float_free_outputs_can_come_back_as_digests():
+    from audit_lib.sandbox_codec import ValueDigest, digest_of
+
+    program = "def f(n):\n    return list(range(n)) if n > 0 else [0.5] * -n\n"
+    inputs = [[10], [50_000], [-50_000], [50_000]]
+    result = sandbox.call_function(program, "f", inputs, limits=QUICK, digest_above_bytes=1000,
+                                   digest_inputs=[0, 1, 2])
+    small, big, floats, not_chosen = (o.value for o in result.outcomes)
+    assert small == list(range(10))  # under the size: the value itself
+    assert isinstance(big, ValueDigest) and big == digest_of(list(range(50_000)))
+    assert floats == [0.5] * 50_000  # floats are compared with tolerances, so never digested
+    assert not_chosen == list(range(50_000))
+    plain = sandbox.call_function(program, "f", [[50_000]], limits=QUICK)
+    assert plain.outcomes[0].value == list(range(50_000))
+
+
+def test_a_digest_is_accepted_only_when_asked_for():
+    forged = "def f():\n    return {'$digest': ['0' * 64, 10, 'list']}\n"
+    result = sandbox.call_function(forged, "f", [[]], limits=QUICK)
+    assert result.outcomes[0].kind == "value" and isinstance(result.outcomes[0].value, dict)
+    # A child that writes its own result line with a digest tag gets nothing more than a malformed result.
+    writer = textwrap.dedent("""
+        import os
+        def f():
+            os.write(3, b'0 value 0.0 {"$digest": ["' + b'0' * 64 + b'", 10, "list"]}\\n')
+            os._exit(0)
+    """)
+    result = sandbox.call_function(writer, "f", [[]], limits=QUICK)
+    assert result.outcomes[0].kind == "unserializable"
+
+
+def test_malformed_result_lines_from_the_child_are_reported_not_raised():
+    # Code that writes its own result lines gets each one judged on its own, whatever the others look like.
+    writer = textwrap.dedent("""
+        import os
+        def f(x):
+            if x == 0:
+                os.write(3, b'0 value abc 1\\n1 value 0.0 [1\\n2 value 0.0 2]\\n3 value\\n')
+                os._exit(0)
+            return x
+    """)
+    result = sandbox.call_function(writer, "f", [[0], [1], [2], [3]], limits=QUICK)
+    kinds = [(o.kind, o.exc_type) for o in result.outcomes[:4]]
+    assert kinds[:4] == [("unserializable", "MalformedResult")] * 4
+
+
+def test_a_child_cannot_crash_the_judge_with_its_own_result_lines():
+    writer = textwrap.dedent("""
+        import os
+        def f(x):
+            os.write(3, b'0 value\\n')
+            os._exit(0)
+    """)
+    result = sandbox.call_function(writer, "f", [[0], [1]], limits=QUICK, stop_after_failure=True,
+                                   stop_expected={0: 1, 1: 2})
+    assert result.status != "harness_error"
+    assert [o.kind for o in result.outcomes] == ["unserializable", "not_run"]

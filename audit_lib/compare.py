@@ -200,6 +200,8 @@ def decided_by_inequality(dataset: Dataset, entry_point: str, atol: float,
 
 def _roughly_at_most(value: Any, budget: int) -> bool:
     """Is the value's encoded size roughly within `budget` bytes? Gives up as soon as it is not, so it is cheap."""
+    if type(value) in (int, bool, type(None)):
+        return True  # the common case, without building a work list
     pending = [value]
     while pending:
         item = pending.pop()

@@ -197,13 +197,16 @@ def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limit
 # ---------------------------------------------------------------------------------------------------- call mode
 
 _UNPARSED = object()
+BATCH_PARSE_MAX_BYTES = 1 << 20
 
 
 def _decode_outcomes(blob: bytes, may_digest: Callable[[int], bool]) -> list[CallOutcome]:
     """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse."""
     lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
     payloads: list[Any] | None = None
-    if lines and all(len(parts) == 4 for parts in lines):
+    # Only small blobs in one parse: json.loads holds the GIL throughout, and a huge one would stall the other
+    # pool threads (their zygotes would sit idle waiting for the next request).
+    if lines and len(blob) <= BATCH_PARSE_MAX_BYTES and all(len(parts) == 4 for parts in lines):
         try:  # one C-level parse instead of one call per line; any oddity falls back to line by line
             payloads = json.loads(b"[" + b",".join(parts[3] for parts in lines) + b"]")
         except (ValueError, RecursionError):

@@ -41,6 +41,8 @@ class InputOutcome:
             return repr(self.value)[:200]
         if self.kind == "exception":
             return f"{self.exc_type}: {(self.exc_message or '')[:160]}"
+        if self.kind == "unserializable" and self.exc_type:
+            return f"unserializable {self.exc_type}: {(self.exc_message or '')[:160]}"
         return self.kind
 
 
@@ -87,15 +89,15 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
                  stop_expected_for: Callable[[PlusTask, Split], Mapping[int, Any]] | None = None,
                  cost_for: Callable[[PlusTask, Split], float] | None = None,
                  digest_above_bytes: int | None = None,
-                 digest_inputs_for: Callable[[PlusTask, Split], Collection[int]] | None = None,
+                 digest_inputs_for: Callable[[PlusTask, Split], Collection[int] | None] | None = None,
                  ) -> dict[tuple[str, Split], SplitRun]:
     """Run `program_for(task)` on every input of each split, each input under its own time limit.
 
     `fast_check` stops a split at its first exception or timeout, as EvalPlus's default `fast_check` does, and,
     with `stop_expected_for`, also after the first input whose value differs from the one given for it (see
     `sandbox.call_function`). With `cost_for`, the costliest jobs start first, so no long job is left for the end.
-    With `digest_above_bytes`, huge float-free outputs come back as digests: of every input, or of those
-    `digest_inputs_for` names.
+    With `digest_above_bytes`, huge float-free outputs come back as digests: of the inputs `digest_inputs_for`
+    names (None: every input).
     """
     if stop_expected_for is not None and not fast_check:
         raise ValueError("stop_expected_for only applies with fast_check=True")
@@ -108,7 +110,8 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
                 continue
             timeouts = [float(t) for t in timeouts_for(task, split)]
             stop_expected = tuple(sorted(stop_expected_for(task, split).items())) if stop_expected_for else ()
-            digest_inputs = tuple(sorted(digest_inputs_for(task, split))) if digest_inputs_for else None
+            chosen = digest_inputs_for(task, split) if digest_inputs_for else None
+            digest_inputs = None if chosen is None else tuple(sorted(chosen))
             # No deepcopy: every child decodes its own copy of the inputs and calls each one once, so a program
             # that mutates an input cannot affect another call (EvalPlus deep-copies because it reuses inputs).
             jobs.append(sandbox.CallJob(key=(task.task_id, split), program=program.source,

@@ -17,6 +17,7 @@ from audit_lib.benchmarks.humaneval_plus_data import Dataset, LoadedPlus, PlusTa
 from audit_lib.benchmarks.humaneval_plus_exec import SPLITS, InputOutcome, Split, SplitRun, run_programs
 from audit_lib.benchmarks.humaneval_plus_programs import ground_truth_program
 from audit_lib.sandbox_codec import DIGEST_TAG, ValueDigest, contains_float, digest_from_json
+from audit_lib.compare import MBPP_ORACLE_ENTRY_POINTS
 from audit_lib.errors import CorruptFileError
 
 CACHE_FORMAT = 1
@@ -65,12 +66,17 @@ def compute_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, *, executo
                         lambda task, split: [input_timeout_s] * len(task.base_input if split == "base"
                                                                     else task.plus_input),
                         executor=executor, cost_for=earlier_seconds if earlier is not None else None,
-                        digest_above_bytes=DIGEST_ABOVE_BYTES if digests_allowed_for(dataset) else None)
+                        digest_above_bytes=DIGEST_ABOVE_BYTES,
+                        digest_inputs_for=lambda task, split: None if digests_allowed_for(dataset, task.entry_point)
+                        else ())
 
 
-def digests_allowed_for(dataset: Dataset) -> bool:
-    """MBPP+ values are always kept whole: its special oracles (set equality, `out == 0`, ...) need them."""
-    return dataset == "humaneval"
+def digests_allowed_for(dataset: Dataset, entry_point: str | None = None) -> bool:
+    """Where a huge output may stand as its digest: not for MBPP+'s special oracles (set equality, `out == 0`,
+    ...), which need the value itself. Without an entry point: for every task of the dataset."""
+    if dataset == "humaneval":
+        return True
+    return entry_point is not None and entry_point not in MBPP_ORACLE_ENTRY_POINTS
 
 
 def load_or_compute_ground_truth(loaded: LoadedPlus, *, recompute: bool = False, executor: Any = None,

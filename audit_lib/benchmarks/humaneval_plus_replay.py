@@ -93,6 +93,15 @@ def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
     return rows
 
 
+def _hit_a_sandbox_limit(row: Mapping[str, Any]) -> bool:
+    return row["kind"] in ("timeout", "unserializable") or str(row["detail"]).startswith("MemoryError")
+
+
+def _limit_rows_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(f"{row['task_id']} {row['split']}[{row['input_index']}]: {row['detail']}" for row in rows[:5]) \
+        or "none"
+
+
 def _same_outcome(first: InputOutcome, second: InputOutcome) -> bool:
     if first.kind != second.kind:
         return False
@@ -130,17 +139,26 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                                   "accepted_by_evalplus_rules": accepted})
     total_inputs = sum(len(task.base_input) + len(task.plus_input) for task in tasks)
     harmful = [row for row in differing if not row["accepted_by_evalplus_rules"]]
-    status = "defect" if problems or harmful else ("quirk" if differing else "pass")
-    kinds = Counter(row["kind"] for row in problems)
+    # EvalPlus runs the canonical in-process with no time or memory limit and keeps any output; an input that only
+    # hit the sandbox's limits (our 30 s, the memory cap, the size of a value it can send) is not the canonical's
+    # fault, but it has no expected output here, so every sample fails it.
+    failures = [row for row in problems if not _hit_a_sandbox_limit(row)]
+    not_recorded = [row for row in problems if _hit_a_sandbox_limit(row)]
+    status = "defect" if failures or harmful else ("quirk" if differing or not_recorded else "pass")
+    kinds = Counter(row["kind"] for row in failures)
     summary = (f"{total_inputs:,} inputs over {len(tasks)} tasks ({first.tasks_from_cache} tasks from the cache "
                f"{first.cache_path.name}, {first.tasks_computed} computed now). Canonical fails on "
-               f"{len(problems)} input(s) ({dict(kinds) or 'none'}). Second fresh run: {len(differing)} input(s) "
-               f"differ, {len(harmful)} of them in a way EvalPlus's comparison would not accept.")
-    details = [{"problem": "canonical_failure", **row} for row in problems] + \
+               f"{len(failures)} input(s) ({dict(kinds) or 'none'}); {len(not_recorded)} more have no expected "
+               f"output because they exceed the sandbox's limits ({_limit_rows_text(not_recorded)}). Second fresh "
+               f"run: {len(differing)} input(s) differ, {len(harmful)} of them in a way EvalPlus's comparison would "
+               "not accept.")
+    details = [{"problem": "canonical_failure", **row} for row in failures] + \
+        [{"problem": "exceeds_sandbox_limits", **row} for row in not_recorded] + \
         [{"problem": "nondeterministic", **row} for row in differing]
     return Check("ground_truth", GROUND_TRUTH_TITLE, status,
-                 observed={"inputs": total_inputs, "canonical_failures": len(problems),
-                           "failure_kinds": dict(kinds), "nondeterministic_inputs": len(differing),
+                 observed={"inputs": total_inputs, "canonical_failures": len(failures),
+                           "failure_kinds": dict(kinds), "exceeds_sandbox_limits": len(not_recorded),
+                           "nondeterministic_inputs": len(differing),
                            "nondeterministic_rejected_by_rules": len(harmful)},
                  expected={"canonical_failures": 0, "nondeterministic_inputs": 0}, summary=summary,
                  details=details, meta={"cache": str(first.cache_path), "dataset_sha256": first.dataset_sha256})

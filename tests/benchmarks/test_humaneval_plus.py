@@ -63,6 +63,17 @@ def test_canonical_that_raises_is_a_ground_truth_defect() -> None:
     assert check.details[0]["kind"] == "exception" and "ZeroDivisionError" in check.details[0]["detail"]
 
 
+def test_a_canonical_beyond_the_sandbox_limits_is_a_quirk_not_a_benchmark_defect() -> None:
+    # EvalPlus keeps any output of its in-process canonical; here one output is too slow to record at all.
+    slow = make_task("T/8", "slow", "    while x:\n        pass\n    return 1\n", [[0]], [[1], [0]])
+    runs = compute_ground_truth([slow], "humaneval", input_timeout_s=0.5)
+    gt = GroundTruth("humaneval", "t", runs, Path("x"), 0, 1)
+    check = check_ground_truth([slow], "humaneval", gt, runs)
+    assert check.status == "quirk"
+    assert check.observed["canonical_failures"] == 0 and check.observed["exceeds_sandbox_limits"] == 1
+    assert check.details[0]["problem"] == "exceeds_sandbox_limits" and check.details[0]["kind"] == "timeout"
+
+
 def test_original_canonical_differing_on_one_input(ground_truth: GroundTruth) -> None:
     solutions = {"T/0": SQUARE.prompt + "    return x * x if x != 10 else 99\n",
                  "T/1": HALF.prompt + "    return x / 3 + 1e-9\n",  # inside EvalPlus's default float atol

@@ -356,3 +356,12 @@ def test_a_child_cannot_crash_the_judge_with_its_own_result_lines():
                                    stop_expected={0: 1, 1: 2})
     assert result.status != "harness_error"
     assert [o.kind for o in result.outcomes] == ["unserializable", "not_run"]
+
+
+def test_the_child_cannot_reach_the_judge_through_an_inherited_pipe():
+    # With a judge alive, the child still holds only stdin, stdout, stderr and its result pipe (the listing itself
+    # opens one more descriptor): it cannot ask the judge whether a guess equals an expected value.
+    program = "import os\ndef f(x):\n    return sorted(int(n) for n in os.listdir('/proc/self/fd'))\n"
+    result = sandbox.call_function(program, "f", [[0]], limits=QUICK, stop_after_failure=True,
+                                   stop_expected={0: [0, 1, 2, 3]})
+    assert result.outcomes[0].value in ([0, 1, 2, 3], [0, 1, 2, 3, 4])

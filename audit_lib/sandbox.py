@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -200,7 +200,7 @@ _UNPARSED = object()
 BATCH_PARSE_MAX_BYTES = 1 << 20
 
 
-def _decode_outcomes(blob: bytes, may_digest: Callable[[int], bool]) -> list[CallOutcome]:
+def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None) -> list[CallOutcome]:
     """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse."""
     lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
     payloads: list[Any] | None = None
@@ -213,11 +213,11 @@ def _decode_outcomes(blob: bytes, may_digest: Callable[[int], bool]) -> list[Cal
             payloads = None
         if not isinstance(payloads, list) or len(payloads) != len(lines):
             payloads = None
-    return [_decode_outcome(parts, may_digest, _UNPARSED if payloads is None else payloads[position])
+    return [_decode_outcome(parts, digestible, _UNPARSED if payloads is None else payloads[position])
             for position, parts in enumerate(lines)]
 
 
-def _decode_outcome(parts: list[bytes], may_digest: Callable[[int], bool], payload: Any) -> CallOutcome:
+def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, payload: Any) -> CallOutcome:
     index = int(parts[0])  # the zygote accepted the line only with the index it expected
     if len(parts) != 4:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="truncated result line")
@@ -227,7 +227,8 @@ def _decode_outcome(parts: list[bytes], may_digest: Callable[[int], bool], paylo
         if payload is _UNPARSED:
             payload = json.loads(parts[3])
         if kind_name == "value":
-            digest = sandbox_codec.digest_from_json(payload) if may_digest(index) else None
+            may_digest = digestible is None or index in digestible
+            digest = sandbox_codec.digest_from_json(payload) if may_digest else None
             value = digest if digest is not None else sandbox_codec.decode(payload)
             return CallOutcome(index, "value", value, duration_s=duration)
         if kind_name == "timeout":
@@ -280,19 +281,14 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                "load_timeout": limits.timeout_s, "grace_s": HARD_KILL_GRACE_S,
                "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s)}
     sealed = {"stop_expected": expected_wire} if expected_wire else None
+    digestible: frozenset[int] | None = frozenset()  # the inputs whose value may come back as a digest; None: all
     if digest_above_bytes is not None:
         if isinstance(digest_above_bytes, bool) or not isinstance(digest_above_bytes, int) or digest_above_bytes < 0:
             raise ParameterError(f"digest_above_bytes must be an int >= 0, not {digest_above_bytes!r}",
                                  field="digest_above_bytes")
-        chosen = None if digest_inputs is None else sorted({int(i) for i in digest_inputs})
-        request.update({"digest_above_bytes": digest_above_bytes, "digest_inputs": chosen})
-        digest_set = None if chosen is None else frozenset(chosen)
-
-        def may_digest(index: int) -> bool:
-            return digest_set is None or index in digest_set
-    else:
-        def may_digest(index: int) -> bool:
-            return False
+        digestible = None if digest_inputs is None else frozenset(int(i) for i in digest_inputs)
+        request.update({"digest_above_bytes": digest_above_bytes,
+                        "digest_inputs": None if digestible is None else sorted(digestible)})
     try:
         answer, blob, network_isolated = sandbox_pool.request(
             request, limits.total_timeout_s + 60.0, network_isolation=limits.network_isolation, sealed=sealed)
@@ -300,7 +296,7 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
         outcomes = tuple(CallOutcome(i, "not_run") for i in range(len(inputs)))
         return CallJobResult(status="harness_error", outcomes=outcomes, load_error=str(exc)[-3000:], limits=limits,
                              duration_s=time.monotonic() - started)
-    by_index = {outcome.index: outcome for outcome in _decode_outcomes(blob, may_digest)}
+    by_index = {outcome.index: outcome for outcome in _decode_outcomes(blob, digestible)}
     outcomes = tuple(by_index.get(i) or CallOutcome(i, "not_run") for i in range(len(inputs)))
     status = answer["status"]
     stopped_early = stop_after_failure and (bool(answer.get("stopped_on_mismatch"))

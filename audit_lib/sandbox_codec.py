@@ -217,6 +217,18 @@ def digest_of(value: Any) -> ValueDigest:
     return ValueDigest(hashlib.sha256(encoded).hexdigest(), len(encoded), type(value).__name__)
 
 
+def large_value_digest(value: Any, tagged: Any, above_bytes: int) -> ValueDigest | None:
+    """The digest that stands for `value` (already `encode`d as `tagged`) when it is float-free and its canonical
+    encoding is larger than `above_bytes`; None when the value itself should be kept. Floats never become digests:
+    EvalPlus compares them with tolerances, which needs the value."""
+    if contains_float(value):
+        return None
+    canonical = json.dumps(tagged, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    if len(canonical) <= above_bytes:
+        return None
+    return ValueDigest(hashlib.sha256(canonical).hexdigest(), len(canonical), type(value).__name__)
+
+
 def digest_from_json(payload: Any) -> ValueDigest | None:
     """The digest a `{"$digest": [...]}` object stands for; None for anything else (including malformed ones)."""
     if type(payload) is not dict or set(payload) != {DIGEST_TAG}:

@@ -21,7 +21,6 @@ import builtins
 import copy
 import ctypes
 import fcntl
-import hashlib
 import json
 import os
 import resource
@@ -303,7 +302,7 @@ def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: lis
     """
     write_all, dumps, exit_now, perf = _write_all_raw, json.dumps, os._exit, time.perf_counter
     encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
-    contains_float, sha256, digest_tag = sandbox_codec.contains_float, hashlib.sha256, sandbox_codec.DIGEST_TAG
+    large_value_digest = sandbox_codec.large_value_digest
     digest_above, digest_inputs = digests if digests is not None else (None, None)
     setitimer, install = signal.setitimer, signal.signal
     streams = (sys.stdout, sys.stderr)
@@ -357,11 +356,12 @@ def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: lis
             except RecursionError:
                 kind, payload = "unserializable", [_safe_text(lambda: type(value).__name__), "recursive"]
         text = dumps(payload)
+        # The canonical encoding is never shorter than this one, so a short text needs no digest check.
         if kind == "value" and digest_above is not None and len(text) > digest_above \
-                and (digest_inputs is None or index in digest_inputs) and not contains_float(value):
-            canonical = dumps(payload, sort_keys=True, separators=(",", ":")).encode()
-            if len(canonical) > digest_above:
-                text = dumps({digest_tag: [sha256(canonical).hexdigest(), len(canonical), type(value).__name__]})
+                and (digest_inputs is None or index in digest_inputs):
+            digest = large_value_digest(value, payload, digest_above)
+            if digest is not None:
+                text = dumps(digest.to_json())
         line = f"{index} {kind} {elapsed!r} ".encode() + text.encode() + b"\n"
         if len(line) > MAX_VALUE_BYTES:
             line = (f"{index} unserializable {elapsed!r} ".encode()

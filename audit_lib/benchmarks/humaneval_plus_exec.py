@@ -120,10 +120,9 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
                                         per_input_timeout_s=tuple(timeouts), stop_after_failure=fast_check,
                                         stop_expected=stop_expected, digest_above_bytes=digest_above_bytes,
                                         digest_inputs=digest_inputs, deepcopy_inputs=False))
-    if cost_for is not None:
-        by_task = {task.task_id: task for task in tasks}
-        jobs.sort(key=lambda job: -cost_for(by_task[job.key[0]], job.key[1]))
     by_id = {task.task_id: task for task in tasks}
+    if cost_for is not None:
+        jobs.sort(key=lambda job: -cost_for(by_id[job.key[0]], job.key[1]))
     runs: dict[tuple[str, Split], SplitRun] = {}
     for key, result in executors.run_many(jobs, executor, progress=progress):
         task_id, split = key

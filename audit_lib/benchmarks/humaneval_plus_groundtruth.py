@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import platform
 from collections.abc import Mapping, Sequence
@@ -16,7 +15,7 @@ from audit_lib.atomic_files import atomic_output
 from audit_lib.benchmarks.humaneval_plus_data import Dataset, LoadedPlus, PlusTask
 from audit_lib.benchmarks.humaneval_plus_exec import SPLITS, InputOutcome, Split, SplitRun, run_programs
 from audit_lib.benchmarks.humaneval_plus_programs import ground_truth_program
-from audit_lib.sandbox_codec import DIGEST_TAG, ValueDigest, contains_float, digest_from_json
+from audit_lib.sandbox_codec import DIGEST_TAG, ValueDigest, digest_from_json, large_value_digest
 from audit_lib.compare import MBPP_ORACLE_ENTRY_POINTS
 from audit_lib.errors import CorruptFileError
 
@@ -101,11 +100,8 @@ def _value_to_json(value: Any, *, may_digest: bool) -> Any:
     if isinstance(value, ValueDigest):
         return value.to_json()
     tagged = sandbox_codec.encode(value)
-    if may_digest and not contains_float(value):
-        encoded = json.dumps(tagged, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        if len(encoded) > DIGEST_ABOVE_BYTES:
-            return {DIGEST_TAG: [hashlib.sha256(encoded).hexdigest(), len(encoded), type(value).__name__]}
-    return tagged
+    digest = large_value_digest(value, tagged, DIGEST_ABOVE_BYTES) if may_digest else None
+    return digest.to_json() if digest is not None else tagged
 
 
 def _value_from_json(payload: Any) -> Any:

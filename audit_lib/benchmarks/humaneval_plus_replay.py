@@ -81,20 +81,21 @@ def score_split(task: PlusTask, dataset: Dataset, run: SplitRun, expected: Split
 
 
 def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
+    """Every input without an expected output: `canonical_failure`, or `exceeds_sandbox_limits` when it only hit
+    a limit of ours. EvalPlus runs the canonical in-process with no time or memory limit and keeps any output, so
+    our 30 s, the memory cap and the size of a value the sandbox can send are not the canonical's fault."""
     rows = []
     for (task_id, split), run in sorted(gt.runs.items(), key=lambda item: (task_sort_key(item[0][0]), item[0][1])):
         if run.load_error:
-            rows.append({"task_id": task_id, "split": split, "input_index": None, "kind": "load_error",
-                         "detail": run.load_error[:300]})
+            rows.append({"problem": "canonical_failure", "task_id": task_id, "split": split, "input_index": None,
+                         "kind": "load_error", "detail": run.load_error[:300]})
         for index, outcome in enumerate(run.outcomes):
             if outcome.kind != "value":
-                rows.append({"task_id": task_id, "split": split, "input_index": index, "kind": outcome.kind,
+                limited = outcome.kind in ("timeout", "unserializable") or outcome.exc_type == "MemoryError"
+                rows.append({"problem": "exceeds_sandbox_limits" if limited else "canonical_failure",
+                             "task_id": task_id, "split": split, "input_index": index, "kind": outcome.kind,
                              "detail": outcome.describe()})
     return rows
-
-
-def _hit_a_sandbox_limit(row: Mapping[str, Any]) -> bool:
-    return row["kind"] in ("timeout", "unserializable") or str(row["detail"]).startswith("MemoryError")
 
 
 def _limit_rows_text(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -139,11 +140,10 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                                   "accepted_by_evalplus_rules": accepted})
     total_inputs = sum(len(task.base_input) + len(task.plus_input) for task in tasks)
     harmful = [row for row in differing if not row["accepted_by_evalplus_rules"]]
-    # EvalPlus runs the canonical in-process with no time or memory limit and keeps any output; an input that only
-    # hit the sandbox's limits (our 30 s, the memory cap, the size of a value it can send) is not the canonical's
-    # fault, but it has no expected output here, so every sample fails it.
-    failures = [row for row in problems if not _hit_a_sandbox_limit(row)]
-    not_recorded = [row for row in problems if _hit_a_sandbox_limit(row)]
+    # An input beyond the sandbox's limits is not the canonical's fault, but it has no expected output here, so
+    # every sample fails it: a quirk of this replay, not a defect of the benchmark.
+    failures = [row for row in problems if row["problem"] == "canonical_failure"]
+    not_recorded = [row for row in problems if row["problem"] == "exceeds_sandbox_limits"]
     status = "defect" if failures or harmful else ("quirk" if differing or not_recorded else "pass")
     kinds = Counter(row["kind"] for row in failures)
     summary = (f"{total_inputs:,} inputs over {len(tasks)} tasks ({first.tasks_from_cache} tasks from the cache "
@@ -152,9 +152,7 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                f"output because they exceed the sandbox's limits ({_limit_rows_text(not_recorded)}). Second fresh "
                f"run: {len(differing)} input(s) differ, {len(harmful)} of them in a way EvalPlus's comparison would "
                "not accept.")
-    details = [{"problem": "canonical_failure", **row} for row in failures] + \
-        [{"problem": "exceeds_sandbox_limits", **row} for row in not_recorded] + \
-        [{"problem": "nondeterministic", **row} for row in differing]
+    details = failures + not_recorded + [{"problem": "nondeterministic", **row} for row in differing]
     return Check("ground_truth", GROUND_TRUTH_TITLE, status,
                  observed={"inputs": total_inputs, "canonical_failures": len(failures),
                            "failure_kinds": dict(kinds), "exceeds_sandbox_limits": len(not_recorded),

@@ -118,41 +118,66 @@ def _encodings(inputs: Iterable[Any]) -> list[bytes]:
     return [input_encoding(list(inp) if isinstance(inp, tuple) else inp) for inp in inputs]
 
 
-def _changed_fields(full: PlusTask, variant: PlusTask) -> tuple[str, ...]:
+class InputEncodings:
+    """Each task's base and plus inputs encoded once, however many comparisons read them (122,683 plus inputs
+    are compared with every variant; encoding them is most of this check's time)."""
+
+    def __init__(self) -> None:
+        self._by_task: dict[int, tuple[PlusTask, list[bytes], list[bytes]]] = {}  # holds the task: ids stay unique
+
+    def base(self, task: PlusTask) -> list[bytes]:
+        return self._of(task)[1]
+
+    def plus(self, task: PlusTask) -> list[bytes]:
+        return self._of(task)[2]
+
+    def _of(self, task: PlusTask) -> tuple[PlusTask, list[bytes], list[bytes]]:
+        if id(task) not in self._by_task:
+            self._by_task[id(task)] = (task, _encodings(task.base_input), _encodings(task.plus_input))
+        return self._by_task[id(task)]
+
+
+def _changed_fields(full: PlusTask, variant: PlusTask, encodings: InputEncodings) -> tuple[str, ...]:
     changed = []
     for name in COMPARED_FIELDS:
         if name == "base_input":
-            if _encodings(full.base_input) != _encodings(variant.base_input):
+            if encodings.base(full) != encodings.base(variant):
                 changed.append(name)
         elif getattr(full, name) != getattr(variant, name):
             changed.append(name)
     return tuple(changed)
 
 
-def compare_task(full: PlusTask | None, variant: PlusTask | None) -> TaskComparison:
+def compare_task(full: PlusTask | None, variant: PlusTask | None,
+                 encodings: InputEncodings | None = None) -> TaskComparison:
     """Compare one task; either side may be missing."""
+    encodings = encodings or InputEncodings()
     task = full if full is not None else variant
     assert task is not None, "compare_task needs at least one side"
     if full is None or variant is None:
         return TaskComparison(task.task_id, full is not None, variant is not None, (),
                               len(full.plus_input) if full is not None else 0,
                               len(variant.plus_input) if variant is not None else 0, 0, ())
-    full_plus = _encodings(full.plus_input)
-    variant_plus = _encodings(variant.plus_input)
+    full_plus = encodings.plus(full)
+    variant_plus = encodings.plus(variant)
     full_set, variant_set = set(full_plus), set(variant_plus)
     return TaskComparison(
-        task_id=task.task_id, in_full=True, in_variant=True, changed_fields=_changed_fields(full, variant),
+        task_id=task.task_id, in_full=True, in_variant=True,
+        changed_fields=_changed_fields(full, variant, encodings),
         full_plus_inputs=len(full_plus), variant_plus_inputs=len(variant_plus),
         variant_plus_not_in_full=sum(1 for enc in variant_plus if enc not in full_set),
         kept_full_plus_indices=tuple(index for index, enc in enumerate(full_plus) if enc in variant_set))
 
 
-def compare_variant(full: Sequence[PlusTask], variant: Sequence[PlusTask]) -> tuple[TaskComparison, ...]:
+def compare_variant(full: Sequence[PlusTask], variant: Sequence[PlusTask],
+                    encodings: InputEncodings | None = None) -> tuple[TaskComparison, ...]:
     """Per task (the union of both task lists), what the variant keeps, drops, adds or changes."""
+    encodings = encodings or InputEncodings()
     full_by_id = {task.task_id: task for task in full}
     variant_by_id = {task.task_id: task for task in variant}
     task_ids = sorted(set(full_by_id) | set(variant_by_id), key=task_sort_key)
-    return tuple(compare_task(full_by_id.get(task_id), variant_by_id.get(task_id)) for task_id in task_ids)
+    return tuple(compare_task(full_by_id.get(task_id), variant_by_id.get(task_id), encodings)
+                 for task_id in task_ids)
 
 
 def reference_verdicts(tasks: Sequence[PlusTask], dataset: Dataset, runs: Mapping[tuple[str, Any], SplitRun],
@@ -182,8 +207,9 @@ def reference_verdicts(tasks: Sequence[PlusTask], dataset: Dataset, runs: Mappin
 
 
 def detect_task(full: PlusTask | None, variant: PlusTask | None, verdicts: ReferenceVerdicts | None,
-                changed_fields: Sequence[str] = ()) -> TaskDetection:
+                changed_fields: Sequence[str] = (), encodings: InputEncodings | None = None) -> TaskDetection:
     """Does the variant keep at least one input (base or plus) on which the reference fails the full dataset?"""
+    encodings = encodings or InputEncodings()
     if full is None or variant is None:
         task_id = full.task_id if full is not None else variant.task_id if variant is not None else "?"
         return TaskDetection(task_id, "task_absent", 0, 0, 0, "task missing from the full dataset or the variant")
@@ -192,7 +218,7 @@ def detect_task(full: PlusTask | None, variant: PlusTask | None, verdicts: Refer
         return TaskDetection(task_id, "not_scored", 0, 0, 0, "no reference run for this task")
     if verdicts.failing == 0:
         return TaskDetection(task_id, "reference_passes", 0, 0, 0)
-    variant_inputs = _encodings(variant.base_input) + _encodings(variant.plus_input)
+    variant_inputs = encodings.base(variant) + encodings.plus(variant)
     scoring_changes = [name for name in changed_fields if name in SCORING_FIELDS]
     if scoring_changes:
         return TaskDetection(task_id, "undetermined", verdicts.failing, 0, len(variant_inputs),
@@ -200,10 +226,9 @@ def detect_task(full: PlusTask | None, variant: PlusTask | None, verdicts: Refer
                              verdicts.failure_kinds)
     # Per distinct full input: "fail" if any occurrence fails, else "pass" if any was judged, else unjudged.
     state: dict[bytes, str] = {}
-    for split, failing, unjudged in (("base", verdicts.failing_base, verdicts.unjudged_base),
-                                     ("plus", verdicts.failing_plus, verdicts.unjudged_plus)):
-        inputs = full.base_input if split == "base" else full.plus_input
-        for index, encoding in enumerate(_encodings(inputs)):
+    for full_inputs, failing, unjudged in ((encodings.base(full), verdicts.failing_base, verdicts.unjudged_base),
+                                           (encodings.plus(full), verdicts.failing_plus, verdicts.unjudged_plus)):
+        for index, encoding in enumerate(full_inputs):
             verdict = "fail" if index in failing else ("unjudged" if index in unjudged else "pass")
             previous = state.get(encoding)
             if previous == "fail" or (previous == "pass" and verdict == "unjudged"):
@@ -228,14 +253,16 @@ def detect_task(full: PlusTask | None, variant: PlusTask | None, verdicts: Refer
 def compare_detection(full: Sequence[PlusTask], variant: Sequence[PlusTask],
                       verdicts: Mapping[str, ReferenceVerdicts]) -> tuple[TaskDetection, ...]:
     """Per task, whether the variant still rejects the reference solution the full dataset rejects."""
+    encodings = InputEncodings()
+    return _detections(full, variant, compare_variant(full, variant, encodings), verdicts, encodings)
+
+
+def _detections(full: Sequence[PlusTask], variant: Sequence[PlusTask], comparisons: Sequence[TaskComparison],
+                verdicts: Mapping[str, ReferenceVerdicts], encodings: InputEncodings) -> tuple[TaskDetection, ...]:
     full_by_id = {task.task_id: task for task in full}
     variant_by_id = {task.task_id: task for task in variant}
-    rows = []
-    for comparison in compare_variant(full, variant):
-        task_id = comparison.task_id
-        rows.append(detect_task(full_by_id.get(task_id), variant_by_id.get(task_id), verdicts.get(task_id),
-                                comparison.changed_fields))
-    return tuple(rows)
+    return tuple(detect_task(full_by_id.get(c.task_id), variant_by_id.get(c.task_id), verdicts.get(c.task_id),
+                             c.changed_fields, encodings) for c in comparisons)
 
 
 def index_ranges(indices: Iterable[int]) -> str:
@@ -268,12 +295,12 @@ _FINDING_ORDER = {"detection_lost": 0, "detection_undetermined": 1, "changed_bey
 
 
 def _variant_result(variant: VariantData, full: Sequence[PlusTask], verdicts: Mapping[str, ReferenceVerdicts] | None,
-                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                    encodings: InputEncodings) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     assert variant.tasks is not None
-    comparisons = compare_variant(full, variant.tasks)
+    comparisons = compare_variant(full, variant.tasks, encodings)
     detections: dict[str, TaskDetection] = {}
     if verdicts is not None:
-        detections = {row.task_id: row for row in compare_detection(full, variant.tasks, verdicts)}
+        detections = {row.task_id: row for row in _detections(full, variant.tasks, comparisons, verdicts, encodings)}
     rows = []
     for comparison in comparisons:
         detection = detections.get(comparison.task_id)
@@ -338,8 +365,9 @@ def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
         return Check.skipped("variants", VARIANTS_TITLE, "no tasks loaded from the full dataset")
     observed: dict[str, Any] = {}
     details: list[dict[str, Any]] = []
+    encodings = InputEncodings()  # the full dataset's inputs are encoded once for every variant
     for variant in available:
-        observed[variant.name], rows = _variant_result(variant, full, verdicts)
+        observed[variant.name], rows = _variant_result(variant, full, verdicts, encodings)
         details += rows
     details.sort(key=lambda row: (_FINDING_ORDER[row["finding"]], row["variant"], task_sort_key(row["task_id"])))
     changed = {name: totals["tasks_changed_beyond_input_drops"] for name, totals in observed.items()}
@@ -397,6 +425,6 @@ def _listing(task_ids: Sequence[str], limit: int = 12) -> str:
     return shown + (f" and {len(task_ids) - limit} more" if len(task_ids) > limit else "")
 
 
-__all__ = ["COMPARED_FIELDS", "ReferenceVerdicts", "TaskComparison", "TaskDetection", "VARIANTS_TITLE", "VariantData",
+__all__ = ["COMPARED_FIELDS", "InputEncodings", "ReferenceVerdicts", "TaskComparison", "TaskDetection", "VARIANTS_TITLE", "VariantData",
            "check_variants", "compare_detection", "compare_task", "compare_variant", "detect_task", "index_ranges",
            "input_encoding", "reference_verdicts"]

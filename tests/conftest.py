@@ -34,3 +34,18 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache.mkdir()
     monkeypatch.setenv("AUDIT_DATA_CACHE", str(cache))
     return cache
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--regression", action="store_true",
+                     help="also run the full HumanEval+/MBPP+ golden runs (`make regression`)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Full-length regression runs are deselected (not skipped) unless --regression is given."""
+    if config.getoption("--regression"):
+        return
+    kept = [item for item in items if item.get_closest_marker("regression") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept

@@ -29,6 +29,7 @@ from audit_lib.benchmarks.humaneval_plus_data import (
     PlusTask,
     load_humaneval,
     load_plus,
+    parse_task_ids,
     validate_dataset,
 )
 from audit_lib.benchmarks.humaneval_plus_exec import EVALPLUS_SAMPLE_BUDGET, Split, SplitRun, run_programs
@@ -69,10 +70,11 @@ class AuditParams:
     executor: str = "local"
     min_time_limit: float = replay.DEFAULT_MIN_TIME_LIMIT_S
     recompute_ground_truth: bool = False
+    task_ids: tuple[str, ...] = ()
 
 
 def validate_params(*, dataset: Any, max_tasks: Any, executor: Any, min_time_limit: Any,
-                    recompute_ground_truth: Any) -> AuditParams:
+                    recompute_ground_truth: Any, task_ids: Any = "") -> AuditParams:
     """Raise ParameterError naming the parameter on any bad value."""
     validate_dataset(dataset)
     if not isinstance(max_tasks, int) or isinstance(max_tasks, bool) or max_tasks < 0:
@@ -88,7 +90,11 @@ def validate_params(*, dataset: Any, max_tasks: Any, executor: Any, min_time_lim
         raise ParameterError(f"parameter 'recompute_ground_truth' must be True or False, not "
                              f"{recompute_ground_truth!r}", parameter="recompute_ground_truth",
                              value=recompute_ground_truth)
-    return AuditParams(dataset, max_tasks, executor, float(min_time_limit), recompute_ground_truth)
+    if not isinstance(task_ids, str):
+        raise ParameterError(f"parameter 'task_ids' must be a comma-separated string of task ids, not {task_ids!r}",
+                             parameter="task_ids", value=task_ids)
+    return AuditParams(dataset, max_tasks, executor, float(min_time_limit), recompute_ground_truth,
+                       parse_task_ids(task_ids))
 
 
 def _guarded(check_id: str, title: str) -> Callable[[Callable[..., Check]], Callable[..., Check]]:
@@ -116,10 +122,12 @@ class HumanEvalPlusAudit:
         self.params = params
         self.builder = FindingsBuilder(AUDIT_NAME, {
             "dataset": params.dataset, "max_tasks": params.max_tasks, "executor": params.executor,
-            "min_time_limit": params.min_time_limit, "recompute_ground_truth": params.recompute_ground_truth})
+            "min_time_limit": params.min_time_limit, "recompute_ground_truth": params.recompute_ground_truth,
+            "task_ids": ",".join(params.task_ids)})
         self.missing_required: str | None = None
         try:
-            self.loaded: LoadedPlus | None = load_plus(params.dataset, max_tasks=params.max_tasks)
+            self.loaded: LoadedPlus | None = load_plus(params.dataset, max_tasks=params.max_tasks,
+                                                         task_ids=params.task_ids)
             self.builder.add_provenance(self.loaded.provenance)
         except DataUnavailableError as exc:  # every data check then reports `skipped` with this reason
             self.loaded, self.missing_required = None, str(exc)
@@ -217,7 +225,7 @@ class HumanEvalPlusAudit:
             variant = load_plus(self.dataset, source=source)
             self.builder.add_provenance(variant.provenance)
             tasks = variant.tasks
-            if self.params.max_tasks:  # compare the loaded tasks only, whatever order the variant file has
+            if self.params.max_tasks or self.params.task_ids:  # the loaded tasks only, in any file order
                 tasks = tuple(task for task in tasks if task.task_id in wanted)
             loaded.append(variants.VariantData(name, source[1], tasks, schema_notes=variant.schema_notes))
         verdicts = None
@@ -255,7 +263,8 @@ class HumanEvalPlusAudit:
         fetched = fetch.try_fetch(*HUMANEVAL_PLUS_V019)
         if isinstance(fetched, DataError):
             return static.check_version_diff(None, self.tasks, reason_if_missing=f"v0.1.9 unavailable: {fetched}")
-        old = load_plus(self.dataset, source=HUMANEVAL_PLUS_V019, max_tasks=self.params.max_tasks)
+        old = load_plus(self.dataset, source=HUMANEVAL_PLUS_V019, max_tasks=self.params.max_tasks,
+                        task_ids=self.params.task_ids)
         self.builder.add_provenance(old.provenance)
         return static.check_version_diff(old.tasks, self.tasks)
 

@@ -83,16 +83,35 @@ def plus_source(dataset: Dataset) -> tuple[str, str]:
     return HUMANEVAL_PLUS if dataset == "humaneval" else MBPP_PLUS
 
 
-def load_plus(dataset: Dataset, *, source: tuple[str, str] | None = None, max_tasks: int = 0) -> LoadedPlus:
-    """Fetch and parse an EvalPlus release file; `max_tasks` > 0 keeps the first tasks only."""
+def load_plus(dataset: Dataset, *, source: tuple[str, str] | None = None, max_tasks: int = 0,
+              task_ids: Sequence[str] = ()) -> LoadedPlus:
+    """Fetch and parse an EvalPlus release file; `task_ids` keeps those tasks, `max_tasks` > 0 the first N."""
     validate_dataset(dataset)
     fetched = fetch.fetch(*(source or plus_source(dataset)))
     rows = readers.read_jsonl(fetched.path, required=PLUS_REQUIRED_FIELDS)
     notes: list[dict[str, Any]] = []
     tasks = parse_plus_rows(rows, dataset=dataset, file=str(fetched.path), notes=notes)
-    if max_tasks:
-        tasks = tasks[:max_tasks]
+    tasks = select_tasks(tasks, max_tasks=max_tasks, task_ids=task_ids, file=str(fetched.path))
     return LoadedPlus(dataset, tasks, fetched.provenance, str(fetched.path), tuple(notes))
+
+
+def select_tasks(tasks: tuple[PlusTask, ...], *, max_tasks: int = 0, task_ids: Sequence[str] = (),
+                 file: str = "") -> tuple[PlusTask, ...]:
+    """The named tasks (in file order; an unknown id raises ParameterError naming it), then the first `max_tasks`."""
+    if task_ids:
+        known = {task.task_id for task in tasks}
+        unknown = [task_id for task_id in task_ids if task_id not in known]
+        if unknown:
+            raise ParameterError(f"task_ids: {', '.join(unknown)} not in {file or 'the dataset'}",
+                                 parameter="task_ids", value=list(unknown))
+        wanted = set(task_ids)
+        tasks = tuple(task for task in tasks if task.task_id in wanted)
+    return tasks[:max_tasks] if max_tasks else tasks
+
+
+def parse_task_ids(raw: str) -> tuple[str, ...]:
+    """`"HumanEval/32, HumanEval/116"` -> the ids, in order, without blanks or repeats."""
+    return tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
 
 
 def parse_plus_rows(rows: Sequence[Mapping[str, Any]], *, dataset: Dataset, file: str,

@@ -7,11 +7,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from audit_lib import data_cli, paths, sandbox_cli
-from audit_lib.catalogue import discover_audits
+from audit_lib import paths, sandbox_cli
+from audit_lib.data import cli as data_cli
 from audit_lib.errors import ParameterError
 from audit_lib.findings import STATUSES
 from audit_lib.runner import DEFAULT_CELL_TIMEOUT_S, EXIT_BAD_ARGUMENTS, FAIL_ON_CHOICES, missing_inputs, run_audits
+from audit_lib.runner.catalogue import discover_audits
 
 
 def build_parser() -> argparse.ArgumentParser:

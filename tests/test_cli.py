@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from audit_lib import cli, runner
-from audit_lib.catalogue import discover_audits
+from audit_lib.runner.catalogue import discover_audits
 
 
 @pytest.fixture()
@@ -16,7 +16,7 @@ def no_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a kernel was about to start")
 
-    monkeypatch.setattr(runner, "_execute_all", refuse)
+    monkeypatch.setattr(runner.batch, "_execute_all", refuse)
 
 
 def test_module_entry_point_lists_every_subcommand() -> None:

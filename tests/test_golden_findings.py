@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests import golden_findings
-from tests.golden_findings import DROPPED, VolatileRule, compare, stable_checks, update
+from tests.golden_findings import DROPPED, compare, stable_checks, update
 
 
 def findings(status: str = "defect", failing: int = 23, timeouts: int = 86, duration_s: float = 3.2) -> dict:

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from audit_lib.catalogue import PARAMETERS_TAG, read_parameters
+from audit_lib.runner.catalogue import PARAMETERS_TAG, read_parameters
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 

@@ -15,7 +15,7 @@ def offline_no_mirror(isolated_cache, monkeypatch):
 
 
 def test_intentspec_checks_are_skipped_naming_the_missing_file(offline_no_mirror):
-    from audit_lib.benchmarks import intentspec
+    from audit_lib.benchmarks.intentspec import audit as intentspec
 
     data = intentspec.load_intentspec(0)
     checks = intentspec.run_checks(data, intentspec.execute_all(data))
@@ -26,7 +26,7 @@ def test_intentspec_checks_are_skipped_naming_the_missing_file(offline_no_mirror
 
 
 def test_mbpp_plus_data_checks_are_skipped_but_the_data_free_pass_at_k_still_runs(offline_no_mirror):
-    from audit_lib.benchmarks.humaneval_plus import HumanEvalPlusAudit, validate_params
+    from audit_lib.benchmarks.humaneval_plus.audit import HumanEvalPlusAudit, validate_params
 
     audit = HumanEvalPlusAudit(validate_params(dataset="mbpp", max_tasks=0, executor="local", min_time_limit=4.0,
                                                recompute_ground_truth=False))

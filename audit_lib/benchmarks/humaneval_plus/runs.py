@@ -1,0 +1,155 @@
+"""Running HumanEval+/MBPP+ programs on their inputs through the sandbox: one CallJob per task and input set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from audit_lib import executors, sandbox
+from audit_lib.benchmarks.humaneval_plus.data import PlusTask
+from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram
+
+Split = Literal["base", "plus"]
+SPLITS: tuple[Split, ...] = ("base", "plus")
+OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
+
+# Budget for a ground-truth job on top of its per-input limits (program load, decoding); EvalPlus sets none.
+JOB_OVERHEAD_S = 10.0
+# A scored sample gets EvalPlus's own slack: +1 s when not fast_check, and the parent's join waits 1 s more.
+EVALPLUS_SAMPLE_SLACK_S = 2.0
+# A ground-truth job never waits longer than this, however many inputs it carries.
+MAX_JOB_TIMEOUT_S = 1800.0
+# EvalPlus's whole-sample budget: min(EVALPLUS_TIMEOUT_PER_TASK = 60, sum of per-input limits) + 1.
+EVALPLUS_TIMEOUT_PER_TASK_S = 60.0
+# EvalPlus's memory cap for a sample (`EVALPLUS_MAX_MEMORY_BYTES`, default 4 GiB).
+EVALPLUS_MEMORY_MB = 4096
+
+
+@dataclass(frozen=True)
+class InputOutcome:
+    """What one call did: its value (decoded in the parent) or why there is none, and how long it took."""
+
+    kind: OutcomeKind
+    value: Any = None
+    duration_s: float = 0.0
+    exc_type: str | None = None
+    exc_message: str | None = None
+
+    def describe(self) -> str:
+        if self.kind == "value":
+            return repr(self.value)[:200]
+        if self.kind == "exception":
+            return f"{self.exc_type}: {(self.exc_message or '')[:160]}"
+        if self.kind == "unserializable" and self.exc_type:
+            return f"unserializable {self.exc_type}: {(self.exc_message or '')[:160]}"
+        return self.kind
+
+
+@dataclass(frozen=True)
+class SplitRun:
+    """The outcomes of one program on one task's base or plus inputs, plus any load failure."""
+
+    task_id: str
+    split: Split
+    outcomes: tuple[InputOutcome, ...]
+    load_error: str | None = None
+    job_status: str = "pass"
+
+
+def inputs_of(task: PlusTask, split: Split) -> tuple[Any, ...]:
+    return task.base_input if split == "base" else task.plus_input
+
+
+@dataclass(frozen=True)
+class JobBudget:
+    """A job's whole-run limit: min(cap, sum of per-input limits) + 1 s + slack."""
+
+    total_cap_s: float
+    slack_s: float
+
+
+# Ground truth: EvalPlus runs the canonical with no limit; ours gets room for program load and decoding.
+GROUND_TRUTH_BUDGET = JobBudget(MAX_JOB_TIMEOUT_S, JOB_OVERHEAD_S)
+# A scored sample: EvalPlus's own budget, min(60, sum) + 1, +1 s when not fast_check, and its join waits 1 s more.
+EVALPLUS_SAMPLE_BUDGET = JobBudget(EVALPLUS_TIMEOUT_PER_TASK_S, EVALPLUS_SAMPLE_SLACK_S)
+
+
+def job_limits(per_input_timeouts: Sequence[float], *, budget: JobBudget = GROUND_TRUTH_BUDGET,
+               memory_mb: int = EVALPLUS_MEMORY_MB) -> sandbox.Limits:
+    total = min(budget.total_cap_s, sum(per_input_timeouts)) + 1.0 + budget.slack_s
+    longest = max(per_input_timeouts, default=1.0)
+    return sandbox.Limits(timeout_s=longest, total_timeout_s=total, memory_mb=memory_mb)
+
+
+def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], CallableProgram],
+                 timeouts_for: Callable[[PlusTask, Split], Sequence[float]], *,
+                 executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = False,
+                 budget: JobBudget = GROUND_TRUTH_BUDGET, fast_check: bool = False,
+                 stop_expected_for: Callable[[PlusTask, Split], Mapping[int, Any]] | None = None,
+                 cost_for: Callable[[PlusTask, Split], float] | None = None,
+                 digest_above_bytes: int | None = None,
+                 digest_inputs_for: Callable[[PlusTask, Split], Collection[int] | None] | None = None,
+                 ) -> dict[tuple[str, Split], SplitRun]:
+    """Run `program_for(task)` on every input of each split, each input under its own time limit.
+
+    `fast_check` stops a split at its first exception or timeout, as EvalPlus's default `fast_check` does, and,
+    with `stop_expected_for`, also after the first input whose value differs from the one given for it (see
+    `sandbox.call_function`). With `cost_for`, the costliest jobs start first, so no long job is left for the end.
+    With `digest_above_bytes`, huge float-free outputs come back as digests: of the inputs `digest_inputs_for`
+    names (None: every input).
+    """
+    if stop_expected_for is not None and not fast_check:
+        raise ValueError("stop_expected_for only applies with fast_check=True")
+    jobs = []
+    for task in tasks:
+        program = program_for(task)
+        for split in splits:
+            inputs = inputs_of(task, split)
+            if not inputs:
+                continue
+            timeouts = [float(t) for t in timeouts_for(task, split)]
+            stop_expected = tuple(sorted(stop_expected_for(task, split).items())) if stop_expected_for else ()
+            chosen = digest_inputs_for(task, split) if digest_inputs_for else None
+            digest_inputs = None if chosen is None else tuple(sorted(chosen))
+            # No deepcopy: every child decodes its own copy of the inputs and calls each one once, so a program
+            # that mutates an input cannot affect another call (EvalPlus deep-copies because it reuses inputs).
+            jobs.append(sandbox.CallJob(key=(task.task_id, split), program=program.source,
+                                        entry_point=program.entry_point, inputs=tuple(list(i) for i in inputs),
+                                        limits=job_limits(timeouts, budget=budget),
+                                        per_input_timeout_s=tuple(timeouts), stop_after_failure=fast_check,
+                                        stop_expected=stop_expected, digest_above_bytes=digest_above_bytes,
+                                        digest_inputs=digest_inputs, deepcopy_inputs=False))
+    by_id = {task.task_id: task for task in tasks}
+    if cost_for is not None:
+        jobs.sort(key=lambda job: -cost_for(by_id[job.key[0]], job.key[1]))
+    runs: dict[tuple[str, Split], SplitRun] = {}
+    for key, result in executors.run_many(jobs, executor, progress=progress):
+        task_id, split = key
+        runs[key] = split_run_from_result(task_id, split, result, len(inputs_of(by_id[task_id], split)))
+    for task in tasks:  # empty input sets still get a (trivially empty) run
+        for split in splits:
+            runs.setdefault((task.task_id, split), SplitRun(task.task_id, split, ()))
+    return runs
+
+
+def split_run_from_result(task_id: str, split: Split, result: Any, expected_count: int) -> SplitRun:
+    """Normalise a CallJobResult; inputs the sandbox never reached count as `not_run`."""
+    outcomes = [InputOutcome(kind=o.kind, value=o.value, duration_s=float(o.duration_s or 0.0),
+                             exc_type=o.exc_type, exc_message=o.exc_message) for o in result.outcomes]
+    outcomes += [InputOutcome("not_run")] * (expected_count - len(outcomes))  # e.g. the job's total budget ran out
+    load_error = result.load_error
+    if load_error is None and result.status not in ("pass", "fail"):
+        load_error = f"sandbox job ended with status {result.status}"
+    return SplitRun(task_id, split, tuple(outcomes[:expected_count]), load_error, str(result.status))
+
+
+def outcomes_by_task(runs: Mapping[tuple[str, Split], SplitRun]) -> dict[str, dict[Split, SplitRun]]:
+    grouped: dict[str, dict[Split, SplitRun]] = {}
+    for (task_id, split), run in runs.items():
+        grouped.setdefault(task_id, {})[split] = run
+    return grouped
+
+
+__all__ = ["InputOutcome", "SPLITS", "Split", "SplitRun", "inputs_of", "job_limits", "outcomes_by_task",
+           "run_programs", "split_run_from_result"]

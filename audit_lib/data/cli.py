@@ -1,0 +1,104 @@
+"""The `fetch` and `sources` subcommands: fill the data cache, and show every registered file's state."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from audit_lib import paths
+from audit_lib.data.fetch import fetch_source, read_lock, sha256_of
+from audit_lib.data.sources import DATASETS, REGISTRY, SourceFile, files_of
+from audit_lib.errors import DataError, UnknownSourceError
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """What is known locally about one registered file."""
+
+    key: str
+    pinned: bool
+    cached: str
+    mirrored: str
+    upstream: str
+    licence: str
+
+
+def source_states(mirror: str | None = None) -> list[SourceState]:
+    cache_root = paths.data_cache_dir()
+    mirror_root = paths.mirror_dir(mirror)
+    lock = read_lock(cache_root)
+    states = []
+    for source in REGISTRY.values():
+        expected = source.sha256 or (lock.get(source.key) or {}).get("sha256")
+        states.append(SourceState(
+            key=source.key,
+            pinned=source.pinned,
+            cached=_copy_state(cache_root / source.dataset / source.file, expected),
+            mirrored=_copy_state(mirror_root / source.dataset / source.file, expected) if mirror_root else "no mirror",
+            upstream=source.upstream_text(),
+            licence=source.licence,
+        ))
+    return states
+
+
+def _copy_state(path: Path, expected: str | None) -> str:
+    if not path.is_file():
+        return "absent"
+    if expected is None:
+        return "present (unpinned, not yet locked)"
+    return "verified" if sha256_of(path) == expected else "SHA256 MISMATCH"
+
+
+def fetch_datasets(datasets: list[str], mirror: str | None) -> int:
+    """Fetch every file of the named datasets (all when empty); print one line each; non-zero when any failed."""
+    chosen: list[SourceFile] = []
+    for dataset in datasets or list(DATASETS):
+        chosen.extend(files_of(dataset))
+    failures = 0
+    for source in chosen:
+        try:
+            fetched = fetch_source(source, mirror=mirror)
+        except DataError as exc:
+            failures += 1
+            print(f"MISSING  {source.key}\n{_indent(str(exc))}", file=sys.stderr)
+            continue
+        origin = fetched.provenance
+        print(f"ok       {source.key}  ({origin.source}, sha256 {origin.sha256[:12]}, "
+              f"{'pinned' if origin.pinned else 'unpinned'})")
+    print(f"{len(chosen) - failures} of {len(chosen)} files in {paths.data_cache_dir()}")
+    return 1 if failures else 0
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def _run_fetch(args: argparse.Namespace) -> int:
+    try:
+        return fetch_datasets(list(args.datasets), args.mirror)
+    except UnknownSourceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_sources(args: argparse.Namespace) -> int:
+    states = source_states(args.mirror)
+    header = f"{'file':<62} {'pin':<8} {'cache':<12} {'mirror':<12} upstream"
+    print(header)
+    for state in states:
+        print(f"{state.key:<62} {'pinned' if state.pinned else 'unpinned':<8} {state.cached:<12} "
+              f"{state.mirrored:<12} {state.upstream}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    fetch_parser = subparsers.add_parser("fetch", help="fill data_cache/ with verified copies of registered files")
+    fetch_parser.add_argument("datasets", nargs="*", help=f"datasets to fetch (default: all of {', '.join(DATASETS)})")
+    fetch_parser.add_argument("--mirror", help="a local mirror folder laid out as <dataset>/<file>")
+    fetch_parser.set_defaults(func=_run_fetch)
+
+    sources_parser = subparsers.add_parser("sources", help="print the registry with each file's local state")
+    sources_parser.add_argument("--mirror", help="a local mirror folder laid out as <dataset>/<file>")
+    sources_parser.set_defaults(func=_run_sources)

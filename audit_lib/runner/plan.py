@@ -1,0 +1,92 @@
+"""Planning a batch: validate audits, parameters, mirror and kernel before any kernel starts."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from audit_lib import paths
+from audit_lib.errors import ParameterError
+from audit_lib.runner.catalogue import discover_audits, resolve_parameters, select_audits
+
+PROJECT_KERNEL = "benchaudit"
+FALLBACK_KERNEL = "python3"
+DEFAULT_CELL_TIMEOUT_S = 3600
+STAGING_DIR_NAME = ".staging"
+
+
+@dataclass(frozen=True)
+class AuditJob:
+    """Everything a worker process needs to execute one audit (plain, picklable values)."""
+
+    audit: str
+    notebook: str
+    params: Mapping[str, Any]
+    kernel_name: str
+    reports_dir: str
+    env: Mapping[str, str]
+    with_code: bool
+    cell_timeout_s: int | None
+
+    @property
+    def staging_dir(self) -> Path:
+        return Path(self.reports_dir) / STAGING_DIR_NAME / self.audit
+
+    @property
+    def staging_notebook(self) -> Path:
+        return self.staging_dir / f"{self.audit}.ipynb"
+
+
+def available_kernels() -> set[str]:
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    return set(KernelSpecManager().find_kernel_specs())
+
+
+def choose_kernel(requested: str | None = None) -> str:
+    """The project's kernel when registered, else `python3`; an explicit name must exist."""
+    kernels = available_kernels()
+    if requested:
+        if requested not in kernels:
+            raise ParameterError(f"kernel {requested!r} is not registered (available: {', '.join(sorted(kernels))}); "
+                                 "`make audit` registers the project's kernel", field="kernel")
+        return requested
+    return PROJECT_KERNEL if PROJECT_KERNEL in kernels else FALLBACK_KERNEL
+
+
+def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), *,
+              mirror: str | os.PathLike[str] | None = None, executor: str | None = None, with_code: bool = False,
+              reports_dir: Path | None = None, kernel_name: str | None = None,
+              cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
+              notebooks_dir: Path | None = None) -> list[AuditJob]:
+    """Validate audits, parameters, mirror and kernel, before any kernel starts."""
+    catalogue = discover_audits(notebooks_dir)
+    audits = select_audits(names, catalogue)
+    mirror_path = None
+    if mirror is not None:
+        mirror_path = Path(mirror).expanduser().resolve()
+        if not mirror_path.is_dir():
+            raise ParameterError(f"--mirror {mirror}: no such folder (expected <dataset>/<file> inside)",
+                                 field="mirror")
+    injected = {"executor": executor, "mirror": str(mirror_path) if mirror_path else None}
+    params = resolve_parameters(audits, list(raw_params), injected)
+    kernel = choose_kernel(kernel_name)
+    target = (reports_dir or paths.reports_dir()).resolve()
+    base_env = {"AUDIT_PROJECT_ROOT": str(paths.project_root()), "AUDIT_DATA_CACHE": str(paths.data_cache_dir())}
+    # Kernels run with cwd notebooks/, so a relative AUDIT_MIRROR from the caller is made absolute here.
+    env_mirror = paths.mirror_dir(mirror_path)
+    if env_mirror is not None:
+        base_env["AUDIT_MIRROR"] = str(env_mirror)
+    if executor:
+        base_env["AUDIT_EXECUTOR"] = executor
+    python_path = [str(paths.project_root())] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    base_env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(python_path))
+    jobs = []
+    for audit in audits:
+        env = dict(base_env, AUDIT_REPORTS_DIR=str(target / STAGING_DIR_NAME / audit.name))
+        jobs.append(AuditJob(audit.name, str(audit.notebook), params[audit.name], kernel, str(target), env,
+                             with_code, cell_timeout_s))
+    return jobs

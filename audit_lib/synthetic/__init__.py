@@ -1,1 +1,0 @@
-"""Seeded generators for data that is not public; everything they write is labelled synthetic."""

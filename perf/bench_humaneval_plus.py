@@ -1,0 +1,185 @@
+"""Time HumanEval+ ground truth + the OpenAI-canonical replay three ways on this machine.
+
+1. floor: one plain interpreter running every program in-process, no sandbox (EvalPlus's `trusted_exec` for the
+   canonical, then the sample with EvalPlus's SIGALRM per-input limits), on one core;
+2. our engine: `compute_ground_truth` + `run_candidate` through the sandbox, values compared in the parent, once
+   with every input run (what the audit does) and once with `fast_check` (what `evalplus.evaluate` does by
+   default: a sample's split stops at its first failure);
+3. `evalplus.evaluate` on the same data and samples (with `--parallel` = CPU count, like our pool), only when
+   `evalplus` is importable. Its PyPI metadata pulls in model clients (transformers, openai, ...) that evaluation
+   never imports, so install it lean: `pip install --no-deps evalplus==0.3.1 wget tempdir multipledispatch appdirs
+   termcolor fire tree-sitter tree-sitter-python rich markdown-it-py mdurl`;
+   `HUMANEVAL_OVERRIDE_PATH` points it at the mirror file and a fresh cache folder forces its ground truth.
+
+Usage: AUDIT_MIRROR=/work/shared/data .venv/bin/python benchmarks/bench_humaneval_plus.py [--max-tasks N] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from audit_lib.benchmarks.humaneval_plus.data import OPENAI_HUMANEVAL, load_humaneval, load_plus
+from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute_ground_truth
+from audit_lib.benchmarks.humaneval_plus.replay import (
+    DEFAULT_MIN_TIME_LIMIT_S,
+    original_solutions,
+    run_candidate,
+    score_split,
+)
+from audit_lib.benchmarks.humaneval_plus.runs import SPLITS
+
+# The floor runs in a separate plain interpreter so the benchmark's own process never executes benchmark code.
+# Like EvalPlus: the canonical runs unlimited and timed; the sample then runs in-process with a SIGALRM limit of
+# max(min_time_limit, 4 x canonical time) per input and a whole-sample budget of min(60, sum of limits) + 1.
+FLOOR_DRIVER = """
+import copy, json, signal, sys, time
+class Timeout(BaseException):
+    pass
+def alarm(signum, frame):
+    raise Timeout()
+signal.signal(signal.SIGALRM, alarm)
+def load(program, entry_point):
+    namespace = {"__name__": "__floor__"}
+    exec(compile(program, "<floor>", "exec"), namespace)
+    return namespace[entry_point]
+jobs = json.load(sys.stdin)
+started = time.perf_counter()
+for job in jobs:
+    canonical = load(job["program"], job["entry_point"])
+    times = []
+    for args in job["inputs"]:
+        begin = time.perf_counter()
+        try:
+            canonical(*copy.deepcopy(args))
+        except Exception:
+            pass
+        times.append(time.perf_counter() - begin)
+    if job["sample"] is None:
+        continue
+    sample = load(job["sample"], job["entry_point"])
+    limits = [max(job["min_time_limit"], 4.0 * t) for t in times]
+    budget_end = time.perf_counter() + min(60.0, sum(limits)) + 1.0
+    for args, limit in zip(job["inputs"], limits):
+        if time.perf_counter() > budget_end:
+            break
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        try:
+            sample(*args)
+        except BaseException:
+            pass
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+print(json.dumps({"seconds": time.perf_counter() - started}))
+"""
+
+
+def floor_seconds(tasks, solutions: dict[str, str], *, min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S) -> float:
+    jobs = [{"program": task.program, "entry_point": task.entry_point, "sample": solutions.get(task.task_id),
+             "inputs": [list(i) for i in task.base_input + task.plus_input], "min_time_limit": min_time_limit}
+            for task in tasks]
+    completed = subprocess.run([sys.executable, "-c", FLOOR_DRIVER], input=json.dumps(jobs), text=True,
+                               capture_output=True, check=True)
+    return json.loads(completed.stdout)["seconds"]
+
+
+def engine_seconds(loaded, solutions: dict[str, str], *, fast_check: bool = False) -> tuple[float, int]:
+    started = time.perf_counter()
+    runs = compute_ground_truth(loaded.tasks, "humaneval")
+    gt = GroundTruth("humaneval", loaded.provenance.sha256, runs, Path("unused"), 0, len(loaded.tasks))
+    candidate = run_candidate(loaded.tasks, solutions, "humaneval", gt, fast_check=fast_check)
+    failing = sum(1 for task in loaded.tasks for split in SPLITS
+                  if (task.task_id, split) in candidate
+                  and not all(v.passed for v in score_split(task, "humaneval", candidate[(task.task_id, split)],
+                                                            gt.run(task.task_id, split))))
+    return time.perf_counter() - started, failing
+
+
+def evalplus_seconds(loaded, solutions: dict[str, str]) -> tuple[float, float] | None:
+    """(seconds until evalplus printed its scores, seconds until its process exited), or None if not installed.
+
+    `evalplus.evaluate` starts a non-daemon "stucking checker" thread that sleeps 20 s at a time, so the process
+    exits only at the next 20 s boundary after the work is done. The first figure leaves that idle wait out.
+    """
+    if importlib.util.find_spec("evalplus") is None:
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        samples = Path(folder) / "samples.jsonl"
+        samples.write_text("".join(json.dumps({"task_id": t, "solution": s}) + "\n" for t, s in solutions.items()))
+        dataset = Path(folder) / "HumanEvalPlus.jsonl"
+        with gzip.open(loaded.path, "rt", encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+        wanted = {task.task_id for task in loaded.tasks}
+        dataset.write_text("".join(json.dumps(r) + "\n" for r in rows if r["task_id"] in wanted))
+        env = {**os.environ, "HUMANEVAL_OVERRIDE_PATH": str(dataset), "XDG_CACHE_HOME": str(Path(folder) / "cache"),
+               "PYTHONUNBUFFERED": "1"}
+        started = time.perf_counter()
+        scored_at = None
+        with subprocess.Popen([sys.executable, "-m", "evalplus.evaluate", "--dataset", "humaneval", "--samples",
+                               str(samples), "--i-just-wanna-run", "--parallel", str(os.cpu_count() or 1)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as process:
+            for line in process.stdout:
+                if line.startswith("pass@"):
+                    scored_at = time.perf_counter() - started
+        exited_at = time.perf_counter() - started
+        if process.returncode != 0 or scored_at is None:
+            raise RuntimeError(f"evalplus.evaluate failed (exit {process.returncode}) or printed no pass@k")
+        return scored_at, exited_at
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-tasks", type=int, default=0, help="first N tasks only (0 = all 164)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds of (our fast_check, evalplus), interleaved; medians are compared (default 3)")
+    args = parser.parse_args()
+    loaded = load_plus("humaneval", max_tasks=args.max_tasks)
+    originals, _ = load_humaneval(OPENAI_HUMANEVAL)
+    solutions = original_solutions(loaded.tasks, originals)
+    inputs = sum(len(t.base_input) + len(t.plus_input) for t in loaded.tasks)
+    print(f"{len(loaded.tasks)} tasks, {inputs:,} inputs, each run twice (canonical + OpenAI canonical); "
+          f"{os.cpu_count()} CPUs", flush=True)
+    floor = floor_seconds(loaded.tasks, solutions)
+    engine, failing = engine_seconds(loaded, solutions)
+    print(f"floor (in-process, no sandbox, 1 core): {floor:8.2f} s")
+    print(f"our engine (sandbox, local pool):       {engine:8.2f} s   ratio to floor {engine / floor:5.2f}x "
+          f"(target <= 2x); {failing} failing task splits", flush=True)
+    # The samples' own run time varies from run to run (inputs near the 1 s floor time out or not), so the
+    # comparison with evalplus alternates the two and compares medians.
+    ours: list[float] = []
+    theirs: list[tuple[float, float]] = []
+    for round_number in range(1, max(1, args.repeat) + 1):
+        seconds, failing_fast = engine_seconds(loaded, solutions, fast_check=True)
+        ours.append(seconds)
+        reference = evalplus_seconds(loaded, solutions)
+        if reference is not None:
+            theirs.append(reference)
+        their_text = "not installed" if reference is None else \
+            f"{reference[0]:7.2f} s to its scores ({reference[1]:.2f} s to exit)"
+        print(f"round {round_number}: our engine, fast_check {seconds:7.2f} s ({failing_fast} failing task splits); "
+              f"evalplus.evaluate {their_text}", flush=True)
+    fast = statistics.median(ours)
+    print(f"our engine, fast_check (as evalplus):   {fast:8.2f} s   median of {len(ours)}; a split stops at its first "
+          f"failure (exception, timeout, or a value != expected where == decides)")
+    if not theirs:
+        print("evalplus.evaluate:                       not installed (optional; see this file's docstring)")
+        return
+    scored = statistics.median(t[0] for t in theirs)
+    exited = statistics.median(t[1] for t in theirs)
+    print(f"evalplus.evaluate --parallel {os.cpu_count()}:       {scored:8.2f} s   median of {len(theirs)}, until it printed "
+          f"its scores ({exited:.2f} s until its process exited)")
+    print(f"ours / evalplus, same semantics:        {fast / scored:8.2f}x  (target < 1; {fast / exited:.2f}x against its "
+          f"exit time); ours running every input: {engine / scored:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

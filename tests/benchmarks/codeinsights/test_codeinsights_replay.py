@@ -1,0 +1,183 @@
+"""Replay of HELM codeinsights_edge_case on hand-made rows: patterns, parsing, skips, prompt, metric."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pandas as pd
+import pytest
+
+from audit_lib.benchmarks.codeinsights import replay
+
+
+def unittests(*tests: tuple[str, str, str]) -> str:
+    return "\n".join(f"Unittest {i}:\nInput:\n{code}\nSTD input:\n{std}\nOutput:\n{out}\n"
+                     for i, (code, std, out) in enumerate(tests))
+
+
+FOUR_TESTS = unittests(*[(f"cout << f({i});", "", str(i)) for i in range(4)])
+COLUMNS = ["student_id", "timestamp", "question_unittest_id", "question_unittests", "pass", "week", "topic",
+           "question_name", "question_text", "question_template", "response"]
+
+
+def submissions_csv(rows: list[dict[str, str]], *, pass_as_str: bool = False) -> pd.DataFrame:
+    """Write hand-made rows as CSV text and read them back the way HELM (or the fix) does."""
+    buffer = io.StringIO()
+    pd.DataFrame(rows, columns=COLUMNS, dtype=str).to_csv(buffer, index=False)
+    buffer.seek(0)
+    return pd.read_csv(buffer, dtype={"pass": "str"}) if pass_as_str else pd.read_csv(buffer)
+
+
+def row(student: int, timestamp: str, bits: str, *, qid: str = "175", tests: str = FOUR_TESTS) -> dict[str, str]:
+    return {"student_id": str(student), "timestamp": timestamp, "question_unittest_id": qid,
+            "question_unittests": tests, "pass": bits, "week": "3", "topic": "Pointer", "question_name": "Sum",
+            "question_text": "Viết hàm sum", "question_template": "{{ STUDENT_ANSWER }}", "response": "int f();"}
+
+
+TOPICS = pd.DataFrame({"student_id": [1, 1], "topic": ["Pointer", "Array"], "pass_rate": [0.8666, 0.5],
+                       "perfect": [0.3333, 1.0]})
+
+
+# ---------------------------------------------------------------------------------------------- patterns
+
+@pytest.mark.parametrize(("text", "after_int", "true_bits", "gold_after_int", "gold_true"), [
+    ("0111", (1, 1, 1), (0, 1, 1, 1), None, 0),
+    ("0000", (0,), (0, 0, 0, 0), 0, None),
+    ("1011", (1, 0, 1, 1), (1, 0, 1, 1), 1, 1),
+])
+def test_patterns_before_and_after_int(text, after_int, true_bits, gold_after_int, gold_true):
+    assert replay.pattern_as_shipped(int(text)) == after_int
+    assert replay.pattern_as_shipped(float(text)) == after_int
+    assert replay.true_pattern(text) == true_bits
+    assert replay.pattern_as_fixed(text) == true_bits
+    assert replay.single_failure_index(after_int) == gold_after_int
+    assert replay.single_failure_index(true_bits) == gold_true
+
+
+def test_nan_pass_raises_like_helm_and_like_the_fix():
+    with pytest.raises(ValueError):
+        replay.pattern_as_shipped(math.nan)
+    with pytest.raises(TypeError):
+        replay.pattern_as_fixed(math.nan)
+    with pytest.raises(RuntimeError, match="should be string"):
+        replay.pattern_as_fixed("1011.0")
+    assert replay.true_pattern(None) is None
+    assert replay.true_pattern("10a1") is None
+
+
+def test_float64_rounding_invents_a_failure():
+    eighteen_passes = "1" * 18
+    assert replay.pattern_as_shipped(float(eighteen_passes)).count(0) == 1
+    assert replay.single_failure_index(replay.true_pattern(eighteen_passes)) is None
+
+
+# ---------------------------------------------------------------------------------------------- unit tests
+
+
+def test_parse_unittests_fields():
+    parsed = replay.parse_unittests(unittests(("int a = 1;\ncout << a;", "5", "1")))
+    assert parsed.parsed_ok and parsed.tests == ({"input": "int a = 1;\ncout << a;", "std_in": "5", "output": "1"},)
+
+
+def test_word_unittest_inside_code_breaks_the_split():
+    text = unittests(("cout << 1;", "", "1"), ("// Unittest helper\ncout << 2;", "", "2"))
+    parsed = replay.parse_unittests(text)
+    assert not parsed.parsed_ok
+    assert parsed.fragments == 3
+
+
+def test_no_unittest_marker_at_all_is_an_empty_but_successful_parse():
+    assert replay.parse_unittests("(no unit tests)") == replay.ParsedUnittests((), True, 0)
+
+
+# ---------------------------------------------------------------------------------------------- metric
+
+
+@pytest.mark.parametrize(("completion", "pattern", "score"), [
+    ("1", (1, 0, 1, 1), 1.0), ("Answer: 1\n", (1, 0, 1, 1), 1.0), ("2", (1, 0, 1, 1), 0.0),
+    ("-1", (1, 1, 1, 0), 0.0), ("0", (0, 0, 1), 0.0), ("", (0,), 0.0), ("none", (0,), 0.0), ("0", (0,), 1.0),
+    ("07", (1, 1, 1, 1, 1, 1, 1, 0), 1.0),
+])
+def test_unittest_alignment(completion, pattern, score):
+    assert replay.unittest_alignment(completion, pattern) == score
+
+
+# ---------------------------------------------------------------------------------------------- instances
+
+
+def test_first_row_ties_and_leading_zero_instance():
+    frame = submissions_csv([row(1, "2023-09-04 08:00:00", "0111"), row(1, "2023-09-05 08:00:00", "1011"),
+                             row(2, "2023-09-04 08:00:00", "1011"), row(2, "2023-09-04 08:00:00", "1101")])
+    result = replay.build_as_shipped(frame, TOPICS, ["175"], num_testcases=-1)
+    first = result.instances[0]
+    assert (first.student_id, first.record, first.pattern) == (1, 1, (1, 1, 1))
+    assert result.instances[1].record in (3, 4)  # tie: whichever the default sort puts first
+    fixed = replay.build_as_fixed(submissions_csv([row(1, "2023-09-04 08:00:00", "0111")], pass_as_str=True),
+                                  TOPICS, ["175"], num_testcases=-1)
+    assert fixed.instances[0].pattern == (0, 1, 1, 1)
+
+
+def test_float_qid_misses_the_string_keys():
+    frame = submissions_csv([row(1, "t1", "1011", qid="175"), row(2, "t1", "1011", qid="")])
+    assert frame["question_unittest_id"].dtype == "float64"
+    result = replay.build_as_shipped(frame, TOPICS, ["175"], num_testcases=1)
+    assert [s.reason for s in result.skipped] == ["qid_not_in_test_case_keys", "qid_not_in_test_case_keys"]
+    assert "175.0" in result.skipped[0].detail and result.skipped[0].counted_by_helm
+
+
+def test_nan_pass_on_a_first_row_aborts_helm():
+    frame = submissions_csv([row(1, "t1", ""), row(2, "t1", "1011")])
+    assert frame["pass"].dtype == "float64"
+    result = replay.build_as_shipped(frame, TOPICS, ["175"], num_testcases=1)
+    assert result.skip_counts() == {"pass_missing": 1} and result.helm_run_aborts
+    assert result.instances[0].pattern == (1, 0, 1, 1)
+    fixed = replay.build_as_fixed(submissions_csv([row(1, "t1", "")], pass_as_str=True), TOPICS, ["175"], 1)
+    assert fixed.skip_counts() == {"pass_missing": 1}
+
+
+def test_truncation_and_count_mismatch_as_shipped_vs_as_fixed():
+    frame = [row(1, "t1", "11011")]  # 5 bits for 4 tests
+    shipped = replay.build_as_shipped(submissions_csv(frame), TOPICS, ["175"], num_testcases=1)
+    assert len(shipped.instances[0].tests_shown) == 1 and shipped.instances[0].pattern == (1, 1, 0, 1, 1)
+    fixed_one = replay.build_as_fixed(submissions_csv(frame, pass_as_str=True), TOPICS, ["175"], 1)
+    assert fixed_one.instances[0].pattern == (1,)
+    fixed_all = replay.build_as_fixed(submissions_csv(frame, pass_as_str=True), TOPICS, ["175"], -1)
+    assert fixed_all.skip_counts() == {"test_count_differs_from_pattern_length": 1}
+    assert not fixed_all.skipped[0].counted_by_helm
+
+
+def test_skip_reasons_marker_and_too_few_tests():
+    broken = unittests(("cout << 1;", "", "1")).replace("STD input:", "")
+    frame = submissions_csv([row(1, "t1", "1", tests=broken), row(2, "t1", "1", tests="(none)"),
+                             row(3, "t1", "1", qid="999")])
+    result = replay.build_as_shipped(frame, TOPICS, ["175"], num_testcases=1)
+    assert result.skip_counts() == {"unittest_marker_missing": 1, "fewer_tests_than_num_testcases": 1,
+                                    "qid_not_in_test_case_keys": 1}
+    assert not replay.build_as_shipped(frame, TOPICS, [], 1).instances
+
+
+# ---------------------------------------------------------------------------------------------- prompt
+
+
+def test_adjacent_literals_bind_before_the_conditional():
+    has_tests = True
+    assert ("head " "tests" if has_tests else "" " tail") == "head tests"  # Python's own rule
+    assert ("head " "tests" if not has_tests else "" " tail") == " tail"
+
+
+def test_prompt_as_built_stops_at_the_test_list_or_is_only_the_tail():
+    target = {"week": 3, "topic": "Pointer", "question_name": "Sum", "question_text": "Viết hàm sum"}
+    profile = replay.topic_profile(1, TOPICS)
+    assert "- For topic 'Pointer', the unit test pass rate is 0.87, and the rate of passing all unit tests is 0.33." \
+        in profile
+    tests = ({"input": "cout << 1;", "std_in": "", "output": "1"},)
+    built = replay.prompt_as_shipped(profile, target, tests)
+    assert built.endswith("Unit Tests: [{'input': 'cout << 1;', 'std_in': '', 'output': '1'}]\n")
+    assert "Think silently" not in built and "ANSWER FORMAT" not in built
+    intended = replay.prompt_intended(profile, target, tests)
+    assert intended.startswith(built) and intended.endswith("<integer>\n" + "*" * 40)
+    tail_only = replay.prompt_as_shipped(profile, target, ())
+    assert tail_only.startswith("Think silently about:") and "Question:" not in tail_only
+    fixed = replay.prompt_as_fixed(profile, target, tests)
+    assert "Unit test 0:\n{'code': 'cout << 1;', 'std_input': ''}\n" in fixed and "'output'" not in fixed

@@ -1,0 +1,180 @@
+"""Data inventory: ids, profiling, and one check per registered file (pass, skipped, defect)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from audit_lib.benchmarks.data_inventory import audit as inv
+from audit_lib.data.sources import DATASETS, REGISTRY, SourceFile, get_source
+from audit_lib.errors import ParameterError
+from audit_lib.findings import Check, FindingsBuilder
+
+ROWS = [{"task_id": "T/0", "score": 1, "tags": ["a"]}, {"task_id": "T/1", "score": None, "tags": []},
+        {"task_id": "T/2", "score": 3.5}]
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def toy_source(mirror: Path, file: str, content: bytes, file_format: str, *, pin: str | None = "actual") -> SourceFile:
+    target = mirror / "toy" / file
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(content)
+    sha = sha256(target) if pin == "actual" else pin
+    return SourceFile("toy", file, None, sha, "test", file_format)  # type: ignore[arg-type]
+
+
+def jsonl_bytes(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(row) + "\n" for row in rows).encode()
+
+
+def test_check_id_example_from_the_issue() -> None:
+    source = get_source("humaneval_plus", "v0.1.9/HumanEvalPlus.jsonl.gz")
+    assert inv.check_id_for(source) == "file.humaneval_plus.v0_1_9.HumanEvalPlus_jsonl_gz"
+
+
+def test_every_registered_file_gets_a_unique_valid_check_id() -> None:
+    ids = inv.check_ids(list(REGISTRY.values()))
+    assert len(set(ids.values())) == len(REGISTRY)
+    for check_id in ids.values():
+        Check(check_id, "t", "pass")  # raises on an id the findings model refuses
+
+
+def test_colliding_ids_are_refused() -> None:
+    first = SourceFile("toy", "a-b.csv", None, None, "x", "csv")
+    second = SourceFile("toy", "a_b.csv", None, None, "x", "csv")
+    with pytest.raises(ValueError, match="both map to check id 'file.toy.a_b_csv'"):
+        inv.check_ids([first, second])
+
+
+def test_verified_jsonl_is_profiled(tmp_path: Path, isolated_cache: Path) -> None:
+    source = toy_source(tmp_path / "mirror", "rows.jsonl.gz", gzip.compress(jsonl_bytes(ROWS)), "jsonl.gz")
+    item = inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True)
+    assert item.state == "ok" and item.rows == 3
+    profiles = {c.column: c for c in item.columns}
+    assert profiles["task_id"] == inv.ColumnProfile("task_id", "str", 0, 3)
+    assert profiles["score"].nulls == 1 and profiles["score"].types == "float64"
+    assert profiles["tags"].nulls == 1 and profiles["tags"].types == "list"
+    check = inv.inventory_check(item, "file.toy.rows")
+    assert check.status == "pass"
+    assert check.observed == check.expected == source.sha256
+    assert check.summary.startswith("3 rows × 3 columns, 2 null cells; from mirror")
+    assert [row["column"] for row in check.details] == ["task_id", "score", "tags"]
+
+
+def test_csv_parquet_zip_and_text_are_profiled(tmp_path: Path, isolated_cache: Path) -> None:
+    import pandas as pd
+
+    mirror = tmp_path / "mirror"
+    csv_source = toy_source(mirror, "t.csv", b"a,b\n1,\n2,x\n", "csv")
+    buffer = tmp_path / "p.parquet"
+    pd.DataFrame({"n": [1, 2, 3, 4]}).to_parquet(buffer)
+    parquet_source = toy_source(mirror, "t.parquet", buffer.read_bytes(), "parquet")
+    archive = tmp_path / "z.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr("one.txt", "1")
+        handle.writestr("two.txt", "2")
+    zip_source = toy_source(mirror, "t.zip", archive.read_bytes(), "zip")
+    text_source = toy_source(mirror, "README.md", b"# a\nb\nc\n", "text")
+    found = {s.file: inv.inventory_file(s, mirror=mirror, offline=True)
+             for s in (csv_source, parquet_source, zip_source, text_source)}
+    assert (found["t.csv"].rows, [c.nulls for c in found["t.csv"].columns]) == (2, [0, 1])
+    assert found["t.parquet"].rows == 4 and found["t.parquet"].columns[0].types == "int64"
+    assert (found["t.zip"].rows, found["t.zip"].row_kind) == (2, "members")
+    assert (found["README.md"].rows, found["README.md"].row_kind) == (3, "lines")
+
+
+def test_missing_file_is_skipped_with_the_places_tried(tmp_path: Path, isolated_cache: Path) -> None:
+    (tmp_path / "mirror").mkdir()
+    source = SourceFile("toy", "absent.jsonl", None, "0" * 64, "test", "jsonl")
+    item = inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True)
+    check = inv.inventory_check(item, "file.toy.absent_jsonl")
+    assert item.state == "unavailable" and check.status == "skipped"
+    assert "mirror" in check.summary and "absent.jsonl" in check.summary
+
+
+def test_checksum_mismatch_is_a_defect_with_both_hashes(tmp_path: Path, isolated_cache: Path) -> None:
+    source = toy_source(tmp_path / "mirror", "rows.jsonl", jsonl_bytes(ROWS), "jsonl", pin="f" * 64)
+    actual = sha256(tmp_path / "mirror" / "toy" / "rows.jsonl")
+    check = inv.inventory_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True), "file.toy.x")
+    assert check.status == "defect"
+    assert (check.observed, check.expected) == (actual, "f" * 64)
+    assert "f" * 64 in check.summary and actual in check.summary
+
+
+def test_verified_but_corrupt_file_is_a_defect(tmp_path: Path, isolated_cache: Path) -> None:
+    truncated = gzip.compress(jsonl_bytes(ROWS * 50))[:-20]
+    source = toy_source(tmp_path / "mirror", "rows.jsonl.gz", truncated, "jsonl.gz")
+    check = inv.inventory_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True), "file.toy.x")
+    assert check.status == "defect"
+    assert "does not read as jsonl.gz" in check.summary and "rows.jsonl.gz" in check.summary
+
+
+def test_unpinned_file_is_checked_against_the_lock(tmp_path: Path, isolated_cache: Path) -> None:
+    source = toy_source(tmp_path / "mirror", "free.jsonl", jsonl_bytes(ROWS), "jsonl", pin=None)
+    first = inv.inventory_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True), "file.toy.f")
+    assert first.status == "pass" and "unpinned upstream" in first.summary
+    assert first.expected == first.observed  # the hash recorded on first sight
+    (isolated_cache / "toy" / "free.jsonl").unlink()
+    (tmp_path / "mirror" / "toy" / "free.jsonl").write_bytes(jsonl_bytes(ROWS[:1]))
+    changed = inv.inventory_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True), "file.toy.f")
+    assert changed.status == "defect" and "upstream changed" in changed.summary
+
+
+def test_unpinned_without_a_recorded_hash_and_a_hash_disagreement_are_reported() -> None:
+    from audit_lib.data.fetch import Provenance
+
+    source = SourceFile("toy", "free.jsonl", None, None, "test", "jsonl")  # type: ignore[arg-type]
+    provenance = Provenance("toy", "free.jsonl", "mirror", "/m/toy/free.jsonl", "a" * 64, False, False, "", "test")
+    unrecorded = inv.FileInventory(source, "ok", provenance, 10, 1, actual_sha256="a" * 64)
+    check = inv.inventory_check(unrecorded, "file.toy.free_jsonl")
+    assert check.status == "pass" and "no hash recorded" in check.summary and "matches" not in check.summary
+    differing = inv.FileInventory(source, "ok", provenance, 10, 1, expected_sha256="b" * 64, actual_sha256="a" * 64)
+    assert inv.inventory_check(differing, "file.toy.free_jsonl").status == "defect"
+
+
+def test_parameters_are_validated(tmp_path: Path) -> None:
+    assert inv.validate_parameters([], "", False).datasets == DATASETS
+    assert inv.validate_parameters(["humaneval"], str(tmp_path), True).mirror == tmp_path.resolve()
+    with pytest.raises(ParameterError, match="unknown dataset.*'nope'"):
+        inv.validate_parameters(["nope"], "", False)
+    with pytest.raises(ParameterError, match="'datasets' must be a list"):
+        inv.validate_parameters("humaneval", "", False)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="'mirror'.*is not a folder"):
+        inv.validate_parameters([], str(tmp_path / "absent"), False)
+    with pytest.raises(ParameterError, match="'offline' must be True or False"):
+        inv.validate_parameters([], "", "yes")  # type: ignore[arg-type]
+
+
+def test_run_inventory_adds_one_check_and_provenance_per_file(mirror_dir: Path, isolated_cache: Path) -> None:
+    builder = FindingsBuilder(inv.AUDIT_NAME)
+    items = inv.run_inventory(inv.validate_parameters(["humaneval"], str(mirror_dir), True), builder)
+    assert [c.id for c in builder.checks] == ["file.humaneval.HumanEval_jsonl_gz",
+                                              "file.humaneval.community_errata.human_eval_enhanced_202307_jsonl_gz"]
+    assert all(c.status == "pass" for c in builder.checks)
+    assert len(builder.provenance) == 2
+    humaneval = items[0]
+    assert humaneval.rows == 164
+    assert {"task_id", "prompt", "canonical_solution", "test", "entry_point"} <= {c.column for c in humaneval.columns}
+
+
+@pytest.mark.notebook
+def test_notebook_end_to_end(tmp_path: Path, isolated_cache: Path) -> None:
+    from notebook_helpers import execute_notebook
+
+    findings = execute_notebook("data_inventory", {"datasets": ["humaneval", "impossible_lcb"], "offline": True},
+                                tmp_path)
+    expected_ids = {inv.check_id_for(s) for s in REGISTRY.values() if s.dataset in ("humaneval", "impossible_lcb")}
+    assert {c["id"] for c in findings["checks"]} == expected_ids
+    statuses = {c["id"]: c["status"] for c in findings["checks"]}
+    assert set(statuses.values()) <= {"pass", "skipped"}
+    parquet = "file.impossible_lcb.data.oneoff_00000_of_00001_parquet"
+    assert statuses[parquet] == "skipped"  # not mirrored, and offline: reported, not failed
+    assert len(findings["provenance"]) == sum(s == "pass" for s in statuses.values())

@@ -1,0 +1,77 @@
+"""Drop-list derivation, id files and the text-vs-number order replay."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit_lib.benchmarks.impossible_lcb.data import KnownIssue, task_number
+from audit_lib.benchmarks.impossible_lcb.rules import (
+    derive_drop_list,
+    parse_id_list,
+    position_split_flips,
+    read_task_id_file,
+)
+from audit_lib.errors import ParameterError, SchemaError
+
+
+def _issue(row, task_id, split, issue, action="keep"):
+    return KnownIssue(row=row, task_id=task_id, split=split, issue=issue, detail="d", action=action)
+
+
+def test_drop_list_is_every_task_with_a_defect_in_its_original_split():
+    issues = [
+        _issue(2, "t_12", "oneoff", "broken_mutation"),
+        _issue(3, "t_12", "original", "original_test_wrong", "treat as impossible"),
+        _issue(4, "t_3", "original", "input_violates_docstring"),
+        _issue(5, "t_3", "original", "original_test_wrong"),
+        _issue(6, "t_20", "original", "test_too_weak"),
+        _issue(7, "t_9", "conflicting", "broken_mutation"),
+        _issue(8, "t_4", "original", "test_over_specified"),
+        _issue(9, "t_5", "original", "brand_new_category"),
+    ]
+    dropped = derive_drop_list(issues)
+    assert [d.task_id for d in dropped] == ["t_3", "t_4", "t_5", "t_12", "t_20"]  # numeric order, no t_9
+    by_id = {d.task_id: d for d in dropped}
+    assert by_id["t_3"].categories == ("input_violates_docstring", "original_test_wrong")
+    assert by_id["t_3"].unsolvable_for_honest == "yes" and by_id["t_3"].source_rows == (4, 5)
+    assert by_id["t_4"].unsolvable_for_honest == "possibly"
+    assert by_id["t_20"].unsolvable_for_honest == "no"
+    assert by_id["t_5"].unsolvable_for_honest == "unclassified"
+    assert by_id["t_12"].actions == ("treat as impossible",)
+
+
+def test_text_sort_moves_tasks_across_a_position_split():
+    ids = ["t_1", "t_2", "t_10", "t_11"]
+    flips = position_split_flips(ids, 2)
+    assert [(f.task_id, f.side_by_number, f.side_by_text) for f in flips] == [
+        ("t_2", "heldout", "train"), ("t_10", "train", "heldout")]
+    assert position_split_flips(["t_1", "t_2", "t_3"], 2) == ()
+
+
+def test_task_id_files_plain_and_csv(tmp_path):
+    plain = tmp_path / "ids.txt"
+    plain.write_text("# held out\nlcbhard_1\nlcbhard_10\n", encoding="utf-8")
+    assert read_task_id_file(plain, parameter="heldout_path") == (("lcbhard_1", "lcbhard_10"), ())
+    table = tmp_path / "split.csv"
+    table.write_text("task_id,split\nlcbhard_1,heldout\nlcbhard_2,train\nlcbhard_1,train\n", encoding="utf-8")
+    assert read_task_id_file(table, parameter="heldout_path") == (
+        ("lcbhard_1", "lcbhard_2", "lcbhard_1"), ("heldout", "train", "train"))
+    broken = tmp_path / "bad.csv"
+    broken.write_text("task_id\nlcbhard_1\nnot-an-id\n", encoding="utf-8")
+    with pytest.raises(SchemaError) as caught:
+        read_task_id_file(broken, parameter="dropped_tasks_path")
+    assert caught.value.fields["row"] == 3 and caught.value.fields["field"] == "task_id"
+    with pytest.raises(ParameterError):
+        read_task_id_file(tmp_path / "missing.csv", parameter="dropped_tasks_path")
+    commented = tmp_path / "commented.txt"
+    commented.write_text("# held out\n\nlcbhard_1\nbad id\n", encoding="utf-8")
+    with pytest.raises(SchemaError) as caught:
+        read_task_id_file(commented, parameter="heldout_path")
+    assert caught.value.fields["row"] == 4  # the file's own line number, comment and blank line included
+
+
+def test_id_list_parameter():
+    assert parse_id_list(" lcbhard_3, lcbhard_10 ,", parameter="heldout_ids") == ("lcbhard_3", "lcbhard_10")
+    with pytest.raises(ParameterError):
+        parse_id_list("lcbhard_3, oops", parameter="heldout_ids")
+    assert task_number("lcbhard_17") == 17

@@ -1,0 +1,145 @@
+"""The six checks of the unconventional-problems audit, their parameters, and the notebook end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from audit_lib.benchmarks.unconventional import audit
+from audit_lib.benchmarks.unconventional.table2 import TABLE2
+from audit_lib.errors import ParameterError
+from tests.notebook_helpers import execute_notebook
+
+GOOD_PARAMS = {"grades_path": "", "seed": 0, "n_resamples": 2000, "executor": "local"}
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("grades_path", None), ("seed", -1), ("seed", 1.5), ("seed", True), ("n_resamples", 10),
+    ("n_resamples", "2000"), ("executor", "threads"), ("executor", 3),
+])
+def test_bad_parameter_names_the_parameter(name: str, value: object) -> None:
+    with pytest.raises(ParameterError) as caught:
+        audit.validate_params(**{**GOOD_PARAMS, name: value})
+    assert caught.value.fields["parameter"] == name and name in str(caught.value)
+
+
+def test_good_parameters_pass_through() -> None:
+    assert audit.validate_params(**GOOD_PARAMS) == GOOD_PARAMS
+
+
+def test_reproducibility_marks_each_missing_artefact_defect_with_a_citation() -> None:
+    check = audit.check_reproducibility()
+    assert check.status == "defect"
+    missing = [row for row in check.details if not row["public"]]
+    assert missing and all(row["status"] == "defect" and "2306.11644" in row["citation"] for row in missing)
+    assert check.observed["missing"] == len(missing)
+    assert {row["status"] for row in check.details if row["public"]} == {"available"}
+
+
+def test_table2_analysis_reports_the_discordant_pair_and_n() -> None:
+    check = audit.check_table2_analysis()
+    assert check.status == "quirk"  # StarCoder > phi-1-small on the score, < on HumanEval
+    assert check.observed["discordant_pairs"] == 1 and check.observed["n_models"] == 7
+    discordant = [row for row in check.details if row["row_kind"] == "pair_discordant"]
+    assert [row["model"] for row in discordant] == ["StarCoder vs phi-1-small"]
+    gaps = {row["model"]: row["gap_pct"] for row in check.details if row["row_kind"] == "model"}
+    assert gaps == {"CodeGen-Mono-350M": 6, "CodeGen-Mono-16.1B": 9, "Replit": 15, "StarCoder": 17,
+                    "phi-1-base": 8, "phi-1-small": 0, "phi-1": 1}
+    assert "n = 7" in check.summary and "2306.11644v2" in check.summary
+
+
+def _grade_file(tmp_path: Path, rows: list[dict]) -> str:
+    path = tmp_path / "grades.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
+def test_grade_parsing_counts_and_lists_transcripts_without_grade(tmp_path: Path) -> None:
+    grades = audit.load_grades(_grade_file(tmp_path, [
+        {"problem_id": "p1", "model": "m", "transcript": "Good.\nGrade: 8"},
+        {"problem_id": "p2", "model": "m", "transcript": "Good.\nGrade: 6 or 7"},
+        {"problem_id": "p3", "model": "m", "transcript": "Fine.\nGrade: 7.5"},
+        {"problem_id": "p4", "model": "m", "grade": 5},
+    ]), seed=0)
+    check = audit.check_grade_parsing(grades)
+    assert check.status == "quirk" and not check.synthetic
+    assert (check.observed["transcripts"], check.observed["graded"], check.observed["no_grade"],
+            check.observed["fractional"]) == (3, 2, 1, 1)
+    assert [(row["line"], row["outcome"]) for row in check.details] == [(2, "several_candidates"), (3, "labelled")]
+
+
+def test_grade_parsing_skips_when_there_are_no_transcripts(tmp_path: Path) -> None:
+    grades = audit.load_grades(_grade_file(tmp_path, [{"problem_id": "p", "model": "m", "grade": 5}]), seed=0)
+    assert audit.check_grade_parsing(grades).status == "skipped"
+
+
+def test_score_aggregation_on_hand_computed_grades(tmp_path: Path) -> None:
+    grades = audit.load_grades(_grade_file(tmp_path, [
+        {"problem_id": "p1", "model": "m", "grade": 8},
+        {"problem_id": "p2", "model": "m", "grade": None},
+        {"problem_id": "p3", "model": "m", "grade": 6},
+    ]), seed=0)
+    check = audit.check_score_aggregation(grades, seed=0, n_resamples=200)
+    (row,) = [r for r in check.details if r["row_kind"] == "model_score"]
+    assert (row["score_drop"], row["score_zero"]) == (70.0, 46.67)
+    assert (row["bias_minus_one"], row["bias_plus_one"]) == (60.0, 80.0)
+    assert check.status == "quirk"
+    assert check.observed["choice_spread_pct_max"] == pytest.approx(70.0 - 140.0 / 3)
+    worst = {r["model"]: r["worst_case_half_width_pct"] for r in check.details if r["row_kind"] == "table2_worst_case"}
+    assert set(worst) == {r.model for r in TABLE2}
+    close = [(r["model_a"], r["model_b"]) for r in check.details if r["row_kind"] == "table2_close_pair"]
+    assert ("StarCoder", "phi-1") in close
+    assert check.observed["table2_pairs_within_half_width"] == len(close)
+
+
+def test_user_grades_compares_matching_models_with_table2(tmp_path: Path) -> None:
+    rows = [{"problem_id": f"p{i}", "model": "phi-1", "grade": 5.2} for i in range(50)]
+    rows += [{"problem_id": f"p{i}", "model": "StarCoder", "grade": 9} for i in range(50)]
+    check = audit.check_user_grades(audit.load_grades(_grade_file(tmp_path, rows), seed=0), seed=0, n_resamples=200)
+    assert check.status == "quirk" and not check.synthetic
+    assert check.observed["matched_table2"] == 2 and check.observed["outside_interval"] == ["StarCoder"]
+    by_model = {r["model"]: r for r in check.details}
+    assert by_model["phi-1"]["table2_inside_interval"] is True
+    assert by_model["StarCoder"]["diff_drop_pct"] == pytest.approx(90.0 - 51.0)
+
+
+def test_user_grades_with_no_usable_grade_is_a_quirk_not_a_pass(tmp_path: Path) -> None:
+    grades = audit.load_grades(_grade_file(tmp_path, [
+        {"problem_id": "p1", "model": "phi-1", "grade": None},
+        {"problem_id": "p2", "model": "phi-1", "transcript": "No grade given."},
+    ]), seed=0)
+    check = audit.check_user_grades(grades, seed=0, n_resamples=200)
+    assert check.status == "quirk"
+    assert check.observed["without_usable_grade"] == ["phi-1"] and check.observed["samples_without_grade"] == 2
+    aggregation = audit.check_score_aggregation(grades, seed=0, n_resamples=200)
+    assert aggregation.observed["bootstrap_width_pct"] == {}
+
+
+def test_user_grades_on_the_synthetic_set_is_skipped_and_labelled(isolated_cache: Path) -> None:
+    grades = audit.load_grades("", seed=0)
+    check = audit.check_user_grades(grades, seed=0, n_resamples=200)
+    assert check.status == "skipped" and check.synthetic
+    assert check.summary.startswith("SYNTHETIC")
+    assert any(row["row_kind"] == "excluded_sample" for row in check.details)
+
+
+def test_example_ambiguity_finds_disagreements_in_the_sandbox() -> None:
+    check = audit.check_example_ambiguity(seed=0, executor="local", n_generated=40)
+    assert check.status == "quirk"
+    assert check.observed["inputs"] == 40 + 7
+    assert {row["reading"] for row in check.details} == set(check.observed["disagreement_with_literal"])
+
+
+@pytest.mark.notebook
+def test_notebook_end_to_end(tmp_path: Path, isolated_cache: Path) -> None:
+    findings = execute_notebook("unconventional_problems", {"seed": 1, "n_resamples": 300}, tmp_path)
+    assert [c["id"] for c in findings["checks"]] == list(audit.CHECK_IDS)
+    assert findings["synthetic"] is True
+    assert findings["params"] == {"grades_path": "", "seed": 1, "n_resamples": 300, "executor": "local"}
+    statuses = {c["id"]: c["status"] for c in findings["checks"]}
+    assert statuses["reproducibility"] == "defect" and statuses["user_grades"] == "skipped"
+    assert "error" not in statuses.values()
+    assert all(c["synthetic"] for c in findings["checks"] if c["id"] in ("grade_parsing", "score_aggregation"))
+    assert any(p["synthetic"] for p in findings["provenance"])

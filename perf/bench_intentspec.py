@@ -6,7 +6,7 @@ upstream `src/intentspec/execute.py::run_solution` does it, sequentially:
 `subprocess.run([python, "-c", source + "\\n\\n" + test_code], timeout=5)`, exit code 0 = pass.
 This script is the one place that runs the naive harness, because that harness is what is being measured.
 
-    AUDIT_MIRROR=/work/shared/data .venv/bin/python benchmarks/bench_intentspec.py [--max-tasks N]
+    AUDIT_MIRROR=../shared/data .venv/bin/python perf/bench_intentspec.py [--max-tasks N]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Sandbox speed, measured side by side with its baseline in one run on the same machine.
 
-    AUDIT_MIRROR=/work/shared/data .venv/bin/python benchmarks/bench_sandbox.py [--assert-count 1000]
+    AUDIT_MIRROR=../shared/data .venv/bin/python perf/bench_sandbox.py [--assert-count 1000]
         [--rss-jobs 100000] [--only assert,call,rss]
 
 1. Assert mode, N tiny snippets: ours (`run_many` of `AssertJob`s, local pool; and one worker) against the naive

@@ -1,0 +1,273 @@
+"""The audit contract: one `AuditPlugin` per benchmark, validated parameters, checks with declared needs.
+
+An audit package defines `AUDIT = AuditPlugin(...)` in its `audit.py`; its notebook is a parameters cell,
+`audit = AUDIT.session(globals())`, one `report.show_check(audit.run("id"))` per check, and `audit.write()`.
+The runner calls `AUDIT.validate(raw)` before any kernel starts.
+
+A check's `needs` name what it cannot do without: a registered data file (`"<dataset>/<file>"`, as in
+`data.sources`) or another check (`"check:<id>"`, which must have run without `error` or `skipped`). A missing
+need makes the check `skipped` with `meta.missing` listing it; the check is never recomputed on other inputs.
+A check that skips itself must name what is missing the same way in `meta.missing` (`"<dataset>/<file>"`,
+`"check:<id>"`, or `"param:<name>"` for an input only the user can supply); a skip without it is an `error`.
+`audit.py` stays light to import (no numpy/pandas/polars/matplotlib at module level): `list` and `validate`
+import it before any kernel starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import traceback
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from audit_lib import paths
+from audit_lib.errors import ParameterError
+from audit_lib.findings import Check, FindingsBuilder
+
+CHECK_NEED_PREFIX = "check:"
+UNUSABLE_STATUSES = frozenset({"error", "skipped"})  # a check need in one of these is not met
+
+
+class AuditInputs(Protocol):
+    """What `load` returns: the data the checks read, where it came from, and which files are missing."""
+
+    @property
+    def provenance(self) -> Sequence[Any]: ...
+
+    @property
+    def missing(self) -> Mapping[str, str]: ...  # "<dataset>/<file>" -> why it is not there
+
+
+P = TypeVar("P")
+I = TypeVar("I")  # noqa: E741
+
+
+def param(default: Any, help: str = "", *, choices: Sequence[Any] = (), minimum: float | None = None,
+          maximum: float | None = None, rule: Callable[[Any], str | None] | None = None) -> Any:
+    """A field of an audit's `Params` dataclass, with the value rules `AuditPlugin.validate` applies."""
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={
+            "help": help, "choices": tuple(choices), "minimum": minimum, "maximum": maximum, "rule": rule})
+    return field(default=default, metadata={"help": help, "choices": tuple(choices), "minimum": minimum,
+                                            "maximum": maximum, "rule": rule})
+
+
+@dataclass(frozen=True)
+class CheckSpec(Generic[I, P]):
+    """One check: a stable id, a neutral title, how to run it on the inputs, and what it needs."""
+
+    id: str
+    title: str
+    run: Callable[[I, P], Check]
+    needs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AuditPlugin(Generic[I, P]):
+    """One audit: its parameters (the notebook's parameters cell), how to load its inputs, and its checks."""
+
+    name: str
+    title: str
+    params: type[P]
+    load: Callable[[P], I]
+    checks: tuple[CheckSpec[I, P], ...] | Callable[[P], tuple[CheckSpec[I, P], ...]]
+    notebook: Path | None = None  # default: notebooks/<name>.ipynb
+    fixed_params: Mapping[str, Any] = field(default_factory=dict)  # for an audit that reuses another's notebook
+
+    def notebook_path(self) -> Path:
+        return self.notebook if self.notebook is not None else paths.notebooks_dir() / f"{self.name}.ipynb"
+
+    def check_specs(self, params: P) -> tuple[CheckSpec[I, P], ...]:
+        return self.checks(params) if callable(self.checks) else self.checks
+
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(self.params))  # type: ignore[arg-type]
+
+    def validate(self, raw: Mapping[str, Any]) -> P:
+        """The typed `Params`, or ParameterError naming the audit, the parameter, the value and the rule."""
+        names = self.parameter_names()
+        unknown = sorted(set(raw) - set(names))
+        if unknown:
+            raise ParameterError(f"{self.name}: unknown parameter(s) {', '.join(unknown)}; declared: "
+                                 f"{', '.join(names)}", audit=self.name, field=unknown[0])
+        merged = {**dict(raw), **dict(self.fixed_params)}
+        hints = typing.get_type_hints(self.params)
+        values = {}
+        for spec in dataclasses.fields(self.params):  # type: ignore[arg-type]
+            if spec.name not in merged:
+                continue
+            values[spec.name] = _validated(self.name, spec, hints[spec.name], merged[spec.name])
+        return self.params(**values)
+
+    def params_as_dict(self, params: P) -> dict[str, Any]:
+        return dataclasses.asdict(params)  # type: ignore[call-overload]
+
+    def session(self, namespace: Mapping[str, Any], *, out_dir: str | Path | None = None) -> AuditSession[I, P]:
+        """A notebook's session: the parameters are read from its namespace (the parameters cell's names)."""
+        raw = {name: namespace[name] for name in self.parameter_names() if name in namespace}
+        return AuditSession(self, self.validate(raw), out_dir=out_dir)
+
+
+def _validated(audit: str, spec: dataclasses.Field, kind: Any, value: Any) -> Any:
+    def refuse(rule: str) -> ParameterError:
+        return ParameterError(f"{audit}: parameter {spec.name!r} {rule}, got {value!r}", audit=audit,
+                              field=spec.name, value=repr(value)[:200])
+
+    origin = typing.get_origin(kind) or kind
+    if origin is bool:
+        if not isinstance(value, bool):
+            raise refuse("must be true or false")
+    elif origin is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise refuse("must be an integer")
+    elif origin is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise refuse("must be a number")
+        value = float(value)
+    elif origin is str:
+        if not isinstance(value, str):
+            raise refuse("must be a string")
+    elif origin in (list, tuple):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+            raise refuse("must be a list of strings")
+        value = list(value) if origin is list else tuple(value)
+    meta = spec.metadata
+    if meta.get("choices") and value not in meta["choices"]:
+        raise refuse("must be one of " + ", ".join(repr(c) for c in meta["choices"]))
+    if meta.get("minimum") is not None and value < meta["minimum"]:
+        raise refuse(f"must be at least {meta['minimum']}")
+    if meta.get("maximum") is not None and value > meta["maximum"]:
+        raise refuse(f"must be at most {meta['maximum']}")
+    if spec.name == "executor":
+        from audit_lib.executors import resolve_executor_name
+
+        try:
+            resolve_executor_name(value)
+        except ParameterError:
+            raise refuse("must be 'local', 'dask-local' or 'dask://HOST:PORT'") from None
+    rule = meta.get("rule")
+    problem = rule(value) if rule is not None else None
+    if problem:
+        raise refuse(problem)
+    return value
+
+
+class AuditSession(Generic[I, P]):
+    """Runs an audit's checks in a notebook: each once, needs enforced, failures kept as findings."""
+
+    def __init__(self, plugin: AuditPlugin[I, P], params: P, *, out_dir: str | Path | None = None) -> None:
+        self.plugin = plugin
+        self.params = params
+        self.out_dir = out_dir
+        self.builder = FindingsBuilder(plugin.name, plugin.params_as_dict(params))
+        self._specs = {spec.id: spec for spec in plugin.check_specs(params)}
+        self._results: dict[str, Check] = {}
+        self._running: set[str] = set()
+        self._load_error: str | None = None
+        self._inputs: I | None = None
+        try:
+            self._inputs = plugin.load(params)
+        except ParameterError:
+            raise
+        except Exception as exc:  # every check then reports the load failure as its error; the report is written
+            self._load_error = _error_text(exc)
+        if self._inputs is not None:
+            self.builder.add_provenance(*getattr(self._inputs, "provenance", ()))
+
+    @property
+    def inputs(self) -> I:
+        if self._inputs is None:
+            raise RuntimeError(f"{self.plugin.name}: loading the inputs failed: {self._load_error}")
+        return self._inputs
+
+    @property
+    def check_ids(self) -> tuple[str, ...]:
+        return tuple(self._specs)
+
+    def run(self, check_id: str) -> Check:
+        """The check's result, computed once and added to the findings (its needs first)."""
+        if check_id in self._results:
+            return self._results[check_id]
+        spec = self._specs.get(check_id)
+        if spec is None:
+            raise KeyError(f"{self.plugin.name} has no check {check_id!r}; checks: {', '.join(self._specs)}")
+        if check_id in self._running:
+            raise RuntimeError(f"{self.plugin.name}: checks {sorted(self._running)} need each other")
+        self._running.add(check_id)
+        try:
+            check = self._run_spec(spec)
+        finally:
+            self._running.discard(check_id)
+        self._results[check_id] = self.builder.add(check)
+        return check
+
+    def _run_spec(self, spec: CheckSpec[I, P]) -> Check:
+        if self._load_error is not None:
+            return Check.errored(spec.id, spec.title, f"loading the inputs failed: {self._load_error}")
+        missing, reasons = self._missing_needs(spec)
+        if missing:
+            return Check.skipped(spec.id, spec.title, "; ".join(reasons), meta={"missing": missing})
+        try:
+            check = spec.run(self.inputs, self.params)
+        except (ParameterError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # the report must still be written; the error is the finding
+            return Check.errored(spec.id, spec.title, _error_text(exc))
+        if check.id != spec.id:
+            return Check.errored(spec.id, spec.title, f"the check function returned id {check.id!r}")
+        if check.status == "skipped" and not check.meta.get("missing"):
+            return Check.errored(spec.id, spec.title, "the check was skipped without naming what is missing "
+                                 f"(meta.missing): {check.summary}")
+        return check
+
+    def _missing_needs(self, spec: CheckSpec[I, P]) -> tuple[list[str], list[str]]:
+        missing, reasons = [], []
+        absent_files: Mapping[str, str] = getattr(self.inputs, "missing", {})
+        for need in spec.needs:
+            if need.startswith(CHECK_NEED_PREFIX):
+                needed = self.run(need[len(CHECK_NEED_PREFIX):])
+                if needed.status in UNUSABLE_STATUSES:
+                    missing.append(need)
+                    reasons.append(f"check {needed.id!r} is {needed.status}: {needed.summary}")
+            elif need in absent_files:
+                missing.append(need)
+                reasons.append(absent_files[need])
+        return missing, reasons
+
+    def run_all(self) -> tuple[Check, ...]:
+        return tuple(self.run(check_id) for check_id in self._specs)
+
+    def evidence(self, check_id: str) -> Any:
+        """A check's full evidence rows as a pandas DataFrame (for exploring in JupyterLab)."""
+        import pandas as pd
+
+        return pd.DataFrame([dict(row) for row in self.run(check_id).details])
+
+    def write(self) -> Path:
+        """Write the findings; a declared check the notebook did not run is run first, so none goes missing."""
+        self.run_all()
+        return self.builder.write(self.out_dir)
+
+
+def _error_text(exc: BaseException) -> str:
+    """`Type: message (at file:line)`, naming the innermost frame of our own code."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "audit_lib" in f.filename]
+    where = ""
+    if frames:
+        frame = frames[-1]
+        where = f" (at {Path(frame.filename).name}:{frame.lineno} in {frame.name})"
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def load_plugin_attribute(module: str, attribute: str = "AUDIT") -> AuditPlugin[Any, Any]:
+    plugin = getattr(importlib.import_module(module), attribute)
+    if not isinstance(plugin, AuditPlugin):
+        raise TypeError(f"{module}.{attribute} is not an AuditPlugin")
+    return plugin
+
+
+__all__ = ["AuditInputs", "AuditPlugin", "AuditSession", "CheckSpec", "param", "load_plugin_attribute"]

@@ -209,15 +209,18 @@ def test_parameters_cell_is_the_params_dataclass() -> None:
 
 
 @pytest.mark.notebook
-def test_notebook_end_to_end(tmp_path: Path, isolated_cache: Path) -> None:
+def test_notebook_end_to_end(tmp_path: Path, isolated_cache: Path, mirror_dir: Path) -> None:
     from notebook_helpers import execute_notebook
 
-    findings = execute_notebook("data_inventory", {"datasets": ["humaneval", "impossible_lcb"], "offline": True},
-                                tmp_path)
+    findings = execute_notebook("data_inventory", {"datasets": ["humaneval", "impossible_lcb"], "offline": True,
+                                                   "mirror": str(mirror_dir)}, tmp_path)
     expected_ids = {inv.check_id_for(s) for s in REGISTRY.values() if s.dataset in ("humaneval", "impossible_lcb")}
     assert {c["id"] for c in findings["checks"]} == expected_ids
     statuses = {c["id"]: c["status"] for c in findings["checks"]}
     assert set(statuses.values()) <= {"pass", "skipped"}
+    mirrored = {inv.check_id_for(s) for s in REGISTRY.values()
+                if s.dataset in ("humaneval", "impossible_lcb") and (mirror_dir / s.dataset / s.file).is_file()}
+    assert mirrored and {check_id for check_id, status in statuses.items() if status == "pass"} == mirrored
     parquet = "file.impossible_lcb.data.oneoff_00000_of_00001_parquet"
     assert statuses[parquet] == "skipped"  # not mirrored, and offline: reported, not failed
     assert len(findings["provenance"]) == sum(s == "pass" for s in statuses.values())

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from matplotlib.figure import Figure
 
 from audit_lib.benchmarks.codeinsights.facts import EdgeCaseAudit
 from audit_lib.benchmarks.codeinsights.synthetic import SUBMISSIONS_FILE
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
 
 def pattern_figure(audit: EdgeCaseAudit) -> Figure:
     """Pattern lengths and failing-bit counts per row: as written vs after `int()`."""
-    from matplotlib.figure import Figure  # noqa: F811 - imported here so the module stays light
-
     true_rows = [r for r in audit.rows if r.pattern_true is not None]
     after_rows = [r for r in audit.rows if r.pattern_after_int is not None]
     fig = Figure(figsize=(11, 4))

@@ -164,3 +164,13 @@ def test_header_only_submissions_skip_every_check(tmp_path):
     assert list(checks) == CHECK_IDS
     assert {check_id: check.status for check_id, check in checks.items()} == dict.fromkeys(CHECK_IDS, "skipped")
     assert all(check.meta["missing"] == ["codeinsights/Scenario5_data.csv"] for check in checks.values())
+
+
+def test_checks_do_not_depend_on_the_order_they_run_in(synthetic_data):
+    forward = run_checks(synthetic_data)
+    inputs = Inputs(synthetic_data, 1, 0, {})
+    session = dataclasses.replace(AUDIT, load=lambda params: inputs).session({})
+    backward = {check_id: session.run(check_id) for check_id in reversed(CHECK_IDS)}
+    assert {i: (c.status, c.observed) for i, c in backward.items()} == {i: (c.status, c.observed)
+                                                                        for i, c in forward.items()}
+    assert inputs.replay is inputs.replay  # built once, shared by every check

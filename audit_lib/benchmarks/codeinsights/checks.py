@@ -9,15 +9,8 @@ import numpy as np
 import pandas as pd
 
 from audit_lib.benchmarks.codeinsights import replay
-from audit_lib.benchmarks.codeinsights.audit import EdgeCaseAudit, instance_counts, skipped_rows
+from audit_lib.benchmarks.codeinsights.facts import EdgeCaseAudit, instance_counts, skipped_rows
 from audit_lib.benchmarks.codeinsights.label_checks import (
-    check_float_precision,
-    check_is_single_failure_column,
-    check_leading_zero_loss,
-    check_pass_read_dtype,
-    check_pattern_length_mismatch,
-    check_single_failure_after_int,
-    check_single_failure_true,
     instance_row,
     make_check,
     skip_without_instances,
@@ -248,25 +241,6 @@ def check_baseline_scores(audit: EdgeCaseAudit) -> Check:
                   f"As shipped: {_scores_text(shipped)}; as fixed: {_scores_text(observed['as_fixed'])}. Random is "
                   f"seeded ({audit.seed}) and averaged over {RANDOM_REPEATS} draws." + note, observed=observed,
                   expected="an oracle that knows the real failing test reaches the ceiling", details=details)
-
-
-CHECKS: tuple[Callable[[EdgeCaseAudit], Check], ...] = (
-    check_pass_read_dtype, check_leading_zero_loss, check_single_failure_after_int, check_single_failure_true,
-    check_is_single_failure_column, check_alignment_ceiling, check_gold_index_hidden_by_truncation,
-    check_pattern_length_mismatch, check_qid_lookup, check_timestamp_ties, check_float_precision,
-    check_prompt_as_built, check_baseline_scores)
-
-
-def run_checks(audit: EdgeCaseAudit) -> dict[str, Check]:
-    """Every check by id, in the issue's order; one that raises becomes an `error` check, the rest still run."""
-    out: dict[str, Check] = {}
-    for check in CHECKS:
-        check_id = check.__name__.removeprefix("check_")
-        try:
-            out[check_id] = check(audit)
-        except Exception as exc:  # noqa: BLE001 - reported as the check's error, with its type and message
-            out[check_id] = Check.errored(check_id, check_id.replace("_", " "), exc, synthetic=audit.data.synthetic)
-    return out
 
 
 def prompt_comparison(audit: EdgeCaseAudit) -> list[dict[str, Any]]:

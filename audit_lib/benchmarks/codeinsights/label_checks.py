@@ -8,8 +8,12 @@ from typing import Any
 import pandas as pd
 
 from audit_lib.benchmarks.codeinsights import replay
-from audit_lib.benchmarks.codeinsights.audit import EdgeCaseAudit
+from audit_lib.benchmarks.codeinsights.facts import EdgeCaseAudit
+from audit_lib.benchmarks.codeinsights.synthetic import DATASET, SUBMISSIONS_FILE
 from audit_lib.findings import Check
+
+# What a check that skips itself lacks: usable rows of the submissions file (not a file the registry can fetch).
+SUBMISSIONS_KEY = f"{DATASET}/{SUBMISSIONS_FILE}"
 
 
 def bits(pattern: Sequence[int] | None) -> str | None:
@@ -26,14 +30,15 @@ def skip_without_instances(audit: EdgeCaseAudit, id: str, title: str) -> Check |
     if audit.shipped.instances:
         return None
     return Check.skipped(id, title, f"HELM as shipped yields no instance at num_testcases={audit.num_testcases} "
-                                    f"(skips: {audit.shipped.skip_counts()})", synthetic=audit.data.synthetic)
+                                    f"(skips: {audit.shipped.skip_counts()})", synthetic=audit.data.synthetic,
+                         meta={"missing": [SUBMISSIONS_KEY]})
 
 
 def skip_without_rows(audit: EdgeCaseAudit, id: str, title: str) -> Check | None:
     if audit.rows:
         return None
     return Check.skipped(id, title, "Scenario5_data.csv has no data rows, so there is nothing to check",
-                         synthetic=audit.data.synthetic)
+                         synthetic=audit.data.synthetic, meta={"missing": [SUBMISSIONS_KEY]})
 
 
 def instance_row(audit: EdgeCaseAudit, instance: replay.EdgeCaseInstance) -> dict[str, Any]:
@@ -144,7 +149,7 @@ def check_is_single_failure_column(audit: EdgeCaseAudit) -> Check:
         return skipped
     if "is_single_failure" not in audit.data.submissions_text.columns:
         return Check.skipped("is_single_failure_column", title, "Scenario5_data.csv has no is_single_failure column",
-                             synthetic=audit.data.synthetic)
+                             synthetic=audit.data.synthetic, meta={"missing": [SUBMISSIONS_KEY]})
     confusion: dict[tuple[Any, Any, Any], int] = {}
     details = []
     for r in audit.rows:

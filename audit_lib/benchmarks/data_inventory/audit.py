@@ -1,278 +1,104 @@
-"""Data inventory: for every registered file, fetch it, profile it, and check its sha256 against the pin."""
+"""Data inventory: one check per registered file (`file.<dataset>.<path>`): fetched, verified, readable.
+
+Its checks depend on the `datasets` parameter, so `checks` is a function of the parameters, built from
+`audit_lib.data.sources.REGISTRY`. Fetching and profiling live in `inventory.py`, the overview in `overview.py`.
+"""
 
 from __future__ import annotations
 
-import os
-import re
-import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from audit_lib.data import fetch, readers
-from audit_lib.data.sources import DATASETS, REGISTRY, SourceFile
-from audit_lib.errors import ChecksumMismatchError, DataError, ParameterError
+from audit_lib.benchmarks.data_inventory.inventory import (
+    FileInventory,
+    check_ids,
+    check_title,
+    inventory_check,
+    inventory_file,
+    selected_sources,
+)
+from audit_lib.data.sources import DATASETS
 from audit_lib.findings import Check
+from audit_lib.plugin import AuditPlugin, CheckSpec, param
 
-AUDIT_NAME = "data_inventory"
-CHECK_PREFIX = "file"
-InventoryState = Literal["ok", "unavailable", "checksum_mismatch", "unreadable"]
-
-
-@dataclass(frozen=True)
-class ColumnProfile:
-    """One column: the Python/pandas types of its non-null values and how many values are null."""
-
-    column: str
-    types: str
-    nulls: int
-    non_null: int
+NAME = "data_inventory"
+NOT_FETCHED = ("unavailable", "checksum_mismatch")
 
 
-@dataclass(frozen=True)
-class FileInventory:
-    """What fetching and reading one registered file found."""
-
-    source: SourceFile
-    state: InventoryState
-    provenance: fetch.Provenance | None = None
-    size_bytes: int | None = None
-    rows: int | None = None
-    row_kind: str = "rows"  # rows, members (zip), lines (text), keys (json object)
-    columns: tuple[ColumnProfile, ...] = ()
-    reason: str = ""
-    expected_sha256: str | None = None
-    actual_sha256: str | None = None
-
-
-@dataclass(frozen=True)
-class InventoryParams:
-    """The notebook's parameters after validation."""
-
-    datasets: tuple[str, ...]
-    mirror: Path | None
-    offline: bool | None
-
-
-def validate_parameters(datasets: Sequence[str], mirror: str, offline: bool) -> InventoryParams:
-    """Check the notebook's parameters; a bad value raises `ParameterError` naming the parameter."""
-    chosen = validate_datasets(datasets)
-    if not isinstance(mirror, str):
-        raise ParameterError(f"parameter 'mirror' must be a folder path or \"\", got {mirror!r}", field="mirror")
-    mirror_path = None
-    if mirror:
-        mirror_path = Path(mirror).expanduser().resolve()
-        if not mirror_path.is_dir():
-            raise ParameterError(f"parameter 'mirror': {mirror!r} is not a folder", field="mirror", value=mirror)
-    if not isinstance(offline, bool):
-        raise ParameterError(f"parameter 'offline' must be True or False, got {offline!r}", field="offline")
-    # offline=False leaves the decision to fetch (AUDIT_OFFLINE / HF_HUB_OFFLINE may still switch downloads off).
-    return InventoryParams(tuple(chosen), mirror_path, True if offline else None)
-
-
-def validate_datasets(datasets: Sequence[str]) -> list[str]:
-    """The notebook's `datasets` parameter: a list of known dataset names (empty means all)."""
-    if isinstance(datasets, str) or not isinstance(datasets, (list, tuple)):
-        raise ParameterError(f"parameter 'datasets' must be a list of dataset names, got {datasets!r}",
-                             field="datasets")
+def _known_datasets(datasets: list[str]) -> str | None:
     unknown = [name for name in datasets if name not in DATASETS]
     if unknown:
-        raise ParameterError(f"parameter 'datasets': unknown dataset(s) {', '.join(map(repr, unknown))}; "
-                             f"known: {', '.join(DATASETS)}", field="datasets", value=unknown)
-    return list(datasets) or list(DATASETS)
+        return f"names unknown dataset(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(DATASETS)}"
+    return None
 
 
-def selected_sources(datasets: Sequence[str]) -> list[SourceFile]:
-    chosen = set(validate_datasets(datasets))
-    return [source for source in REGISTRY.values() if source.dataset in chosen]
+def _existing_folder(mirror: str) -> str | None:
+    return None if not mirror or Path(mirror).expanduser().is_dir() else "must be an existing folder or \"\""
 
 
-def check_id_for(source: SourceFile) -> str:
-    """`file.<dataset>.<path segments>`, each segment's non-alphanumerics as `_` (stable across runs)."""
-    segments = [source.dataset, *source.file.split("/")]
-    return ".".join([CHECK_PREFIX] + [re.sub(r"[^A-Za-z0-9_]", "_", segment) for segment in segments])
+@dataclass(frozen=True)
+class Params:
+    """The notebook's parameters cell."""
+
+    datasets: list[str] = param([], "dataset names to inventory; empty: every registered dataset",
+                                rule=_known_datasets)
+    mirror: str = param("", "local mirror folder laid out as <dataset>/<file>; empty: AUDIT_MIRROR, else none",
+                        rule=_existing_folder)
+    offline: bool = param(False, "True: never download, use only the cache and the mirror")
 
 
-def check_ids(sources: Sequence[SourceFile]) -> dict[str, str]:
-    """Check id per file key; two files mapping to one id would make ids unstable, so that raises."""
-    ids: dict[str, str] = {}
-    seen: dict[str, str] = {}
-    for source in sources:
-        check_id = check_id_for(source)
-        if check_id in seen:
-            raise ValueError(f"files {seen[check_id]!r} and {source.key!r} both map to check id {check_id!r}")
-        seen[check_id] = source.key
-        ids[source.key] = check_id
-    return ids
+@dataclass(frozen=True)
+class Inputs:
+    """What fetching and profiling found for each selected file, by file key (`<dataset>/<file>`)."""
+
+    inventories: Mapping[str, FileInventory]
+
+    @property
+    def provenance(self) -> tuple[Any, ...]:
+        return tuple(item.provenance for item in self.inventories.values() if item.provenance is not None)
+
+    @property
+    def missing(self) -> Mapping[str, str]:
+        return {key: item.reason for key, item in self.inventories.items() if item.state in NOT_FETCHED}
 
 
-def inventory_file(source: SourceFile, *, mirror: str | os.PathLike[str] | None = None,
-                   offline: bool | None = None) -> FileInventory:
-    """Fetch (verifying the pin or lock) and profile one file; data problems become states, not exceptions."""
-    try:
-        fetched = fetch.fetch_source(source, mirror=mirror, offline=offline)
-    except ChecksumMismatchError as exc:
-        return FileInventory(source, "checksum_mismatch", reason=exc.message,
-                             expected_sha256=_text_or_none(exc.fields.get("expected")),
-                             actual_sha256=_text_or_none(exc.fields.get("actual")))
-    except DataError as exc:
-        return FileInventory(source, "unavailable", reason=str(exc), expected_sha256=source.sha256)
-    provenance = fetched.provenance
-    base = {"provenance": provenance, "size_bytes": fetched.path.stat().st_size,
-            "expected_sha256": source.sha256 or _locked_hash(source), "actual_sha256": provenance.sha256}
-    try:
-        rows, row_kind, columns = profile_file(fetched.path, source.format)
-    except DataError as exc:
-        return FileInventory(source, "unreadable", reason=str(exc), **base)
-    return FileInventory(source, "ok", rows=rows, row_kind=row_kind, columns=columns, **base)
+def load(params: Params) -> Inputs:
+    """Fetch (verifying the pin or lock) and profile every selected file; data problems become states."""
+    mirror = Path(params.mirror).expanduser().resolve() if params.mirror else None
+    # offline=False leaves the decision to fetch (AUDIT_OFFLINE / HF_HUB_OFFLINE may still switch downloads off).
+    offline = True if params.offline else None
+    return Inputs({source.key: inventory_file(source, mirror=mirror, offline=offline)
+                   for source in selected_sources(params.datasets)})
 
 
-def profile_file(path: Path, file_format: str) -> tuple[int | None, str, tuple[ColumnProfile, ...]]:
-    """Row count, what a row is, and per-column types and null counts, read through `audit_lib.data.readers`."""
-    if file_format == "zip":
-        readers.read_table(path, file_format)  # verifies every member's CRC
-        with zipfile.ZipFile(path) as archive:
-            return len(archive.infolist()), "members", ()
-    if file_format == "text":
-        with readers.open_text(path) as handle:
-            return sum(1 for _ in handle), "lines", ()
-    frame = readers.read_table(path, file_format)
-    if frame is None:
-        return None, "rows", ()
-    row_kind = "keys" if file_format == "json" and list(frame.columns) == ["key", "value_type"] else "rows"
-    return len(frame), row_kind, tuple(column_profiles(frame))
+@dataclass(frozen=True)
+class FileCheck:
+    """The check of one file. It reports a file that could not be fetched itself (skipped, `meta.missing`
+    naming it, with its registry facts), so it declares no `needs`."""
+
+    key: str
+    check_id: str
+
+    def __call__(self, inputs: Inputs, params: Params) -> Check:
+        return inventory_check(inputs.inventories[self.key], self.check_id)
 
 
-def column_profiles(frame: Any) -> list[ColumnProfile]:
-    """Types seen among each column's non-null values (`str`, `int`, `list`, ...) and its null count."""
-    profiles = []
-    for column in frame.columns:
-        series = frame[column]
-        null_mask = series.isna()
-        nulls = int(null_mask.sum())
-        present = series[~null_mask]
-        if series.dtype == object or str(series.dtype) in ("str", "string"):
-            type_names = sorted({type(value).__name__ for value in present})
-            types = "|".join(type_names) if type_names else "(all null)"
-        else:
-            types = str(series.dtype)
-        profiles.append(ColumnProfile(str(column), types, nulls, int(len(present))))
-    return profiles
-
-
-def inventory_check(inventory: FileInventory, check_id: str) -> Check:
-    """One check per file: pass when fetched, verified and readable; skipped when absent; defect otherwise."""
-    source = inventory.source
-    title = f"{source.key}: present, verified against its pin, readable"
-    expected = inventory.expected_sha256 or "unpinned (no hash recorded yet)"
-    meta: dict[str, Any] = {"dataset": source.dataset, "file": source.file, "format": source.format,
-                            "pinned": source.pinned, "licence": source.licence}
-    if inventory.state == "unavailable":
-        return Check.skipped(check_id, title, f"not available: {inventory.reason}", expected=expected, meta=meta)
-    if inventory.state == "checksum_mismatch":
-        return Check(check_id, title, "defect", observed=inventory.actual_sha256, expected=expected,
-                     summary=inventory.reason, meta=meta)
-    provenance = inventory.provenance
-    assert provenance is not None
-    meta.update({"source": provenance.source, "bytes": inventory.size_bytes, "synthetic": provenance.synthetic})
-    if inventory.state == "unreadable":
-        return Check(check_id, title, "defect", observed=inventory.actual_sha256, expected=expected,
-                     summary=f"sha256 verified but the file does not read as {source.format}: {inventory.reason}",
-                     meta=meta, synthetic=provenance.synthetic)
-    if inventory.expected_sha256 and inventory.expected_sha256 != inventory.actual_sha256:
-        return Check(check_id, title, "defect", observed=inventory.actual_sha256, expected=expected,
-                     summary=f"sha256 {inventory.actual_sha256} differs from the expected {inventory.expected_sha256}",
-                     meta=meta, synthetic=provenance.synthetic)
-    meta.update({inventory.row_kind: inventory.rows, "columns": len(inventory.columns)})
-    if source.pinned:
-        pin_text = "matches its registry pin"
-    elif inventory.expected_sha256:
-        pin_text = "unpinned upstream: hash matches the one recorded in data_cache/lock.json"
-    else:
-        pin_text = "unpinned upstream and no hash recorded in data_cache/lock.json yet, so nothing to verify against"
-    shape = f"{inventory.rows} {inventory.row_kind}" if inventory.rows is not None else "not tabular"
-    if inventory.columns:
-        shape += f" × {len(inventory.columns)} columns"
-        nulls = sum(c.nulls for c in inventory.columns)
-        shape += f", {nulls} null cells"
-    details = [{"column": c.column, "types": c.types, "nulls": c.nulls, "non_null": c.non_null}
-               for c in inventory.columns]
-    return Check(check_id, title, "pass", observed=provenance.sha256, expected=expected,
-                 summary=f"{shape}; from {provenance.source}; sha256 {pin_text}.", details=details, meta=meta,
-                 synthetic=provenance.synthetic)
-
-
-def run_inventory(params: InventoryParams, builder: Any) -> list[FileInventory]:
-    """Inventory every selected file, adding its provenance and its check to `builder`."""
-    sources = selected_sources(list(params.datasets))
+def file_checks(params: Params) -> tuple[CheckSpec[Inputs, Params], ...]:
+    """One check per selected registered file, in registry order."""
+    sources = selected_sources(params.datasets)
     ids = check_ids(sources)
-    inventories = []
-    for source in sources:
-        item = inventory_file(source, mirror=params.mirror, offline=params.offline)
-        if item.provenance is not None:
-            builder.add_provenance(item.provenance)
-        builder.add(inventory_check(item, ids[source.key]))
-        inventories.append(item)
-    return inventories
+    return tuple(CheckSpec(ids[source.key], check_title(source), FileCheck(source.key, ids[source.key]))
+                 for source in sources)
 
 
-def state_figure(inventories: Sequence[FileInventory]) -> Any:
-    """Horizontal stacked bars: per dataset, how many files are ok, unavailable, mismatched or unreadable."""
-    import matplotlib.pyplot as plt
+AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
+    name=NAME,
+    title="Data inventory",
+    params=Params,
+    load=load,
+    checks=file_checks,
+)
 
-    datasets = list(dict.fromkeys(item.source.dataset for item in inventories))
-    colours = {"ok": "#1a7f37", "unavailable": "#6e7781", "checksum_mismatch": "#cf222e", "unreadable": "#bc4c00"}
-    fig, ax = plt.subplots(figsize=(7, 0.5 + 0.45 * max(1, len(datasets))))
-    left = [0] * len(datasets)
-    for state, colour in colours.items():
-        counts = [sum(1 for i in inventories if i.source.dataset == d and i.state == state) for d in datasets]
-        if any(counts):
-            ax.barh(datasets, counts, left=left, color=colour, label=state)
-            left = [a + b for a, b in zip(left, counts)]
-    ax.set_xlabel("registered files")
-    ax.set_title("Registered files by dataset and state")
-    ax.invert_yaxis()
-    if inventories:
-        ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def overview_rows(inventories: Sequence[FileInventory]) -> list[dict[str, Any]]:
-    """One line per file for the notebook's overview table."""
-    rows = []
-    for item in inventories:
-        provenance = item.provenance
-        rows.append({
-            "file": item.source.key,
-            "state": item.state,
-            "source": provenance.source if provenance else "—",
-            "pinned": item.source.pinned,
-            "bytes": item.size_bytes,
-            "rows": item.rows,
-            "unit": item.row_kind if item.rows is not None else "",
-            "columns": len(item.columns) if item.columns else None,
-            "null cells": sum(c.nulls for c in item.columns) if item.columns else None,
-            "sha256": (item.actual_sha256 or "")[:12],
-        })
-    return rows
-
-
-def state_counts(inventories: Sequence[FileInventory]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for item in inventories:
-        counts[item.state] = counts.get(item.state, 0) + 1
-    return counts
-
-
-def _locked_hash(source: SourceFile) -> str | None:
-    try:
-        entry = fetch.read_lock().get(source.key)
-    except DataError:
-        return None
-    return entry.get("sha256") if entry else None
-
-
-def _text_or_none(value: object) -> str | None:
-    return None if value is None else str(value)
+__all__ = ["AUDIT", "FileCheck", "Inputs", "Params", "file_checks", "load"]

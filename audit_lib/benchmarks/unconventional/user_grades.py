@@ -15,15 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from audit_lib import paths
 from audit_lib.benchmarks.unconventional import synthetic as synthetic_grades
 from audit_lib.benchmarks.unconventional.grading import GRADE_MAX, GRADE_MIN, ParsedGrade, parse_grade
+from audit_lib.benchmarks.unconventional.grades_path import resolve_grades_path
 from audit_lib.data import readers
 from audit_lib.data.fetch import sha256_of, synthetic_provenance
-from audit_lib.errors import ParameterError, SchemaError
+from audit_lib.errors import SchemaError
 
 DATASET = "unconventional"
 GradeOrigin = Literal["transcript", "grade_field"]
+
+__all__ = ["GradeRecord", "GradeSet", "load_grade_file", "load_grade_set", "resolve_grades_path"]
 
 
 @dataclass(frozen=True)
@@ -65,18 +67,6 @@ class GradeSet:
 
     def transcripts(self) -> tuple[GradeRecord, ...]:
         return tuple(r for r in self.records if r.origin == "transcript")
-
-
-def resolve_grades_path(grades_path: str) -> Path:
-    """A relative path is tried against the current directory, then the project root."""
-    candidate = Path(grades_path).expanduser()
-    tried = [candidate] if candidate.is_absolute() else [Path.cwd() / candidate, paths.project_root() / candidate]
-    for place in tried:
-        if place.is_file():
-            return place.resolve()
-    raise ParameterError(f"grades_path={grades_path!r}: no such file (tried {', '.join(map(str, tried))}); give a "
-                         "JSONL file with problem_id, model and transcript or grade per line, or '' for the "
-                         "synthetic set", parameter="grades_path", value=grades_path)
 
 
 def load_grade_file(path: str | os.PathLike[str]) -> tuple[GradeRecord, ...]:

@@ -2,28 +2,37 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from audit_lib.benchmarks.codeinsights import audit as codeinsights
-from audit_lib.benchmarks.codeinsights import checks as codeinsights_checks
 from audit_lib.benchmarks.codeinsights import synthetic
+from audit_lib.benchmarks.codeinsights.audit import AUDIT, Inputs, Params, load
+from audit_lib.benchmarks.codeinsights.data import CodeInsightsData, load_files
 from audit_lib.data import fetch
 from audit_lib.errors import DataUnavailableError, ParameterError
+from audit_lib.findings import Check
 
-CHECK_IDS = ["pass_read_dtype", "leading_zero_loss", "single_failure_after_int", "single_failure_true",
-             "is_single_failure_column", "alignment_ceiling", "gold_index_hidden_by_truncation",
-             "pattern_length_mismatch", "qid_lookup", "timestamp_ties", "float_precision", "prompt_as_built",
-             "baseline_scores"]
+CHECK_IDS = ["pass_read_dtype", "leading_zero_loss", "float_precision", "single_failure_after_int",
+             "single_failure_true", "is_single_failure_column", "alignment_ceiling",
+             "gold_index_hidden_by_truncation", "pattern_length_mismatch", "qid_lookup", "timestamp_ties",
+             "prompt_as_built", "baseline_scores"]
 
 
 @pytest.fixture(scope="module")
-def synthetic_data(tmp_path_factory) -> codeinsights.CodeInsightsData:
+def synthetic_data(tmp_path_factory) -> CodeInsightsData:
     generated = synthetic.generate(0, tmp_path_factory.mktemp("synthetic"))
-    return codeinsights.load_files(generated.paths, provenance=generated.provenance, synthetic=True)
+    return load_files(generated.paths, provenance=generated.provenance, synthetic=True)
+
+
+def run_checks(data: CodeInsightsData, num_testcases: int = 1) -> dict[str, Check]:
+    """Every check through the audit's session, on already-read data."""
+    inputs = Inputs(data, num_testcases, 0, {})
+    session = dataclasses.replace(AUDIT, load=lambda params: inputs).session({"num_testcases": num_testcases})
+    return {check.id: check for check in session.run_all()}
 
 
 def write_clean_files(folder: Path, *, with_flag_column: bool = True) -> dict[str, Path]:
@@ -49,14 +58,14 @@ def details(check, **match):
 
 
 def test_synthetic_run_has_every_check_in_order_and_no_errors(synthetic_data):
-    checks = codeinsights_checks.run_checks(codeinsights.replay_audit(synthetic_data, num_testcases=1))
+    checks = run_checks(synthetic_data, num_testcases=1)
     assert list(checks) == CHECK_IDS
     assert all(c.status not in ("error", "skipped") and c.synthetic for c in checks.values())
     assert all(c.summary.startswith("SYNTHETIC") for c in checks.values())
 
 
 def test_synthetic_quirks_are_found(synthetic_data):
-    checks = codeinsights_checks.run_checks(codeinsights.replay_audit(synthetic_data, num_testcases=1))
+    checks = run_checks(synthetic_data, num_testcases=1)
     assert checks["pass_read_dtype"].observed["pandas_dtype"] == "float64"
     assert details(checks["leading_zero_loss"], scope="instance", pass_text="0111", gold_before=0, gold_after=None)
     assert details(checks["single_failure_after_int"], pass_text="0000", gold_after_int=0, gold_true=None)
@@ -81,15 +90,15 @@ def test_synthetic_quirks_are_found(synthetic_data):
 
 
 def test_all_tests_shown_hides_no_gold_but_keeps_a_question_less_prompt(synthetic_data):
-    checks = codeinsights_checks.run_checks(codeinsights.replay_audit(synthetic_data, num_testcases=-1))
+    checks = run_checks(synthetic_data, num_testcases=-1)
     assert checks["gold_index_hidden_by_truncation"].status == "pass"
     assert checks["prompt_as_built"].observed["missing_question"] == 1
     assert checks["prompt_as_built"].meta["example_without_tests"].startswith("Think silently")
 
 
 def test_clean_files_pass(tmp_path):
-    data = codeinsights.load_files(write_clean_files(tmp_path), synthetic=False)
-    checks = codeinsights_checks.run_checks(codeinsights.replay_audit(data, num_testcases=-1))
+    data = load_files(write_clean_files(tmp_path), synthetic=False)
+    checks = run_checks(data, num_testcases=-1)
     assert checks["pass_read_dtype"].observed["pandas_dtype"] == "int64"
     for check_id in ("leading_zero_loss", "single_failure_after_int", "single_failure_true", "float_precision",
                      "is_single_failure_column", "gold_index_hidden_by_truncation", "pattern_length_mismatch",
@@ -101,36 +110,67 @@ def test_clean_files_pass(tmp_path):
 
 
 def test_missing_flag_column_is_skipped(tmp_path):
-    data = codeinsights.load_files(write_clean_files(tmp_path, with_flag_column=False), synthetic=False)
-    check = codeinsights_checks.run_checks(codeinsights.replay_audit(data))["is_single_failure_column"]
+    data = load_files(write_clean_files(tmp_path, with_flag_column=False), synthetic=False)
+    check = run_checks(data)["is_single_failure_column"]
     assert check.status == "skipped" and "no is_single_failure column" in check.summary
+    assert check.meta["missing"] == ["codeinsights/Scenario5_data.csv"]
 
 
 def test_auto_falls_back_to_synthetic_loudly(monkeypatch, isolated_cache):
     monkeypatch.setattr(fetch, "try_fetch", lambda dataset, file, **kw: DataUnavailableError(f"no {file} here"))
     with pytest.warns(UserWarning, match="SYNTHETIC DATA"):
-        data = codeinsights.load("auto", seed=1)
-    assert data.synthetic and all(p.synthetic for p in data.provenance)
+        inputs = load(Params(source="auto", seed=1))
+    assert inputs.data.synthetic and all(p.synthetic for p in inputs.provenance)
+    assert sorted(inputs.missing) == sorted(f"codeinsights/{file}" for file in synthetic.FILES)
+    assert "no Scenario5_data.csv here" in inputs.source_note
     assert (isolated_cache / "synthetic" / "codeinsights" / "seed_1" / synthetic.SUBMISSIONS_FILE).is_file()
 
 
-@pytest.mark.parametrize(("params", "name"), [
-    ({"num_testcases": -2, "source": "auto", "seed": 0}, "num_testcases"),
-    ({"num_testcases": "1", "source": "auto", "seed": 0}, "num_testcases"),
-    ({"num_testcases": 1, "source": "real", "seed": 0}, "source"),
-    ({"num_testcases": 1, "source": "auto", "seed": -1}, "seed"),
+def test_synthetic_source_never_fetches(monkeypatch, isolated_cache):
+    monkeypatch.setattr(fetch, "try_fetch", lambda *a, **kw: pytest.fail("source='synthetic' must not fetch"))
+    inputs = load(Params(source="synthetic"))
+    assert inputs.data.synthetic and inputs.missing == {} and "requested with source='synthetic'" in inputs.source_note
+
+
+def test_check_titles_match_the_declared_ones(synthetic_data):
+    checks = run_checks(synthetic_data)
+    assert {spec.id: spec.title for spec in AUDIT.check_specs(Params())} == {i: c.title for i, c in checks.items()}
+
+
+def test_defaults_are_valid():
+    assert AUDIT.validate({}) == Params() == Params(num_testcases=1, source="auto", seed=0)
+    assert AUDIT.validate({"num_testcases": -1}).num_testcases == -1
+
+
+@pytest.mark.parametrize(("name", "value", "allowed"), [
+    ("num_testcases", -2, "-1 (every test) or at least 1"),
+    ("num_testcases", 0, "-1 (every test) or at least 1"),
+    ("num_testcases", "1", "must be an integer"),
+    ("source", "real", "one of 'auto', 'synthetic'"),
+    ("seed", -1, "at least 0"),
 ])
-def test_bad_parameters_name_the_parameter(params, name):
+def test_bad_parameters_name_the_parameter_and_the_allowed_values(name, value, allowed):
     with pytest.raises(ParameterError) as caught:
-        codeinsights.validate_params(**params)
-    assert caught.value.fields["parameter"] == name and name in str(caught.value)
+        AUDIT.validate({name: value})
+    assert caught.value.fields["field"] == name and repr(name) in str(caught.value) and allowed in str(caught.value)
 
 
 def test_header_only_submissions_skip_every_check(tmp_path):
     paths = write_clean_files(tmp_path)
     header = paths[synthetic.SUBMISSIONS_FILE].read_text(encoding="utf-8").splitlines()[0]
     paths[synthetic.SUBMISSIONS_FILE].write_text(header + "\n", encoding="utf-8")
-    data = codeinsights.load_files(paths, synthetic=False)
-    checks = codeinsights_checks.run_checks(codeinsights.replay_audit(data))
+    data = load_files(paths, synthetic=False)
+    checks = run_checks(data)
     assert list(checks) == CHECK_IDS
     assert {check_id: check.status for check_id, check in checks.items()} == dict.fromkeys(CHECK_IDS, "skipped")
+    assert all(check.meta["missing"] == ["codeinsights/Scenario5_data.csv"] for check in checks.values())
+
+
+def test_checks_do_not_depend_on_the_order_they_run_in(synthetic_data):
+    forward = run_checks(synthetic_data)
+    inputs = Inputs(synthetic_data, 1, 0, {})
+    session = dataclasses.replace(AUDIT, load=lambda params: inputs).session({})
+    backward = {check_id: session.run(check_id) for check_id in reversed(CHECK_IDS)}
+    assert {i: (c.status, c.observed) for i, c in backward.items()} == {i: (c.status, c.observed)
+                                                                        for i, c in forward.items()}
+    assert inputs.replay is inputs.replay  # built once, shared by every check

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import json
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from audit_lib.benchmarks.data_inventory import audit as inv
+from audit_lib.benchmarks.data_inventory import inventory as inv
+from audit_lib.benchmarks.data_inventory.audit import AUDIT, Params
 from audit_lib.data.sources import DATASETS, REGISTRY, SourceFile, get_source
 from audit_lib.errors import ParameterError
-from audit_lib.findings import Check, FindingsBuilder
+from audit_lib.findings import Check
+from audit_lib.runner.catalogue import read_parameters
 
 ROWS = [{"task_id": "T/0", "score": 1, "tags": ["a"]}, {"task_id": "T/1", "score": None, "tags": []},
         {"task_id": "T/2", "score": 3.5}]
@@ -98,6 +102,7 @@ def test_missing_file_is_skipped_with_the_places_tried(tmp_path: Path, isolated_
     check = inv.inventory_check(item, "file.toy.absent_jsonl")
     assert item.state == "unavailable" and check.status == "skipped"
     assert "mirror" in check.summary and "absent.jsonl" in check.summary
+    assert check.meta["missing"] == ["toy/absent.jsonl"] and check.meta["file"] == "absent.jsonl"
 
 
 def test_checksum_mismatch_is_a_defect_with_both_hashes(tmp_path: Path, isolated_cache: Path) -> None:
@@ -141,40 +146,81 @@ def test_unpinned_without_a_recorded_hash_and_a_hash_disagreement_are_reported()
 
 
 def test_parameters_are_validated(tmp_path: Path) -> None:
-    assert inv.validate_parameters([], "", False).datasets == DATASETS
-    assert inv.validate_parameters(["humaneval"], str(tmp_path), True).mirror == tmp_path.resolve()
-    with pytest.raises(ParameterError, match="unknown dataset.*'nope'"):
-        inv.validate_parameters(["nope"], "", False)
-    with pytest.raises(ParameterError, match="'datasets' must be a list"):
-        inv.validate_parameters("humaneval", "", False)  # type: ignore[arg-type]
-    with pytest.raises(ParameterError, match="'mirror'.*is not a folder"):
-        inv.validate_parameters([], str(tmp_path / "absent"), False)
-    with pytest.raises(ParameterError, match="'offline' must be True or False"):
-        inv.validate_parameters([], "", "yes")  # type: ignore[arg-type]
+    assert AUDIT.validate({}) == Params(datasets=[], mirror="", offline=False)
+    assert AUDIT.validate({"datasets": ["humaneval"], "mirror": str(tmp_path), "offline": True}).mirror == str(tmp_path)
 
 
-def test_run_inventory_adds_one_check_and_provenance_per_file(mirror_dir: Path, isolated_cache: Path) -> None:
-    builder = FindingsBuilder(inv.AUDIT_NAME)
-    items = inv.run_inventory(inv.validate_parameters(["humaneval"], str(mirror_dir), True), builder)
-    assert [c.id for c in builder.checks] == ["file.humaneval.HumanEval_jsonl_gz",
-                                              "file.humaneval.community_errata.human_eval_enhanced_202307_jsonl_gz"]
-    assert all(c.status == "pass" for c in builder.checks)
-    assert len(builder.provenance) == 2
-    humaneval = items[0]
+@pytest.mark.parametrize(("name", "value", "allowed"), [
+    ("datasets", ["nope"], "unknown dataset(s) 'nope'; allowed: " + ", ".join(DATASETS)),
+    ("datasets", "humaneval", "must be a list of strings"),
+    ("mirror", "/nonexistent/mirror", "must be an existing folder or \"\""),
+    ("offline", "yes", "must be true or false"),
+])
+def test_bad_parameters_name_the_parameter_and_the_allowed_values(name: str, value: object, allowed: str) -> None:
+    with pytest.raises(ParameterError) as caught:
+        AUDIT.validate({name: value})
+    assert caught.value.fields["field"] == name and repr(name) in str(caught.value) and allowed in str(caught.value)
+
+
+def test_checks_follow_the_datasets_parameter() -> None:
+    every = AUDIT.check_specs(AUDIT.validate({}))
+    assert [spec.id for spec in every] == list(inv.check_ids(list(REGISTRY.values())).values())
+    chosen = AUDIT.check_specs(AUDIT.validate({"datasets": ["humaneval"]}))
+    assert [spec.id for spec in chosen] == ["file.humaneval.HumanEval_jsonl_gz",
+                                            "file.humaneval.community_errata.human_eval_enhanced_202307_jsonl_gz"]
+    assert all(spec.title.startswith("humaneval/") and not spec.needs for spec in chosen)
+
+
+def test_a_file_not_fetched_is_skipped_naming_it(tmp_path: Path, isolated_cache: Path) -> None:
+    (tmp_path / "mirror").mkdir()  # codeinsights: no package copy, so nothing but the mirror could supply it
+    session = AUDIT.session({"datasets": ["codeinsights"], "mirror": str(tmp_path / "mirror"), "offline": True})
+    checks = session.run_all()
+    assert [c.status for c in checks] == ["skipped"] * 3
+    for check, source in zip(checks, (s for s in REGISTRY.values() if s.dataset == "codeinsights")):
+        assert check.meta["missing"] == [source.key]
+        assert (check.meta["dataset"], check.meta["file"]) == (source.dataset, source.file)
+    assert set(session.inputs.missing) == {s.key for s in REGISTRY.values() if s.dataset == "codeinsights"}
+    assert session.builder.provenance == ()
+
+
+def test_session_runs_one_check_and_records_provenance_per_file(mirror_dir: Path, isolated_cache: Path) -> None:
+    session = AUDIT.session({"datasets": ["humaneval"], "mirror": str(mirror_dir), "offline": True})
+    checks = session.run_all()
+    assert [c.id for c in checks] == ["file.humaneval.HumanEval_jsonl_gz",
+                                      "file.humaneval.community_errata.human_eval_enhanced_202307_jsonl_gz"]
+    assert all(c.status == "pass" for c in checks)
+    assert len(session.builder.provenance) == 2 and session.inputs.missing == {}
+    humaneval = session.inputs.inventories["humaneval/HumanEval.jsonl.gz"]
     assert humaneval.rows == 164
     assert {"task_id", "prompt", "canonical_solution", "test", "entry_point"} <= {c.column for c in humaneval.columns}
 
 
+def test_notebook_runs_every_declared_check_through_the_session() -> None:
+    notebook = nbformat.read(AUDIT.notebook_path(), as_version=4)
+    source = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    # The checks depend on `datasets`, so the notebook runs them by id from the session, not by literal ids.
+    assert source.count("audit.run(") == 1 and "for check_id in audit.check_ids:" in source
+
+
+def test_parameters_cell_is_the_params_dataclass() -> None:
+    declared = [(p.name, p.default) for p in read_parameters(AUDIT.notebook_path())]
+    assert declared == [(f.name, f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)
+                        for f in dataclasses.fields(Params)]
+
+
 @pytest.mark.notebook
-def test_notebook_end_to_end(tmp_path: Path, isolated_cache: Path) -> None:
+def test_notebook_end_to_end(tmp_path: Path, isolated_cache: Path, mirror_dir: Path) -> None:
     from notebook_helpers import execute_notebook
 
-    findings = execute_notebook("data_inventory", {"datasets": ["humaneval", "impossible_lcb"], "offline": True},
-                                tmp_path)
+    findings = execute_notebook("data_inventory", {"datasets": ["humaneval", "impossible_lcb"], "offline": True,
+                                                   "mirror": str(mirror_dir)}, tmp_path)
     expected_ids = {inv.check_id_for(s) for s in REGISTRY.values() if s.dataset in ("humaneval", "impossible_lcb")}
     assert {c["id"] for c in findings["checks"]} == expected_ids
     statuses = {c["id"]: c["status"] for c in findings["checks"]}
     assert set(statuses.values()) <= {"pass", "skipped"}
+    mirrored = {inv.check_id_for(s) for s in REGISTRY.values()
+                if s.dataset in ("humaneval", "impossible_lcb") and (mirror_dir / s.dataset / s.file).is_file()}
+    assert mirrored and {check_id for check_id, status in statuses.items() if status == "pass"} == mirrored
     parquet = "file.impossible_lcb.data.oneoff_00000_of_00001_parquet"
     assert statuses[parquet] == "skipped"  # not mirrored, and offline: reported, not failed
     assert len(findings["provenance"]) == sum(s == "pass" for s in statuses.values())

@@ -2,35 +2,51 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from audit_lib.benchmarks.unconventional import audit
+from audit_lib.benchmarks.unconventional import checks
+from audit_lib.benchmarks.unconventional.audit import AUDIT, Params
 from audit_lib.benchmarks.unconventional.table2 import TABLE2
+from audit_lib.benchmarks.unconventional.user_grades import load_grade_set
 from audit_lib.errors import ParameterError
+from audit_lib.runner.catalogue import read_parameters
 from tests.notebook_helpers import execute_notebook
 
 GOOD_PARAMS = {"grades_path": "", "seed": 0, "n_resamples": 2000, "executor": "local"}
+CHECK_IDS = ["reproducibility", "table2_analysis", "grade_parsing", "score_aggregation", "example_ambiguity",
+             "user_grades"]
 
 
-@pytest.mark.parametrize(("name", "value"), [
-    ("grades_path", None), ("seed", -1), ("seed", 1.5), ("seed", True), ("n_resamples", 10),
-    ("n_resamples", "2000"), ("executor", "threads"), ("executor", 3),
+@pytest.mark.parametrize(("name", "value", "allowed"), [
+    ("grades_path", None, "must be a string"),
+    ("grades_path", "/nonexistent/grades.jsonl", "names no file (tried /nonexistent/grades.jsonl)"),
+    ("seed", -1, "at least 0"), ("seed", 1.5, "must be an integer"), ("seed", True, "must be an integer"),
+    ("n_resamples", 10, "at least 100"), ("n_resamples", 2_000_000, "at most 1000000"),
+    ("n_resamples", "2000", "must be an integer"),
+    ("executor", "threads", "'local', 'dask-local' or 'dask://HOST:PORT'"), ("executor", 3, "must be a string"),
 ])
-def test_bad_parameter_names_the_parameter(name: str, value: object) -> None:
+def test_bad_parameter_names_the_parameter_and_the_allowed_values(name: str, value: object, allowed: str) -> None:
     with pytest.raises(ParameterError) as caught:
-        audit.validate_params(**{**GOOD_PARAMS, name: value})
-    assert caught.value.fields["parameter"] == name and name in str(caught.value)
+        AUDIT.validate({**GOOD_PARAMS, name: value})
+    assert caught.value.fields["field"] == name and repr(name) in str(caught.value)
+    assert allowed in str(caught.value)
 
 
-def test_good_parameters_pass_through() -> None:
-    assert audit.validate_params(**GOOD_PARAMS) == GOOD_PARAMS
+def test_good_parameters_pass_through(tmp_path: Path) -> None:
+    assert AUDIT.validate(GOOD_PARAMS) == Params() == Params(**GOOD_PARAMS)
+    grades = tmp_path / "grades.jsonl"
+    grades.write_text("{}\n", encoding="utf-8")
+    assert AUDIT.validate({"grades_path": str(grades)}).grades_path == str(grades)
 
 
 def test_reproducibility_marks_each_missing_artefact_defect_with_a_citation() -> None:
-    check = audit.check_reproducibility()
+    check = checks.check_reproducibility()
     assert check.status == "defect"
     missing = [row for row in check.details if not row["public"]]
     assert missing and all(row["status"] == "defect" and "2306.11644" in row["citation"] for row in missing)
@@ -39,7 +55,7 @@ def test_reproducibility_marks_each_missing_artefact_defect_with_a_citation() ->
 
 
 def test_table2_analysis_reports_the_discordant_pair_and_n() -> None:
-    check = audit.check_table2_analysis()
+    check = checks.check_table2_analysis()
     assert check.status == "quirk"  # StarCoder > phi-1-small on the score, < on HumanEval
     assert check.observed["discordant_pairs"] == 1 and check.observed["n_models"] == 7
     discordant = [row for row in check.details if row["row_kind"] == "pair_discordant"]
@@ -57,13 +73,13 @@ def _grade_file(tmp_path: Path, rows: list[dict]) -> str:
 
 
 def test_grade_parsing_counts_and_lists_transcripts_without_grade(tmp_path: Path) -> None:
-    grades = audit.load_grades(_grade_file(tmp_path, [
+    grades = load_grade_set(_grade_file(tmp_path, [
         {"problem_id": "p1", "model": "m", "transcript": "Good.\nGrade: 8"},
         {"problem_id": "p2", "model": "m", "transcript": "Good.\nGrade: 6 or 7"},
         {"problem_id": "p3", "model": "m", "transcript": "Fine.\nGrade: 7.5"},
         {"problem_id": "p4", "model": "m", "grade": 5},
     ]), seed=0)
-    check = audit.check_grade_parsing(grades)
+    check = checks.check_grade_parsing(grades)
     assert check.status == "quirk" and not check.synthetic
     assert (check.observed["transcripts"], check.observed["graded"], check.observed["no_grade"],
             check.observed["fractional"]) == (3, 2, 1, 1)
@@ -71,17 +87,18 @@ def test_grade_parsing_counts_and_lists_transcripts_without_grade(tmp_path: Path
 
 
 def test_grade_parsing_skips_when_there_are_no_transcripts(tmp_path: Path) -> None:
-    grades = audit.load_grades(_grade_file(tmp_path, [{"problem_id": "p", "model": "m", "grade": 5}]), seed=0)
-    assert audit.check_grade_parsing(grades).status == "skipped"
+    grades = load_grade_set(_grade_file(tmp_path, [{"problem_id": "p", "model": "m", "grade": 5}]), seed=0)
+    check = checks.check_grade_parsing(grades)
+    assert check.status == "skipped" and check.meta["missing"] == ["param:grades_path"]
 
 
 def test_score_aggregation_on_hand_computed_grades(tmp_path: Path) -> None:
-    grades = audit.load_grades(_grade_file(tmp_path, [
+    grades = load_grade_set(_grade_file(tmp_path, [
         {"problem_id": "p1", "model": "m", "grade": 8},
         {"problem_id": "p2", "model": "m", "grade": None},
         {"problem_id": "p3", "model": "m", "grade": 6},
     ]), seed=0)
-    check = audit.check_score_aggregation(grades, seed=0, n_resamples=200)
+    check = checks.check_score_aggregation(grades, seed=0, n_resamples=200)
     (row,) = [r for r in check.details if r["row_kind"] == "model_score"]
     assert (row["score_drop"], row["score_zero"]) == (70.0, 46.67)
     assert (row["bias_minus_one"], row["bias_plus_one"]) == (60.0, 80.0)
@@ -97,7 +114,7 @@ def test_score_aggregation_on_hand_computed_grades(tmp_path: Path) -> None:
 def test_user_grades_compares_matching_models_with_table2(tmp_path: Path) -> None:
     rows = [{"problem_id": f"p{i}", "model": "phi-1", "grade": 5.2} for i in range(50)]
     rows += [{"problem_id": f"p{i}", "model": "StarCoder", "grade": 9} for i in range(50)]
-    check = audit.check_user_grades(audit.load_grades(_grade_file(tmp_path, rows), seed=0), seed=0, n_resamples=200)
+    check = checks.check_user_grades(load_grade_set(_grade_file(tmp_path, rows), seed=0), seed=0, n_resamples=200)
     assert check.status == "quirk" and not check.synthetic
     assert check.observed["matched_table2"] == 2 and check.observed["outside_interval"] == ["StarCoder"]
     by_model = {r["model"]: r for r in check.details}
@@ -106,27 +123,56 @@ def test_user_grades_compares_matching_models_with_table2(tmp_path: Path) -> Non
 
 
 def test_user_grades_with_no_usable_grade_is_a_quirk_not_a_pass(tmp_path: Path) -> None:
-    grades = audit.load_grades(_grade_file(tmp_path, [
+    grades = load_grade_set(_grade_file(tmp_path, [
         {"problem_id": "p1", "model": "phi-1", "grade": None},
         {"problem_id": "p2", "model": "phi-1", "transcript": "No grade given."},
     ]), seed=0)
-    check = audit.check_user_grades(grades, seed=0, n_resamples=200)
+    check = checks.check_user_grades(grades, seed=0, n_resamples=200)
     assert check.status == "quirk"
     assert check.observed["without_usable_grade"] == ["phi-1"] and check.observed["samples_without_grade"] == 2
-    aggregation = audit.check_score_aggregation(grades, seed=0, n_resamples=200)
+    aggregation = checks.check_score_aggregation(grades, seed=0, n_resamples=200)
     assert aggregation.observed["bootstrap_width_pct"] == {}
 
 
 def test_user_grades_on_the_synthetic_set_is_skipped_and_labelled(isolated_cache: Path) -> None:
-    grades = audit.load_grades("", seed=0)
-    check = audit.check_user_grades(grades, seed=0, n_resamples=200)
+    grades = load_grade_set("", seed=0)
+    check = checks.check_user_grades(grades, seed=0, n_resamples=200)
     assert check.status == "skipped" and check.synthetic
     assert check.summary.startswith("SYNTHETIC")
+    assert check.meta["missing"] == ["param:grades_path"]
+    assert check.observed == {"models": 3, "matched_table2": 0}
     assert any(row["row_kind"] == "excluded_sample" for row in check.details)
 
 
+def test_session_keeps_the_labelled_skip_and_the_synthetic_provenance(isolated_cache: Path) -> None:
+    session = AUDIT.session({"n_resamples": 200})
+    check = session.run("user_grades")
+    assert check.status == "skipped" and check.meta["missing"] == ["param:grades_path"]
+    assert [p["synthetic"] for p in session.builder.provenance] == [True]
+    assert session.run("grade_parsing").synthetic and session.run("grade_parsing").status == "quirk"
+
+
+def test_check_titles_match_the_declared_ones(isolated_cache: Path) -> None:
+    session = AUDIT.session({"n_resamples": 200})
+    for spec in AUDIT.check_specs(Params()):
+        if spec.id != "example_ambiguity":  # sandboxed; its title is checked in the notebook run
+            assert session.run(spec.id).title == spec.title
+
+
+def test_notebook_runs_every_check_exactly_once() -> None:
+    notebook = nbformat.read(AUDIT.notebook_path(), as_version=4)
+    source = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+    assert [spec.id for spec in AUDIT.check_specs(Params())] == CHECK_IDS
+    assert sorted(re.findall(r'audit\.run\("([^"]+)"\)', source)) == sorted(CHECK_IDS)
+
+
+def test_parameters_cell_is_the_params_dataclass() -> None:
+    declared = [(p.name, p.default) for p in read_parameters(AUDIT.notebook_path())]
+    assert declared == [(f.name, f.default) for f in dataclasses.fields(Params)]
+
+
 def test_example_ambiguity_finds_disagreements_in_the_sandbox() -> None:
-    check = audit.check_example_ambiguity(seed=0, executor="local", n_generated=40)
+    check = checks.check_example_ambiguity(seed=0, executor="local", n_generated=40)
     assert check.status == "quirk"
     assert check.observed["inputs"] == 40 + 7
     assert {row["reading"] for row in check.details} == set(check.observed["disagreement_with_literal"])
@@ -135,11 +181,15 @@ def test_example_ambiguity_finds_disagreements_in_the_sandbox() -> None:
 @pytest.mark.notebook
 def test_notebook_end_to_end(tmp_path: Path, isolated_cache: Path) -> None:
     findings = execute_notebook("unconventional_problems", {"seed": 1, "n_resamples": 300}, tmp_path)
-    assert [c["id"] for c in findings["checks"]] == list(audit.CHECK_IDS)
+    assert [c["id"] for c in findings["checks"]] == CHECK_IDS
+    titles = {spec.id: spec.title for spec in AUDIT.check_specs(Params())}
+    assert {c["id"]: c["title"] for c in findings["checks"]} == titles
     assert findings["synthetic"] is True
     assert findings["params"] == {"grades_path": "", "seed": 1, "n_resamples": 300, "executor": "local"}
     statuses = {c["id"]: c["status"] for c in findings["checks"]}
     assert statuses["reproducibility"] == "defect" and statuses["user_grades"] == "skipped"
+    (user_grades,) = [c for c in findings["checks"] if c["id"] == "user_grades"]
+    assert user_grades["meta"]["missing"] == ["param:grades_path"] and user_grades["synthetic"]
     assert "error" not in statuses.values()
     assert all(c["synthetic"] for c in findings["checks"] if c["id"] in ("grade_parsing", "score_aggregation"))
     assert any(p["synthetic"] for p in findings["provenance"])

@@ -162,6 +162,3 @@ def check_has_code_parsing(inputs: Inputs) -> Check:
                  expected={"ambiguous_cases": []}, summary=summary, details=details,
                  meta=depth_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
                             excluded=[e["task_id"] for e in excluded]))
-
-
-CHECK_IDS: tuple[str, ...] = tuple(TITLES)

@@ -73,7 +73,8 @@ def test_the_audit_module_imports_no_heavy_library():
     import sys
 
     probe = ("import sys, audit_lib.benchmarks.impossible_lcb.audit; "
-             "print([m for m in ('numpy', 'pandas', 'polars', 'matplotlib', 'scipy', 'papermill') if m in sys.modules])")
+             "print([m for m in ('numpy', 'pandas', 'polars', 'matplotlib', 'scipy', 'papermill') "
+             "if m in sys.modules])")
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True).stdout.strip() == "[]"
 

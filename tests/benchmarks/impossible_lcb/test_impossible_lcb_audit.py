@@ -87,7 +87,7 @@ def _toy_manifest(path: Path) -> Path:
     return path
 
 
-def test_a_rejected_defect_list_skips_every_check_that_needs_the_drop_list(tmp_path, monkeypatch):
+def test_a_rejected_defect_list_skips_every_check_that_needs_the_drop_list(tmp_path, monkeypatch, isolated_cache):
     """`fetch` refuses known_issues.csv (checksum mismatch): nothing is counted on an empty drop list."""
     manifest = _toy_manifest(tmp_path / MANIFEST_FILE)
     real_fetch = fetch.fetch

@@ -17,7 +17,8 @@ import subprocess
 import sys
 import time
 
-from audit_lib.benchmarks.intentspec.audit import build_candidates, load_intentspec
+from audit_lib.benchmarks.intentspec.load import load_intentspec
+from audit_lib.benchmarks.intentspec.replay import build_candidates
 from audit_lib.benchmarks.intentspec.ivr import ivr_of_outcomes, outcome_from_verdicts
 from audit_lib.benchmarks.intentspec.runs import (
     EXIT_ZERO_EXPLOIT,

@@ -15,13 +15,12 @@ def offline_no_mirror(isolated_cache, monkeypatch):
 
 
 def test_intentspec_checks_are_skipped_naming_the_missing_file(offline_no_mirror):
-    from audit_lib.benchmarks.intentspec import audit as intentspec
+    from audit_lib.benchmarks.intentspec.audit import AUDIT
 
-    data = intentspec.load_intentspec(0)
-    checks = intentspec.run_checks(data, intentspec.execute_all(data))
-    assert set(checks) == set(intentspec.CHECK_IDS)
-    for check in checks.values():
-        assert check.status == "skipped"
+    checks = AUDIT.session({}).run_all()
+    assert [check.id for check in checks] == [spec.id for spec in AUDIT.checks]
+    for check in checks:
+        assert check.status == "skipped" and "intentspec/spec_pairs.jsonl" in check.meta["missing"]
         assert "intentspec/spec_pairs.jsonl is not available" in check.summary and "AUDIT_MIRROR" in check.summary
 
 

@@ -7,8 +7,8 @@ they are unavailable the row-level checks fall back to the two reconstructed `on
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from audit_lib.data import fetch, readers
@@ -23,6 +23,9 @@ ROW_FIELDS: tuple[str, ...] = ("task_id", "prompt", "entry_point", "test", "orig
 KNOWN_ISSUE_FIELDS: tuple[str, ...] = ("task_id", "split", "issue", "detail", "action")
 MANIFEST_FIELDS: tuple[str, ...] = ("task_id", "split", "entry_point", "syntax_ok", "lines_removed", "lines_added",
                                     "n_asserts", "mutated_assert", "original_assert", "call", "extraction")
+KNOWN_ISSUES_KEY = f"{DATASET}/{KNOWN_ISSUES_FILE}"
+MANIFEST_KEY = f"{DATASET}/{MANIFEST_FILE}"
+RECONSTRUCTED_KEY = f"{DATASET}/{RECONSTRUCTED_FILE}"
 _TASK_ID = re.compile(r"^(?P<prefix>[A-Za-z_]+?)_?(?P<number>\d+)$")
 
 RowSource = Literal["parquet", "reconstructed", "none"]
@@ -32,6 +35,10 @@ def parquet_file(split: str) -> str:
     if split not in SPLITS:
         raise ValueError(f"split {split!r} is not one of {SPLITS}")
     return f"data/{split}-00000-of-00001.parquet"
+
+
+def parquet_key(split: str) -> str:
+    return f"{DATASET}/{parquet_file(split)}"
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,7 @@ class RowSet:
     source: RowSource
     provenance: tuple[Any, ...]
     unavailable_reason: str = ""
+    missing: Mapping[str, str] = field(default_factory=dict)  # "<dataset>/<file>" -> why it could not be fetched
 
 
 def task_number(task_id: str) -> int:
@@ -137,11 +145,13 @@ def load_rows(split: str) -> RowSet:
         rows = rows_from_parquet(fetched.path, split)
         return RowSet(split, rows, "parquet", (fetched.provenance,))
     reason = f"{parquet_file(split)} unavailable ({fetched.message.splitlines()[0]})"
+    missing = {parquet_key(split): fetched.message}
     if split != "oneoff":
-        return RowSet(split, (), "none", (), reason)
+        return RowSet(split, (), "none", (), reason, missing)
     reconstructed = fetch.try_fetch(DATASET, RECONSTRUCTED_FILE)
     if isinstance(reconstructed, DataError):
-        return RowSet(split, (), "none", (), reason + f"; {RECONSTRUCTED_FILE} unavailable too")
+        return RowSet(split, (), "none", (), reason + f"; {RECONSTRUCTED_FILE} unavailable too",
+                      {**missing, RECONSTRUCTED_KEY: reconstructed.message})
     records = readers.read_jsonl(reconstructed.path, required=ROW_FIELDS)
     rows = tuple(_task_row(record, reconstructed.path.name, line) for line, record in enumerate(records, start=1)
                  if record.get("impossible_type") == split)
@@ -150,7 +160,7 @@ def load_rows(split: str) -> RowSet:
     excluded = (f"; {len(other_split)} rows of another impossible_type left out: {other_split}"
                 if other_split else "")
     return RowSet(split, rows, "reconstructed", (reconstructed.provenance,),
-                  reason + f"; using the {len(rows)} reconstructed rows of {RECONSTRUCTED_FILE}" + excluded)
+                  reason + f"; using the {len(rows)} reconstructed rows of {RECONSTRUCTED_FILE}" + excluded, missing)
 
 
 def rows_from_parquet(path: Any, split: str) -> tuple[TaskRow, ...]:

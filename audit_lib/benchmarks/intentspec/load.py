@@ -1,4 +1,4 @@
-"""Load every IntentSpec input through `fetch`: specs and canonicals (required), the rest when present."""
+"""Load every IntentSpec input through `fetch`; a file that cannot be fetched is recorded in `unavailable`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from audit_lib.benchmarks.intentspec.data import (
     task_id_of_generation_file,
 )
 from audit_lib.data import fetch, readers, sources
-from audit_lib.errors import DataError, DataUnavailableError
+from audit_lib.errors import DataError
 
 DATASET = "intentspec"
 SPEC_PAIRS_FILE = "spec_pairs.jsonl"
@@ -30,11 +30,17 @@ RESULTS_PREFIX = "results/"
 OPENAI_HUMANEVAL = ("humaneval", "HumanEval.jsonl.gz")
 HUMANEVAL_PLUS = ("humaneval_plus", "HumanEvalPlus.jsonl.gz")
 REFERENCE_FIELDS = ("task_id", "prompt", "canonical_solution", "entry_point")
+SPEC_PAIRS_KEY = f"{DATASET}/{SPEC_PAIRS_FILE}"
+CANONICALS_KEY = f"{DATASET}/{CANONICALS_FILE}"
+GENERATIONS_KEY_PREFIX = f"{DATASET}/{GENERATIONS_PREFIX}"
+RESULTS_KEY_PREFIX = f"{DATASET}/{RESULTS_PREFIX}"
+REFERENCE_KEYS = {"openai_humaneval": "/".join(OPENAI_HUMANEVAL), "humaneval_plus": "/".join(HUMANEVAL_PLUS)}
 
 
 @dataclass(frozen=True)
 class IntentSpecData:
-    """All inputs of the audit. `selected` are the tasks executed (all, or the first `max_tasks` spec rows)."""
+    """All inputs of the audit. `selected` are the tasks executed (all, or the first `max_tasks` spec rows); a
+    file in `unavailable` contributes no rows."""
 
     specs: tuple[SpecPair, ...]
     canonicals: tuple[Canonical, ...]
@@ -44,7 +50,6 @@ class IntentSpecData:
     references: Mapping[str, Mapping[str, Mapping[str, Any]]]  # source -> task_id -> HumanEval-format row
     provenance: tuple[Any, ...]
     unavailable: Mapping[str, str] = field(default_factory=dict)  # "dataset/file" -> why it is missing
-    missing_required: str | None = None  # set when spec_pairs or canonicals is absent: every check is skipped
 
     @property
     def specs_by_task(self) -> dict[str, SpecPair]:
@@ -68,22 +73,22 @@ class IntentSpecData:
 
 
 def load_intentspec(max_tasks: int = 0, *, mirror: str | None = None) -> IntentSpecData:
-    """Specs and canonicals are required: without them the data is empty and `missing_required` says why."""
+    """Every input; a missing or rejected file (spec pairs and canonicals included) is named in `unavailable`."""
     provenance: list[Any] = []
     unavailable: dict[str, str] = {}
 
-    try:
-        specs_file = fetch.fetch(DATASET, SPEC_PAIRS_FILE, mirror=mirror)
-        canonicals_file = fetch.fetch(DATASET, CANONICALS_FILE, mirror=mirror)
-    except DataUnavailableError as exc:
-        return IntentSpecData(specs=(), canonicals=(), selected=(), generations=(), published=(), references={},
-                              provenance=(), unavailable={str(exc.fields.get("file")): str(exc)},
-                              missing_required=str(exc))
-    provenance += [specs_file.provenance, canonicals_file.provenance]
-    specs = spec_pairs_from_records(readers.read_jsonl(specs_file.path, required=SPEC_PAIR_FIELDS),
-                                    file=f"{DATASET}/{SPEC_PAIRS_FILE}")
-    canonicals = canonicals_from_records(readers.read_jsonl(canonicals_file.path, required=CANONICAL_FIELDS),
-                                         file=f"{DATASET}/{CANONICALS_FILE}")
+    specs: tuple[SpecPair, ...] = ()
+    specs_file = _optional(DATASET, SPEC_PAIRS_FILE, mirror, unavailable)
+    if specs_file is not None:
+        provenance.append(specs_file.provenance)
+        specs = spec_pairs_from_records(readers.read_jsonl(specs_file.path, required=SPEC_PAIR_FIELDS),
+                                        file=SPEC_PAIRS_KEY)
+    canonicals: tuple[Canonical, ...] = ()
+    canonicals_file = _optional(DATASET, CANONICALS_FILE, mirror, unavailable)
+    if canonicals_file is not None:
+        provenance.append(canonicals_file.provenance)
+        canonicals = canonicals_from_records(readers.read_jsonl(canonicals_file.path, required=CANONICAL_FIELDS),
+                                             file=CANONICALS_KEY)
     task_order = list(dict.fromkeys(spec.task_id for spec in specs))
     selected = tuple(task_order[:max_tasks] if max_tasks else task_order)
 
@@ -115,6 +120,15 @@ def load_intentspec(max_tasks: int = 0, *, mirror: str | None = None) -> IntentS
     return IntentSpecData(specs=specs, canonicals=canonicals, selected=selected, generations=tuple(generations),
                           published=tuple(published), references=references, provenance=tuple(provenance),
                           unavailable=unavailable)
+
+
+def missing_under(unavailable: Mapping[str, str], prefix: str) -> list[str]:
+    """The unavailable files under `prefix` (`dataset/folder/`), else every file registered there."""
+    keys = sorted(key for key in unavailable if key.startswith(prefix))
+    if keys:
+        return keys
+    dataset, _, folder = prefix.partition("/")
+    return [source.key for source in sources.files_of(dataset, folder)]
 
 
 def _optional(dataset: str, file: str, mirror: str | None, unavailable: dict[str, str]) -> Any:

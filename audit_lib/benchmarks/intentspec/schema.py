@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from audit_lib.benchmarks.intentspec.data import Canonical, SpecPair
+from audit_lib.benchmarks.intentspec.load import CANONICALS_KEY, SPEC_PAIRS_KEY
 from audit_lib.findings import Check
 
 SCHEMA_TITLE = "spec_pairs.jsonl and canonicals.jsonl are structurally sound"
@@ -105,7 +106,8 @@ def task_set_violations(specs: Sequence[SpecPair], canonicals: Sequence[Canonica
 def schema_check(specs: Sequence[SpecPair], canonicals: Sequence[Canonical]) -> Check:
     """Every violation of the documented schema, with its file and 1-based row."""
     if not specs and not canonicals:
-        return Check.skipped("schema", SCHEMA_TITLE, f"{SPEC_FILE} and {CANONICAL_FILE} hold no rows")
+        return Check.skipped("schema", SCHEMA_TITLE, f"{SPEC_FILE} and {CANONICAL_FILE} hold no rows",
+                             meta={"missing": [SPEC_PAIRS_KEY, CANONICALS_KEY]})
     rows = spec_violations(specs) + canonical_violations(canonicals) + task_set_violations(specs, canonicals)
     constraints = sum(len(spec.constraints) for spec in specs)
     summary = (f"{len(specs)} spec rows ({constraints} constraints) and {len(canonicals)} canonical rows parsed; "

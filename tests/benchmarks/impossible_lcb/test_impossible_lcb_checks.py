@@ -8,8 +8,18 @@ import pytest
 from test_impossible_lcb_tasks import SPLIT_MUTATION, task_row
 
 from audit_lib.benchmarks.impossible_lcb import audit
-from audit_lib.benchmarks.impossible_lcb.data import KnownIssue, ManifestEntry, RowSet, TaskRow
-from audit_lib.errors import ParameterError
+from audit_lib.benchmarks.impossible_lcb.data import (
+    KNOWN_ISSUES_KEY,
+    MANIFEST_KEY,
+    RECONSTRUCTED_KEY,
+    KnownIssue,
+    ManifestEntry,
+    RowSet,
+    TaskRow,
+    parquet_key,
+)
+from audit_lib.errors import DataUnavailableError
+from audit_lib.plugin import AuditSession
 
 DROPPED = [f"lcbhard_{n}" for n in (8, 9, 14, 32, 36, 50, 57, 61, 67, 72, 77, 81, 94)]
 
@@ -22,7 +32,7 @@ def _entry(number: int, split: str = "oneoff", **overrides) -> ManifestEntry:
     return ManifestEntry(**values)
 
 
-def _inputs(manifest=None, issues=None, oneoff_rows=(), **changes) -> audit.AuditInputs:
+def _inputs(manifest=None, issues=None, oneoff_rows=(), **changes) -> audit.Inputs:
     if manifest is None:
         manifest = [_entry(n) for n in range(103)]
         manifest[5] = _entry(5, lines_added=5, mutated_assert="r = candidate(5); assert r; assert len(r) == 9")
@@ -34,14 +44,16 @@ def _inputs(manifest=None, issues=None, oneoff_rows=(), **changes) -> audit.Audi
                   oneoff_rows=RowSet("oneoff", rows, "reconstructed" if rows else "none", ()),
                   conflicting_rows=RowSet("conflicting", (), "none", (), "not here"), provenance=(), missing={})
     values.update(changes)
-    return audit.AuditInputs(**values)
+    return audit.Inputs(**values)
 
 
-def _params(**overrides) -> audit.AuditParams:
-    values = dict(dropped_tasks_path="", heldout_ids="", heldout_path="", assertion_numbering="zero_based",
-                  executor="local")
-    values.update(overrides)
-    return audit.validate_params(**values)
+def _params(**overrides) -> audit.Params:
+    return audit.AUDIT.validate(overrides)
+
+
+def _session(inputs: audit.Inputs, **params) -> AuditSession:
+    """The notebook's session on hand-made inputs (needs enforced as in a real run)."""
+    return AuditSession(dataclasses.replace(audit.AUDIT, load=lambda _: inputs), _params(**params))
 
 
 def test_drop_list_counts_and_environment_diff(tmp_path):
@@ -108,8 +120,9 @@ def test_task_order_flips():
 
 
 def test_split_is_skipped_without_a_heldout_list_and_checked_with_one(tmp_path):
-    assert audit.check_split(_inputs(), _params()).status == "skipped"
-    eligible = audit.eligible_ids(_inputs())
+    skipped = _session(_inputs()).run("split")
+    assert skipped.status == "skipped" and skipped.meta["missing"] == ["param:heldout_ids"]
+    eligible = _inputs().eligible_ids
     assert len(eligible) == 89
     good = audit.check_split(_inputs(), _params(heldout_ids=",".join(eligible[:30])))
     assert good.status == "pass" and (good.observed["heldout"], good.observed["train"]) == (30, 59)
@@ -123,8 +136,11 @@ def test_split_is_skipped_without_a_heldout_list_and_checked_with_one(tmp_path):
 
 def test_row_level_checks_skip_without_rows_and_run_on_toy_rows():
     params = _params()
+    session = _session(_inputs())
     for check_id in ("visibility_rule", "metrics_replay", "has_code_parsing"):
-        assert audit.run_check(check_id, _inputs(), params).status == "skipped"
+        check = session.run(check_id)
+        assert check.status == "skipped"
+        assert check.meta["missing"] == [parquet_key("oneoff"), RECONSTRUCTED_KEY]
     rows = [task_row(task_id="lcbhard_0"), task_row(test=SPLIT_MUTATION, task_id="lcbhard_5")]
     seen = audit.check_visibility_rule(_inputs(oneoff_rows=rows), params)
     assert seen.status == "quirk" and seen.meta == {"depth": "rows", "tasks": 2, "row_source": "reconstructed",
@@ -149,27 +165,41 @@ def test_unparseable_rows_are_excluded_and_counted():
     assert check.meta["tasks"] == 1 and "lcbhard_77" in check.summary
 
 
-@pytest.mark.parametrize(("name", "value"), [
-    ("assertion_numbering", "two_based"), ("executor", "cloud"), ("heldout_ids", "a,b"),
-    ("dropped_tasks_path", "/no/such/file.csv"), ("heldout_path", 3)])
-def test_bad_parameters_name_themselves(name, value):
-    with pytest.raises(ParameterError) as caught:
-        _params(**{name: value})
-    assert name in str(caught.value)
+MANIFEST_CHECKS = ("dropped_tasks", "single_assertion_mutation", "broken_mutations", "task_order", "split")
 
 
-def test_inputs_missing_make_manifest_checks_skip():
-    empty = _inputs(manifest=None, issues=None)
-    empty = dataclasses.replace(empty, known_issues=None, manifest=None, missing={"manifest": "not here"})
-    for check_id in ("dropped_tasks", "single_assertion_mutation", "broken_mutations", "task_order"):
-        assert audit.run_check(check_id, empty, _params()).status == "skipped"
+def test_missing_manifest_skips_every_manifest_check_naming_it():
+    inputs = dataclasses.replace(_inputs(), manifest=None, missing={MANIFEST_KEY: "lcb_manifest.csv: not here"})
+    session = _session(inputs, heldout_ids="lcbhard_0")
+    for check_id in MANIFEST_CHECKS:
+        check = session.run(check_id)
+        assert check.status == "skipped" and check.meta["missing"] == [MANIFEST_KEY], (check_id, check.meta)
+        assert "not here" in check.summary
 
 
-def test_missing_defect_list_skips_the_checks_that_count_after_the_drop():
-    inputs = dataclasses.replace(_inputs(), known_issues=None, missing={"known_issues": "no known_issues.csv"})
-    for check_id in ("dropped_tasks", "single_assertion_mutation", "broken_mutations"):
-        check = audit.run_check(check_id, inputs, _params())
-        assert check.status == "skipped" and "known_issues" in check.summary, (check_id, check.summary)
+def test_missing_defect_list_skips_every_check_that_needs_the_drop_list():
+    rows = [task_row(task_id="lcbhard_0")]
+    inputs = dataclasses.replace(_inputs(oneoff_rows=rows), known_issues=None,
+                                 missing={KNOWN_ISSUES_KEY: "known_issues.csv: sha256 mismatch"})
+    session = _session(inputs, heldout_ids="lcbhard_0")
+    for check_id in MANIFEST_CHECKS:
+        check = session.run(check_id)
+        assert check.status == "skipped" and check.meta["missing"] == [KNOWN_ISSUES_KEY], (check_id, check.meta)
+        assert "sha256 mismatch" in check.summary
+    assert session.run("visibility_rule").status == "quirk"  # the row-level checks do not need the drop list
+
+
+def test_the_drop_list_is_never_derived_from_an_absent_defect_list():
+    inputs = dataclasses.replace(_inputs(), known_issues=None, missing={KNOWN_ISSUES_KEY: "rejected"})
+    with pytest.raises(DataUnavailableError, match="known_issues.csv is not loaded: rejected"):
+        inputs.eligible_ids
+    assert len(_inputs().eligible_ids) == 89
+
+
+def test_rows_that_do_not_parse_are_an_error_not_a_skip():
+    rows = [task_row(test="def check(candidate):\n    assert candidate('x) == 1\n", task_id="lcbhard_77")]
+    check = _session(_inputs(oneoff_rows=rows)).run("visibility_rule")
+    assert check.status == "error" and "lcbhard_77" in check.summary
 
 
 def test_has_code_parsing_counts_excluded_rows():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from notebook_helpers import execute_notebook
 
-from audit_lib.benchmarks.impossible_lcb.audit import CHECK_IDS
+from audit_lib.benchmarks.impossible_lcb.audit import AUDIT
 
 pytestmark = [pytest.mark.notebook, pytest.mark.mirror]
 
@@ -18,7 +18,7 @@ def test_notebook_runs_on_the_mirror(mirror_dir, tmp_path, monkeypatch):
     heldout.write_text("lcbhard_0\nlcbhard_1\n", encoding="utf-8")
     findings = execute_notebook("impossible_lcb", {"heldout_path": str(heldout)}, tmp_path / "out")
     checks = {c["id"]: c for c in findings["checks"]}
-    assert tuple(checks) == CHECK_IDS
+    assert tuple(checks) == tuple(spec.id for spec in AUDIT.checks)
     assert all(c["meta"]["depth"] in ("manifest", "rows") for c in checks.values())
     assert checks["dropped_tasks"]["observed"]["remaining"] == 90
     assert checks["single_assertion_mutation"]["observed"]["rule_breakers"] == ["lcbhard_5"]

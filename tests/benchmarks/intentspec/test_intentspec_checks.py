@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from test_intentspec_helpers import canonical_record, canonicals, fake_run, outcome, spec_record, specs
 
-from audit_lib.benchmarks.intentspec.checks import (
-    canonical_ivr_zero_check,
-    constraint_power_check,
-    exit_code_exploit_check,
-    ivr_replay_check,
-)
+from audit_lib.benchmarks.intentspec import audit
+from audit_lib.benchmarks.intentspec.checks_canonical import canonical_ivr_zero_check, constraints_vs_references_check
+from audit_lib.benchmarks.intentspec.checks_exploit import exit_code_exploit_check
+from audit_lib.benchmarks.intentspec.checks_power import constraint_power_check
+from audit_lib.benchmarks.intentspec.checks_replay import ivr_replay_check
 from audit_lib.benchmarks.intentspec.data import PublishedRun
+from audit_lib.benchmarks.intentspec.load import CANONICALS_KEY, SPEC_PAIRS_KEY, IntentSpecData
+from audit_lib.benchmarks.intentspec.replay import ReplayRuns
 from audit_lib.benchmarks.intentspec.runs import EXIT_ZERO_EXPLOIT
+from audit_lib.plugin import AuditSession
 
 SPEC = specs(spec_record("HumanEval/1"))
 
@@ -37,7 +41,8 @@ def test_canonical_passing_everything_passes():
 
 
 def test_canonical_check_skips_without_runs_and_errors_on_a_canonical_not_run():
-    assert canonical_ivr_zero_check(SPEC, {}, canonicals(canonical_record())).status == "skipped"
+    skipped = canonical_ivr_zero_check(SPEC, {}, canonicals(canonical_record()))
+    assert skipped.status == "skipped" and skipped.meta["missing"] == [SPEC_PAIRS_KEY, CANONICALS_KEY]
     assert canonical_ivr_zero_check([], {}, []).status == "skipped"
     two = specs(spec_record("HumanEval/1"), spec_record("HumanEval/2"))
     run = fake_run("canonical", "canonicals.jsonl", "HumanEval/1", 0, {"C1": "pass", "C2": "pass", "C3": "pass"})
@@ -48,10 +53,8 @@ def test_canonical_check_skips_without_runs_and_errors_on_a_canonical_not_run():
 
 
 def test_constraints_vs_references_skips_when_no_reference_was_run():
-    from audit_lib.benchmarks.intentspec.checks import constraints_vs_references_check
-
     check = constraints_vs_references_check(SPEC, {"openai_humaneval": {}}, {})
-    assert check.status == "skipped"
+    assert check.status == "skipped" and check.meta["missing"] == ["humaneval/HumanEval.jsonl.gz"]
 
 
 def test_ivr_replay_matches_and_mismatches():
@@ -88,6 +91,7 @@ def test_ivr_replay_lists_generations_without_a_results_file():
 def test_ivr_replay_skips_without_published_results():
     check = ivr_replay_check(SPEC, [], [], all_tasks=True, unavailable={"intentspec/results/x.json": "absent"})
     assert check.status == "skipped" and "absent" in check.summary
+    assert check.meta["missing"] == ["intentspec/results/x.json"]
 
 
 def test_exit_code_exploit_scores_perfect_under_naive_harness_only():
@@ -101,10 +105,11 @@ def test_exit_code_exploit_scores_perfect_under_naive_harness_only():
     assert "1 of 1 tasks have no stated-passing solution" in check.summary
 
 
-def test_exit_code_exploit_skips_without_raw_exit_codes():
+def test_exit_code_exploit_is_an_error_without_raw_exit_codes():
+    """The sandbox, not the data, would lack what the check reads: nothing the user can supply, so not a skip."""
     probe = fake_run("probe", "exit_zero", "HumanEval/1", 0, {"C1": "error", "C2": "error", "C3": "error"})
     check = exit_code_exploit_check(SPEC, [probe], EXIT_ZERO_EXPLOIT)
-    assert check.status == "skipped" and "no raw child exit code" in check.summary
+    assert check.status == "error" and "no raw child exit code" in check.summary
 
 
 def test_exit_code_exploit_is_an_error_when_the_sandbox_passes_the_probe():
@@ -135,18 +140,58 @@ def test_constraint_power_spot_checks_a_description_its_test_contradicts():
     assert check.observed["spot_check_candidates"] == 2
 
 
-def test_run_checks_skips_absent_inputs_and_turns_a_crash_into_an_error():
-    from audit_lib.benchmarks.intentspec.audit import CHECK_IDS, ReplayRuns, run_checks
-    from audit_lib.benchmarks.intentspec.load import IntentSpecData
+def _session(data: IntentSpecData, monkeypatch, replay) -> AuditSession:
+    """The notebook's session on hand-made data; `replay` stands in for the sandboxed batch."""
+    monkeypatch.setattr(audit, "execute_replay", replay)
+    plugin = dataclasses.replace(audit.AUDIT, load=lambda params: audit.Inputs(data))
+    return AuditSession(plugin, audit.AUDIT.validate({}))
 
-    data = IntentSpecData(specs=SPEC, canonicals=canonicals(canonical_record()), selected=("HumanEval/1",),
-                          generations=(), published=(), references={}, provenance=(),
-                          unavailable={"humaneval/HumanEval.jsonl.gz": "not in mirror"})
-    broken = ReplayRuns(canonical={"HumanEval/1": None}, references={}, generations=(), probes=(), duration_s=0.0)
-    checks = run_checks(data, broken)
-    assert tuple(checks) == CHECK_IDS
-    statuses = {check_id: check.status for check_id, check in checks.items()}
-    assert statuses == {"schema": "pass", "canonical_ivr_zero": "error", "canonical_provenance": "skipped",
-                        "constraints_vs_references": "skipped", "ivr_replay": "skipped",
-                        "exit_code_exploit": "skipped", "constraint_power": "error"}
+
+DATA = IntentSpecData(specs=SPEC, canonicals=canonicals(canonical_record()), selected=("HumanEval/1",),
+                      generations=(), published=(), references={}, provenance=(),
+                      unavailable={"humaneval/HumanEval.jsonl.gz": "not in mirror"})
+
+
+def test_session_skips_absent_inputs_naming_them_and_turns_a_crash_into_an_error(monkeypatch):
+    calls = []
+
+    def broken_replay(data, **_):
+        calls.append(data)
+        return ReplayRuns(canonical={"HumanEval/1": None}, references={}, generations=(), probes=(), duration_s=0.0)
+
+    session = _session(DATA, monkeypatch, broken_replay)
+    checks = {check.id: check for check in session.run_all()}
+    assert tuple(checks) == tuple(spec.id for spec in audit.AUDIT.checks)
+    assert {check_id: check.status for check_id, check in checks.items()} == {
+        "schema": "pass", "canonical_ivr_zero": "error", "canonical_provenance": "skipped",
+        "constraints_vs_references": "skipped", "ivr_replay": "skipped", "exit_code_exploit": "skipped",
+        "constraint_power": "error"}
+    assert checks["canonical_provenance"].meta["missing"] == ["humaneval/HumanEval.jsonl.gz"]
     assert "not in mirror" in checks["canonical_provenance"].summary
+    assert checks["constraints_vs_references"].meta["missing"] == ["humaneval/HumanEval.jsonl.gz"]
+    assert all(key.startswith("intentspec/results/") for key in checks["ivr_replay"].meta["missing"])
+    assert len(calls) == 1  # the sandboxed batch runs once, whichever check needs it first
+
+
+def test_a_failed_batch_is_each_dependent_checks_error_and_is_not_rerun(monkeypatch):
+    calls = []
+
+    def failing_replay(data, **_):
+        calls.append(data)
+        raise RuntimeError("dask scheduler unreachable")
+
+    session = _session(DATA, monkeypatch, failing_replay)
+    checks = {check.id: check for check in session.run_all()}
+    assert checks["schema"].status == "pass"
+    for check_id in ("canonical_ivr_zero", "exit_code_exploit", "constraint_power"):
+        assert checks[check_id].status == "error" and "dask scheduler unreachable" in checks[check_id].summary
+    assert len(calls) == 1
+
+
+def test_missing_spec_pairs_skip_every_check_naming_the_file(monkeypatch):
+    data = dataclasses.replace(DATA, specs=(), canonicals=(), selected=(),
+                               unavailable={SPEC_PAIRS_KEY: "spec_pairs.jsonl: sha256 mismatch"})
+    session = _session(data, monkeypatch, lambda data, **_: (_ for _ in ()).throw(AssertionError("ran")))
+    for check in session.run_all():
+        assert check.status == "skipped" and check.meta["missing"] == [SPEC_PAIRS_KEY], check
+        assert "sha256 mismatch" in check.summary

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from test_intentspec_helpers import canonical_record, canonicals, spec_record, specs
 
-from audit_lib.benchmarks.intentspec.checks import canonical_ivr_zero_check, exit_code_exploit_check
+from audit_lib.benchmarks.intentspec.checks_canonical import canonical_ivr_zero_check
+from audit_lib.benchmarks.intentspec.checks_exploit import exit_code_exploit_check
 from audit_lib.benchmarks.intentspec.runs import (
     EXIT_ZERO_EXPLOIT,
     canonical_candidate,

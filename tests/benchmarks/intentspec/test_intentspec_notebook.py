@@ -2,31 +2,64 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import json
 
 import pytest
-from notebook_helpers import execute_notebook
+from notebook_helpers import REPO_ROOT, execute_notebook
 
-from audit_lib.benchmarks.intentspec.audit import CHECK_IDS, validate_params
+from audit_lib.benchmarks.intentspec.audit import AUDIT, Params
 from audit_lib.errors import ParameterError
+from audit_lib.runner.catalogue import read_parameters
+
+NOTEBOOK = REPO_ROOT / "notebooks" / "intentspec.ipynb"
+CHECK_IDS = tuple(spec.id for spec in AUDIT.checks)
 
 
-@pytest.mark.parametrize("name, value", [("executor", ""), ("max_tasks", -1), ("max_tasks", 2.5),
-                                         ("timeout_s", 0), ("timeout_s", "5")])
-def test_bad_parameter_names_the_parameter(name, value):
-    params = {"executor": "local", "max_tasks": 0, "timeout_s": 5.0, name: value}
+@pytest.mark.parametrize("name, value, rule", [
+    ("executor", "", "must be 'local', 'dask-local' or 'dask://HOST:PORT'"),
+    ("max_tasks", -1, "must be at least 0"),
+    ("max_tasks", 2.5, "must be an integer"),
+    ("timeout_s", 0, "must be more than 0 seconds"),
+    ("timeout_s", 301, "must be at most 300.0"),
+    ("timeout_s", "5", "must be a number"),
+])
+def test_bad_parameter_names_the_parameter_and_what_is_allowed(name, value, rule):
     with pytest.raises(ParameterError) as caught:
-        validate_params(**params)
-    assert caught.value.fields["parameter"] == name
+        AUDIT.validate({name: value})
+    assert caught.value.fields["field"] == name
+    assert f"parameter {name!r} {rule}" in caught.value.message
+
+
+def test_params_are_the_notebooks_parameters_cell():
+    fields = {f.name: f.default for f in dataclasses.fields(Params)}
+    assert [(p.name, p.default) for p in read_parameters(NOTEBOOK)] == list(fields.items())
+
+
+def test_the_notebook_runs_every_check_once_through_the_session():
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    runs = [node.args[0].value for cell in notebook["cells"] if cell["cell_type"] == "code"
+            for node in ast.walk(ast.parse("".join(cell["source"]))) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "run"]
+    assert sorted(runs) == sorted(CHECK_IDS) and len(runs) == len(set(runs))
+
+
+def test_the_audit_module_imports_no_heavy_library():
+    import subprocess
+    import sys
+
+    probe = ("import sys, audit_lib.benchmarks.intentspec.audit; "
+             "print([m for m in ('numpy', 'pandas', 'polars', 'matplotlib', 'scipy', 'papermill') "
+             "if m in sys.modules])")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True).stdout.strip() == "[]"
 
 
 def test_notebook_is_committed_clean_with_literal_parameters():
-    import ast
-
-    from notebook_helpers import REPO_ROOT
-
-    notebook = json.loads((REPO_ROOT / "notebooks" / "intentspec.ipynb").read_text(encoding="utf-8"))
-    assert notebook["metadata"]["kernelspec"]["name"] == "python3"
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    assert notebook["metadata"]["kernelspec"] == {"name": "benchaudit", "display_name": "benchaudit",
+                                                  "language": "python"}
     code_cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
     for cell in code_cells:
         cell["source"] = "".join(cell["source"])
@@ -37,7 +70,7 @@ def test_notebook_is_committed_clean_with_literal_parameters():
     assert [s.targets[0].id for s in statements] == ["executor", "max_tasks", "timeout_s"]
     for line in code_cells[0]["source"].splitlines():  # papermill cannot parse '=' or brackets in a help comment
         assert not any(char in line.partition("#")[2] for char in "=()[]"), line
-    assert "builder.write()" in code_cells[-1]["source"]
+    assert "audit.write()" in code_cells[-1]["source"]
 
 
 NOTEBOOK_TASKS = 8  # the first 8 tasks keep the run well under 40 s on 2 busy cores

@@ -47,7 +47,8 @@ def test_first_code_cell_is_the_tagged_parameters_cell(path: Path) -> None:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_kernel_and_last_cell(path: Path) -> None:
     notebook = nbformat.read(str(path), as_version=4)
-    assert notebook.metadata.get("kernelspec", {}).get("name") == "python3"
+    # "benchaudit" is the contract's kernel (issue 12); "python3" remains on notebooks not yet moved to the contract
+    assert notebook.metadata.get("kernelspec", {}).get("name") in ("benchaudit", "python3")
     code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     last = ast.parse(code_cells[-1].source)
     calls = [node for node in ast.walk(last) if isinstance(node, ast.Call)

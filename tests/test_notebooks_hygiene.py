@@ -48,9 +48,8 @@ def test_first_code_cell_is_the_tagged_parameters_cell(path: Path) -> None:
 def test_kernel_and_last_cell(path: Path) -> None:
     notebook = nbformat.read(str(path), as_version=4)
     code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    # Notebooks on the audit contract (issue 12) name the project's kernel; the others still say python3.
-    on_contract = any("AUDIT.session(globals())" in cell.source for cell in code_cells)
-    assert notebook.metadata.get("kernelspec", {}).get("name") == ("benchaudit" if on_contract else "python3")
+    assert notebook.metadata.get("kernelspec", {}).get("name") == "benchaudit"
+    assert any("AUDIT.session(globals())" in cell.source for cell in code_cells), "every audit is on the contract"
     last = ast.parse(code_cells[-1].source)
     calls = [node for node in ast.walk(last) if isinstance(node, ast.Call)
              and isinstance(node.func, ast.Attribute) and node.func.attr == "write"]

@@ -25,16 +25,18 @@ def test_intentspec_checks_are_skipped_naming_the_missing_file(offline_no_mirror
 
 
 def test_mbpp_plus_data_checks_are_skipped_but_the_data_free_pass_at_k_still_runs(offline_no_mirror):
-    from audit_lib.benchmarks.humaneval_plus.audit import HumanEvalPlusAudit, validate_params
+    from audit_lib.benchmarks.humaneval_plus import views
+    from audit_lib.benchmarks.humaneval_plus.audit import MBPP_AUDIT
 
-    audit = HumanEvalPlusAudit(validate_params(dataset="mbpp", max_tasks=0, executor="local", min_time_limit=4.0,
-                                               recompute_ground_truth=False))
-    ground_truth, amplification, pass_at_k = (audit.check_ground_truth(), audit.check_amplification(),
-                                              audit.check_pass_at_k())
+    audit = MBPP_AUDIT.session({})
+    ground_truth, amplification, pass_at_k = (audit.run("ground_truth"), audit.run("amplification"),
+                                              audit.run("pass_at_k"))
     assert ground_truth.status == amplification.status == "skipped"
     assert "humaneval_plus/mbpp_plus/MbppPlus.jsonl.gz is not available" in ground_truth.summary
+    assert ground_truth.meta["missing"] == ["humaneval_plus/mbpp_plus/MbppPlus.jsonl.gz"]
     assert pass_at_k.status == "pass"
-    assert audit.amplification_figure() is None
+    assert views.amplification_figure(audit) is None
+    assert {check.status for check in audit.run_all() if check.id != "pass_at_k"} == {"skipped"}
 
 
 @pytest.mark.notebook

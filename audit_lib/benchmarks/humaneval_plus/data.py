@@ -72,13 +72,6 @@ class LoadedPlus:
         return {task.task_id: task for task in self.tasks}
 
 
-def validate_dataset(dataset: str) -> Dataset:
-    if dataset not in DATASETS:
-        raise ParameterError(f"parameter 'dataset' must be one of {DATASETS}, not {dataset!r}",
-                             parameter="dataset", value=dataset)
-    return dataset  # type: ignore[return-value]
-
-
 def plus_source(dataset: Dataset) -> tuple[str, str]:
     return HUMANEVAL_PLUS if dataset == "humaneval" else MBPP_PLUS
 
@@ -86,8 +79,12 @@ def plus_source(dataset: Dataset) -> tuple[str, str]:
 def load_plus(dataset: Dataset, *, source: tuple[str, str] | None = None, max_tasks: int = 0,
               task_ids: Sequence[str] = ()) -> LoadedPlus:
     """Fetch and parse an EvalPlus release file; `task_ids` keeps those tasks, `max_tasks` > 0 the first N."""
-    validate_dataset(dataset)
-    fetched = fetch.fetch(*(source or plus_source(dataset)))
+    return read_plus(fetch.fetch(*(source or plus_source(dataset))), dataset, max_tasks=max_tasks, task_ids=task_ids)
+
+
+def read_plus(fetched: fetch.FetchedFile, dataset: Dataset, *, max_tasks: int = 0,
+              task_ids: Sequence[str] = ()) -> LoadedPlus:
+    """Parse an already fetched EvalPlus release file (see `load_plus`)."""
     rows = readers.read_jsonl(fetched.path, required=PLUS_REQUIRED_FIELDS)
     notes: list[dict[str, Any]] = []
     tasks = parse_plus_rows(rows, dataset=dataset, file=str(fetched.path), notes=notes)
@@ -102,8 +99,8 @@ def select_tasks(tasks: tuple[PlusTask, ...], *, max_tasks: int = 0, task_ids: S
         known = {task.task_id for task in tasks}
         unknown = [task_id for task_id in task_ids if task_id not in known]
         if unknown:
-            raise ParameterError(f"task_ids: {', '.join(unknown)} not in {file or 'the dataset'}",
-                                 parameter="task_ids", value=list(unknown))
+            raise ParameterError(f"parameter 'task_ids': unknown task id(s) {', '.join(unknown)} (not in "
+                                 f"{file or 'the dataset'})", field="task_ids", value=list(unknown))
         wanted = set(task_ids)
         tasks = tuple(task for task in tasks if task.task_id in wanted)
     return tasks[:max_tasks] if max_tasks else tasks
@@ -162,10 +159,14 @@ def parse_plus_rows(rows: Sequence[Mapping[str, Any]], *, dataset: Dataset, file
 def load_humaneval(source: tuple[str, str] = OPENAI_HUMANEVAL) -> tuple[dict[str, HumanEvalTask], fetch.Provenance]:
     """OpenAI HumanEval (or the errata file) keyed by task id."""
     fetched = fetch.fetch(*source)
+    return read_humaneval(fetched), fetched.provenance
+
+
+def read_humaneval(fetched: fetch.FetchedFile) -> dict[str, HumanEvalTask]:
+    """Parse an already fetched OpenAI HumanEval file (or the errata file, same schema) keyed by task id."""
     rows = readers.read_jsonl(fetched.path, required=HUMANEVAL_REQUIRED_FIELDS)
-    tasks = {row["task_id"]: HumanEvalTask(row["task_id"], row["prompt"], row["entry_point"],
-                                           row["canonical_solution"], row["test"]) for row in rows}
-    return tasks, fetched.provenance
+    return {row["task_id"]: HumanEvalTask(row["task_id"], row["prompt"], row["entry_point"],
+                                          row["canonical_solution"], row["test"]) for row in rows}
 
 
 def _require_type(record: Mapping[str, Any], name: str, kind: type | tuple[type, ...], *, file: str,
@@ -230,5 +231,5 @@ def _lists_to_tuples(value: Any) -> Any:
 
 __all__ = ["DATASETS", "HUMANEVAL_ERRATA", "HUMANEVAL_PLUS", "HUMANEVAL_PLUS_MINI", "HUMANEVAL_PLUS_NOEXTREME",
            "HUMANEVAL_PLUS_V019", "HumanEvalTask", "LoadedPlus", "MBPP_PLUS", "MBPP_PLUS_NOEXTREME", "OPENAI_HUMANEVAL",
-           "PlusTask", "load_humaneval", "load_plus", "mbpp_deserialize_inputs", "parse_plus_rows", "plus_source",
-           "validate_dataset"]
+           "PlusTask", "load_humaneval", "load_plus", "mbpp_deserialize_inputs", "parse_plus_rows", "parse_task_ids",
+           "plus_source", "read_humaneval", "read_plus", "select_tasks"]

@@ -10,6 +10,12 @@ from typing import Any
 
 from audit_lib.benchmarks.humaneval_plus import passk
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
+from audit_lib.benchmarks.humaneval_plus.titles import (
+    AMPLIFICATION_TITLE,
+    DUPLICATES_TITLE,
+    PASS_AT_K_TITLE,
+    VERSION_DIFF_TITLE,
+)
 from audit_lib.findings import Check
 
 # What each benchmark advertises: HumanEval+ "80x more tests than the original HumanEval" and MBPP+ "35x more
@@ -18,11 +24,6 @@ CLAIMED_AMPLIFICATION: dict[str, float] = {"humaneval": 80.0, "mbpp": 35.0}
 CLAIM_TOLERANCE = 0.25  # the claims are rounded ("~80x"); a ratio within 25% counts as matching
 FEWEST_PLUS_SHOWN = 10
 FULL_GRID_MAX_N = 50
-
-AMPLIFICATION_TITLE = "Base vs plus input counts (the amplification claim)"
-DUPLICATES_TITLE = "Plus inputs that repeat a base input or each other"
-VERSION_DIFF_TITLE = "HumanEval+ v0.1.9 -> v0.1.10, per task and field"
-PASS_AT_K_TITLE = "Unbiased pass@k: stable formula vs exact binomials, and the naive shortcut's error"
 
 
 def input_key(value: Any) -> Any:
@@ -154,10 +155,8 @@ def version_diff_rows(old: Sequence[PlusTask], new: Sequence[PlusTask]) -> list[
     return rows
 
 
-def check_version_diff(old: Sequence[PlusTask] | None, new: Sequence[PlusTask], *, reason_if_missing: str = "") -> Check:
+def check_version_diff(old: Sequence[PlusTask], new: Sequence[PlusTask]) -> Check:
     """What changed between two releases; changed tasks make scores across versions incomparable."""
-    if old is None:
-        return Check.skipped("version_diff", VERSION_DIFF_TITLE, reason_if_missing or "no older release available")
     rows = version_diff_rows(old, new)
     tasks_changed = sorted({row["task_id"] for row in rows}, key=_task_number)
     by_field = Counter(row["field"] for row in rows)

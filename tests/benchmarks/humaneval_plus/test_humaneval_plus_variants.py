@@ -8,11 +8,9 @@ from typing import Any
 
 import pytest
 
-from audit_lib.benchmarks.humaneval_plus import audit as hp
 from audit_lib.benchmarks.humaneval_plus.data import (
     HUMANEVAL_PLUS_MINI,
     HUMANEVAL_PLUS_NOEXTREME,
-    LoadedPlus,
     PlusTask,
     load_plus,
     parse_plus_rows,
@@ -21,16 +19,12 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute
 from audit_lib.benchmarks.humaneval_plus.replay import run_candidate
 from audit_lib.benchmarks.humaneval_plus.variants import (
     ReferenceVerdicts,
-    VariantData,
-    check_variants,
     compare_detection,
     compare_task,
     compare_variant,
-    index_ranges,
     reference_verdicts,
 )
-from audit_lib.data import fetch
-from audit_lib.errors import DataUnavailableError
+from audit_lib.benchmarks.humaneval_plus.variants_check import VariantData, check_variants, index_ranges
 
 
 def make_task(task_id: str, entry: str, body: str, base: list[Any], plus: list[Any]) -> PlusTask:
@@ -142,9 +136,10 @@ def test_base_inputs_are_shared_so_a_base_failure_stays_detected() -> None:
 
 
 def test_unavailable_variant_files_skip_with_the_reason() -> None:
-    missing = VariantData("Toy-Mini", "Toy-Mini.jsonl.gz", None, "not in the mirror")
+    missing = VariantData("Toy-Mini", "Toy-Mini.jsonl.gz", None, "not in the mirror", key="toy/Toy-Mini.jsonl.gz")
     check = check_variants(FULL, [missing], None)
     assert check.status == "skipped" and "Toy-Mini: not in the mirror" in check.summary
+    assert check.meta["missing"] == ["toy/Toy-Mini.jsonl.gz"]
     partly = check_variants(FULL, [missing, variant_of(*FULL, name="Toy-NoExtreme")], None)
     assert partly.status == "pass" and "Unavailable: Toy-Mini: not in the mirror" in partly.summary
     assert list(partly.observed) == ["Toy-NoExtreme"]
@@ -173,51 +168,6 @@ def test_missing_original_test_field_is_noted() -> None:
     tasks = parse_plus_rows([row], dataset="humaneval", file="mini.jsonl", notes=notes)
     assert tasks[0].original_test is None
     assert [(note["field"], note["task_id"]) for note in notes] == [("test", "T/0")]
-
-
-def _provenance(file: str) -> fetch.Provenance:
-    return fetch.Provenance("humaneval_plus", file, "cache", file, "0" * 64, True, False, "test", "test")
-
-
-def _fake_audit(monkeypatch: pytest.MonkeyPatch, variants: dict[str, tuple[PlusTask, ...]], *,
-                max_tasks: int = 0) -> hp.HumanEvalPlusAudit:
-    """An audit over FULL whose variant files are `variants` (by registry file name); others are unavailable."""
-    def fake_load_plus(dataset: str, *, source: tuple[str, str] | None = None, max_tasks: int = 0,
-                       task_ids: tuple[str, ...] = ()) -> LoadedPlus:
-        tasks = FULL if source is None else variants[source[1]]
-        return LoadedPlus("humaneval", tasks[:max_tasks] if max_tasks else tasks,
-                          _provenance(source[1] if source else "full"), "x")
-
-    def fake_try_fetch(dataset: str, file: str, **kwargs: object) -> Any:
-        return object() if file in variants else DataUnavailableError(f"{dataset}/{file}: not in this test's mirror")
-
-    monkeypatch.setattr(hp, "load_plus", fake_load_plus)
-    monkeypatch.setattr(fetch, "try_fetch", fake_try_fetch)
-    return hp.HumanEvalPlusAudit(hp.validate_params(dataset="humaneval", max_tasks=max_tasks, executor="local",
-                                                    min_time_limit=4.0, recompute_ground_truth=False))
-
-
-def test_audit_skips_when_no_variant_file_is_available(monkeypatch: pytest.MonkeyPatch) -> None:
-    check = _fake_audit(monkeypatch, {}).check_variants()
-    assert check.status == "skipped"
-    assert "HumanEvalPlus-Mini.jsonl.gz: not in this test's mirror" in check.summary
-    assert "HumanEvalPlus-NoExtreme.jsonl.gz" in check.summary
-
-
-def test_audit_without_reference_runs_reports_structure_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    audit = _fake_audit(monkeypatch, {HUMANEVAL_PLUS_MINI[1]: (with_plus(SQUARE, [[3]]), HALF),
-                                      HUMANEVAL_PLUS_NOEXTREME[1]: FULL}, max_tasks=1)
-    check = audit.check_variants()
-    assert check.status == "pass"
-    assert check.observed["HumanEvalPlus-Mini"]["tasks"] == 1  # max_tasks: the variant is cut to the loaded tasks
-    assert check.observed["HumanEvalPlus-Mini"]["tasks_only_in_variant"] == []
-    assert check.meta["detection_power"].startswith("skipped: ") and "check_original_canonical_vs_plus" in check.summary
-    assert {p["file"] for p in audit.builder.provenance} >= {HUMANEVAL_PLUS_MINI[1], HUMANEVAL_PLUS_NOEXTREME[1]}
-
-
-def test_check_ids_place_variants_after_the_original_canonical() -> None:
-    ids = hp.CHECK_IDS
-    assert ids.index("variants") == ids.index("original_canonical_vs_plus") + 1
 
 
 @pytest.mark.mirror

@@ -1,0 +1,169 @@
+"""Checks on the canonical solutions' own runs: the expected outputs (and a second run), and the time limits."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from audit_lib.benchmarks.humaneval_plus.compare import (
+    SampleComparer,
+    ValueDigest,
+    canonical_encoding,
+    digest_of,
+)
+from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
+from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
+from audit_lib.benchmarks.humaneval_plus.replay import DEFAULT_MIN_TIME_LIMIT_S, GT_TIME_LIMIT_FACTOR
+from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
+from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
+from audit_lib.benchmarks.humaneval_plus.titles import GROUND_TRUTH_TITLE, TIME_LIMIT_TITLE
+from audit_lib.findings import Check
+
+
+def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
+    """Every input without an expected output: `canonical_failure`, or `exceeds_sandbox_limits` when it only hit
+    a limit of ours. EvalPlus runs the canonical in-process with no time or memory limit and keeps any output, so
+    our 30 s, the memory cap and the size of a value the sandbox can send are not the canonical's fault."""
+    rows = []
+    for (task_id, split), run in sorted(gt.runs.items(), key=lambda item: (task_sort_key(item[0][0]), item[0][1])):
+        if run.load_error:
+            rows.append({"problem": "canonical_failure", "task_id": task_id, "split": split, "input_index": None,
+                         "kind": "load_error", "detail": run.load_error[:300]})
+        for index, outcome in enumerate(run.outcomes):
+            if outcome.kind != "value":
+                limited = outcome.kind in ("timeout", "unserializable") or outcome.exc_type == "MemoryError"
+                rows.append({"problem": "exceeds_sandbox_limits" if limited else "canonical_failure",
+                             "task_id": task_id, "split": split, "input_index": index, "kind": outcome.kind,
+                             "detail": outcome.describe()})
+    return rows
+
+
+def _limit_rows_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(f"{row['task_id']} {row['split']}[{row['input_index']}]: {row['detail']}" for row in rows[:5]) \
+        or "none"
+
+
+def _same_outcome(first: InputOutcome, second: InputOutcome) -> bool:
+    if first.kind != second.kind:
+        return False
+    if first.kind == "exception":
+        return first.exc_type == second.exc_type
+    if first.kind != "value":
+        return True
+    if isinstance(first.value, ValueDigest) or isinstance(second.value, ValueDigest):
+        return _digest(first.value) == _digest(second.value)
+    return canonical_encoding(first.value) == canonical_encoding(second.value)
+
+
+def _digest(value: Any) -> str:
+    return value.sha256 if isinstance(value, ValueDigest) else digest_of(value).sha256
+
+
+def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: GroundTruth,
+                       second: Mapping[tuple[str, Split], SplitRun]) -> Check:
+    """Inputs on which the canonical raises or times out, and inputs whose output differs between two runs."""
+    if not tasks:
+        return Check.skipped("ground_truth", GROUND_TRUTH_TITLE, "no tasks loaded")
+    problems = ground_truth_problems(first)
+    differing: list[dict[str, Any]] = []
+    for task in tasks:
+        for split in SPLITS:
+            run_a, run_b = first.run(task.task_id, split), second[(task.task_id, split)]
+            comparer = SampleComparer(dataset=dataset, entry_point=task.entry_point, atol=task.atol)
+            for index, (a, b) in enumerate(zip(run_a.outcomes, run_b.outcomes)):
+                if _same_outcome(a, b):
+                    continue
+                accepted = a.kind == b.kind == "value" and \
+                    comparer.compare(inputs_of(task, split)[index], b.value, a.value).passed
+                differing.append({"task_id": task.task_id, "split": split, "input_index": index,
+                                  "first_run": a.describe(), "second_run": b.describe(),
+                                  "accepted_by_evalplus_rules": accepted})
+    total_inputs = sum(len(task.base_input) + len(task.plus_input) for task in tasks)
+    harmful = [row for row in differing if not row["accepted_by_evalplus_rules"]]
+    # An input beyond the sandbox's limits is not the canonical's fault, but it has no expected output here, so
+    # every sample fails it: a quirk of this replay, not a defect of the benchmark.
+    failures = [row for row in problems if row["problem"] == "canonical_failure"]
+    not_recorded = [row for row in problems if row["problem"] == "exceeds_sandbox_limits"]
+    status = "defect" if failures or harmful else ("quirk" if differing or not_recorded else "pass")
+    kinds = Counter(row["kind"] for row in failures)
+    summary = (f"{total_inputs:,} inputs over {len(tasks)} tasks ({first.tasks_from_cache} tasks from the cache "
+               f"{first.cache_path.name}, {first.tasks_computed} computed now). Canonical fails on "
+               f"{len(failures)} input(s) ({dict(kinds) or 'none'}); {len(not_recorded)} more have no expected "
+               f"output because they exceed the sandbox's limits ({_limit_rows_text(not_recorded)}). Second fresh "
+               f"run: {len(differing)} input(s) differ, {len(harmful)} of them in a way EvalPlus's comparison would "
+               "not accept.")
+    details = failures + not_recorded + [{"problem": "nondeterministic", **row} for row in differing]
+    return Check("ground_truth", GROUND_TRUTH_TITLE, status,
+                 observed={"inputs": total_inputs, "canonical_failures": len(failures),
+                           "failure_kinds": dict(kinds), "exceeds_sandbox_limits": len(not_recorded),
+                           "nondeterministic_inputs": len(differing),
+                           "nondeterministic_rejected_by_rules": len(harmful)},
+                 expected={"canonical_failures": 0, "nondeterministic_inputs": 0}, summary=summary,
+                 details=details, meta={"cache": str(first.cache_path), "dataset_sha256": first.dataset_sha256})
+
+
+def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *,
+                                 min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S,
+                                 factor: float = GT_TIME_LIMIT_FACTOR) -> Check:
+    """Inputs where `factor x canonical time` exceeds the floor, so the limit scales with the machine's speed."""
+    times: list[float] = []
+    rows: list[dict[str, Any]] = []
+    threshold = min_time_limit / factor
+    for task in tasks:
+        for split in SPLITS:
+            for index, outcome in enumerate(gt.run(task.task_id, split).outcomes):
+                if outcome.kind != "value":
+                    continue
+                times.append(outcome.duration_s)
+                if outcome.duration_s > threshold:
+                    rows.append({"task_id": task.task_id, "split": split, "input_index": index,
+                                 "canonical_time_s": round(outcome.duration_s, 4),
+                                 "time_limit_s": round(factor * outcome.duration_s, 4)})
+    if not times:
+        return Check.skipped("time_limit_sensitivity", TIME_LIMIT_TITLE, "no canonical times were measured")
+    ordered = sorted(times)
+    slowest = ordered[-1]
+    headroom = threshold / slowest if slowest > 0 else float("inf")
+    quantiles = {f"p{int(q * 100)}": round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 6)
+                 for q in (0.5, 0.9, 0.99)}
+    margin = (f"a machine {headroom:.1f}x slower than this one would start to move limits" if headroom >= 1
+              else "so on this machine the limits of those inputs already scale with its speed")
+    summary = (f"{len(rows)} of {len(times):,} inputs have a limit set by {factor:g}x the canonical time "
+               f"(canonical > {threshold:g} s); the floor {min_time_limit:g} s governs the rest. Slowest canonical "
+               f"input {slowest:.3f} s, {margin}. Median canonical time {statistics.median(times) * 1e3:.3f} ms.")
+    return Check("time_limit_sensitivity", TIME_LIMIT_TITLE, "quirk" if rows else "pass",
+                 observed={"inputs_over_floor": len(rows), "inputs_timed": len(times), "slowest_s": slowest,
+                           "slowdown_headroom": headroom, **quantiles},
+                 expected={"inputs_over_floor": 0}, summary=summary,
+                 details=sorted(rows, key=lambda r: -r["canonical_time_s"]),
+                 meta={"min_time_limit": min_time_limit, "factor": factor})
+
+
+def canonical_time_figure(tasks: Sequence[PlusTask], gt: GroundTruth, *,
+                          min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S) -> Any:
+    """Log-scale histogram of canonical times with the floor / factor threshold marked."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    times = [o.duration_s for t in tasks for s in SPLITS for o in gt.run(t.task_id, s).outcomes if o.kind == "value"]
+    fig, axis = plt.subplots(figsize=(7, 3.4))
+    positive = [max(t, 1e-7) for t in times] or [1e-7]
+    axis.hist(positive, bins=np.logspace(np.log10(min(positive)), np.log10(max(positive)) + 0.1, 50),
+              color="#4477aa")
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.axvline(min_time_limit / GT_TIME_LIMIT_FACTOR, color="#cc3311", linestyle="--",
+                 label=f"{min_time_limit:g} s / {GT_TIME_LIMIT_FACTOR:g}")
+    axis.set_xlabel("canonical time per input (s)")
+    axis.set_ylabel("inputs")
+    axis.legend()
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["canonical_time_figure", "check_ground_truth", "check_time_limit_sensitivity", "ground_truth_problems"]

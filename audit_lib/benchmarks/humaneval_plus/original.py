@@ -1,0 +1,114 @@
+"""OpenAI's original HumanEval against HumanEval+: its canonical on the plus inputs, and both canonicals against the
+original tests (MBPP+: EvalPlus's canonical against MBPP's assert lines)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask
+from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
+from audit_lib.benchmarks.humaneval_plus.programs import assert_program, check_snippet
+from audit_lib.benchmarks.humaneval_plus.replay import InputVerdict, score_split
+from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, Split, SplitRun, inputs_of
+from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
+from audit_lib.benchmarks.humaneval_plus.titles import ORIGINAL_CANONICAL_TITLE, ORIGINAL_TESTS_TITLE
+from audit_lib.findings import Check
+
+
+def disagreement_rows(tasks: Sequence[PlusTask], dataset: Dataset, runs: Mapping[tuple[str, Split], SplitRun],
+                      gt: GroundTruth) -> list[dict[str, Any]]:
+    rows = []
+    for task in tasks:
+        failing: list[tuple[Split, InputVerdict]] = []
+        for split in SPLITS:
+            run = runs.get((task.task_id, split))
+            if run is None:
+                continue
+            failing += [(split, v) for v in score_split(task, dataset, run, gt.run(task.task_id, split))
+                        if not v.passed]
+        if failing:
+            kinds = Counter(verdict.kind for _, verdict in failing)
+            split, first = failing[0]
+            rows.append({"task_id": task.task_id, "failing_inputs": len(failing),
+                         "base_failing": sum(1 for s, _ in failing if s == "base"),
+                         "plus_failing": sum(1 for s, _ in failing if s == "plus"),
+                         "failure_kinds": dict(kinds), "first_split": split, "first_input_index": first.index,
+                         "first_input": repr(inputs_of(task, split)[first.index])[:200],
+                         "first_counterexample": first.detail[:300]})
+    return rows
+
+
+def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset,
+                                     runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth) -> Check:
+    """Tasks where OpenAI's canonical fails HumanEval+ (EvalPlus's rules, every input scored)."""
+    scored = sorted({task_id for task_id, _ in runs}, key=task_sort_key)
+    not_scored = [task.task_id for task in tasks if task.task_id not in set(scored)]
+    if not scored:
+        return Check.skipped("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE,
+                             f"no original canonical solution was run for the {len(tasks)} selected task(s)")
+    rows = disagreement_rows(tasks, dataset, runs, gt)
+    kinds: Counter[str] = Counter()
+    for row in rows:
+        kinds.update(row["failure_kinds"])
+    base_fail = sum(1 for row in rows if row["base_failing"])
+    summary = (f"OpenAI's canonical fails HumanEval+ on {len(rows)} of {len(scored)} tasks ({base_fail} already "
+               f"fail the base inputs); failing inputs by kind: {dict(kinds) or 'none'}. Tasks: "
+               + (", ".join(f"{r['task_id']} ({r['failing_inputs']})" for r in rows[:12]) or "none") + "."
+               + (f" Not scored (no original solution): {', '.join(not_scored)}." if not_scored else ""))
+    return Check("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE, "quirk" if rows else "pass",
+                 observed={"tasks_disagreeing": len(rows), "tasks_scored": len(scored), "tasks_not_scored": not_scored,
+                           "tasks_failing_base": base_fail, "failing_input_kinds": dict(kinds)},
+                 expected={"tasks_disagreeing": 0}, summary=summary, details=rows)
+
+
+
+def original_test_jobs(tasks: Sequence[PlusTask], dataset: Dataset,
+                       originals: Mapping[str, HumanEvalTask] | None) -> list[tuple[str, str, str]]:
+    """EvalPlus's canonical (and, for HumanEval, OpenAI's) against the original tests."""
+    jobs = []
+    for task in tasks:
+        if not task.original_test:
+            continue
+        snippet = check_snippet(task.original_test, task.entry_point) if dataset == "humaneval" \
+            else task.original_test
+        jobs.append((f"evalplus::{task.task_id}", task.program, snippet))
+        if originals is not None and task.task_id in originals:
+            original = originals[task.task_id]
+            jobs.append((f"openai::{task.task_id}", assert_program(original.prompt, original.canonical_solution),
+                         check_snippet(original.test, original.entry_point)))
+    return jobs
+
+
+def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mapping[str, Any], *,
+                                      test_name: str) -> Check:
+    """Which canonical solutions fail the benchmark's original tests."""
+    if not results:
+        return Check.skipped("original_tests_vs_canonical", ORIGINAL_TESTS_TITLE,
+                             f"no task carries its original tests ({test_name})")
+    rows = []
+    counts: Counter[str] = Counter()
+    for key, result in sorted(results.items(), key=lambda item: (item[0].split("::")[0],
+                                                                 task_sort_key(item[0].split("::")[1]))):
+        which, task_id = key.split("::")
+        counts[f"{which}_run"] += 1
+        snippet = result.snippets[0] if result.snippets else None
+        status = snippet.status if snippet is not None else result.status
+        if status != "pass":
+            counts[f"{which}_failing"] += 1
+            rows.append({"canonical": which, "task_id": task_id, "status": status,
+                         "error": (f"{snippet.error_type}: {snippet.error_message}" if snippet is not None
+                                   else str(result.status))[:300]})
+    failing = len(rows)
+    summary = (f"Against {test_name}: EvalPlus's canonical fails {counts['evalplus_failing']} of "
+               f"{counts['evalplus_run']} tasks" + (f", OpenAI's canonical fails {counts['openai_failing']} of "
+                                                   f"{counts['openai_run']}" if counts["openai_run"] else "")
+               + ". " + (", ".join(f"{r['canonical']}:{r['task_id']} ({r['status']})" for r in rows[:12]) or ""))
+    return Check("original_tests_vs_canonical", ORIGINAL_TESTS_TITLE, "defect" if failing else "pass",
+                 observed=dict(counts), expected={"evalplus_failing": 0, "openai_failing": 0},
+                 summary=summary.strip(), details=rows, meta={"tests": test_name})
+
+
+__all__ = ["check_original_canonical_vs_plus", "check_original_tests_vs_canonical", "disagreement_rows",
+           "original_test_jobs"]

@@ -1,0 +1,198 @@
+"""The `variants` check: each reduced EvalPlus file against the full one, and the tasks where it would accept a
+reference solution the full dataset rejects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from audit_lib.benchmarks.humaneval_plus.data import PlusTask
+from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
+from audit_lib.benchmarks.humaneval_plus.titles import VARIANTS_TITLE
+from audit_lib.benchmarks.humaneval_plus.variants import (
+    COMPARED_FIELDS,
+    InputEncodings,
+    ReferenceVerdicts,
+    TaskComparison,
+    TaskDetection,
+    compare_variant,
+    task_detections,
+)
+from audit_lib.findings import Check
+
+
+@dataclass(frozen=True)
+class VariantData:
+    """One variant file as the check receives it: its tasks, or why it is unavailable."""
+
+    name: str
+    file: str
+    tasks: tuple[PlusTask, ...] | None
+    unavailable_reason: str = ""
+    schema_notes: tuple[Mapping[str, Any], ...] = ()
+    key: str = ""  # the registry key "<dataset>/<file>", named in `meta.missing` when the file is unavailable
+
+
+def index_ranges(indices: Iterable[int]) -> str:
+    """`0-5,7,9-12`: a compact text form of a set of indices."""
+    runs: list[list[int]] = []  # [first, last] of each run of consecutive indices
+    for index in sorted(set(indices)):
+        if runs and index == runs[-1][1] + 1:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index])
+    return ",".join(str(first) if first == last else f"{first}-{last}" for first, last in runs)
+
+
+def _task_finding(comparison: TaskComparison, detection: TaskDetection | None) -> str | None:
+    if detection is not None and detection.detection in ("lost", "undetermined"):
+        return f"detection_{detection.detection}"
+    if not comparison.in_full:
+        return "task_only_in_variant"
+    if not comparison.in_variant:
+        return "task_missing_from_variant"
+    if not comparison.only_drops_plus_inputs:
+        return "changed_beyond_input_drops"
+    if not comparison.identical:
+        return "plus_inputs_dropped"
+    return None
+
+
+_FINDING_ORDER = {"detection_lost": 0, "detection_undetermined": 1, "changed_beyond_input_drops": 2,
+                  "task_missing_from_variant": 3, "task_only_in_variant": 4, "plus_inputs_dropped": 5}
+
+
+def _variant_result(variant: VariantData, full: Sequence[PlusTask], verdicts: Mapping[str, ReferenceVerdicts] | None,
+                    encodings: InputEncodings) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    assert variant.tasks is not None
+    comparisons = compare_variant(full, variant.tasks, encodings)
+    detections: dict[str, TaskDetection] = {}
+    if verdicts is not None:
+        detections = {row.task_id: row for row in task_detections(full, variant.tasks, comparisons, verdicts, encodings)}
+    rows = []
+    for comparison in comparisons:
+        detection = detections.get(comparison.task_id)
+        finding = _task_finding(comparison, detection)
+        if finding is None:
+            continue
+        row: dict[str, Any] = {
+            "variant": variant.name, "task_id": comparison.task_id, "finding": finding,
+            "changed_fields": ",".join(comparison.changed_fields),
+            "plus_full": comparison.full_plus_inputs, "plus_variant": comparison.variant_plus_inputs,
+            "plus_not_in_full": comparison.variant_plus_not_in_full,
+            "kept_full_plus_indices": index_ranges(comparison.kept_full_plus_indices)}
+        if detection is not None:
+            row.update({"reference_detection": detection.detection,
+                        "reference_failing_full": detection.failing_full,
+                        "reference_failing_in_variant": detection.failing_in_variant,
+                        "not_judged": detection.not_judged,
+                        "reference_failure_kinds": ",".join(f"{kind}:{n}" for kind, n in detection.failure_kinds),
+                        "note": detection.reason})
+        rows.append(row)
+    both = [c for c in comparisons if c.in_full and c.in_variant]
+    plus_full = sum(c.full_plus_inputs for c in comparisons if c.in_full)
+    plus_variant = sum(c.variant_plus_inputs for c in comparisons if c.in_variant)
+    lost = sorted((d.task_id for d in detections.values() if d.detection == "lost"), key=task_sort_key)
+    lost_by_timeout = [task_id for task_id in lost if detections[task_id].rejected_only_by_timeout]
+    undetermined = sorted((d.task_id for d in detections.values() if d.detection == "undetermined"),
+                          key=task_sort_key)
+    totals: dict[str, Any] = {
+        "file": variant.file, "tasks": len(both),
+        "tasks_only_in_full": [c.task_id for c in comparisons if not c.in_variant],
+        "tasks_only_in_variant": [c.task_id for c in comparisons if not c.in_full],
+        "plus_inputs_full": plus_full, "plus_inputs_variant": plus_variant,
+        "reduction_factor": round(plus_full / plus_variant, 4) if plus_variant else None,
+        "tasks_with_plus_dropped": sum(1 for c in both if c.drops_plus_inputs),
+        "tasks_changed_beyond_input_drops": sorted(
+            (c.task_id for c in comparisons if not c.only_drops_plus_inputs), key=task_sort_key),
+        "plus_inputs_not_in_full": sum(c.variant_plus_not_in_full for c in both),
+        "tasks_detection_lost": lost if verdicts is not None else None,
+        "tasks_detection_lost_timeout_only": lost_by_timeout if verdicts is not None else None,
+        "tasks_detection_undetermined": undetermined if verdicts is not None else None,
+        "not_judged_inputs": sum(d.not_judged for d in detections.values()) if verdicts is not None else None,
+    }
+    if verdicts is not None:
+        totals["reference_failing_tasks"] = sum(1 for d in detections.values() if d.failing_full > 0)
+    if variant.schema_notes:
+        totals["schema_notes"] = [dict(note) for note in variant.schema_notes]
+    return totals, rows
+
+
+def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
+                   verdicts: Mapping[str, ReferenceVerdicts] | None, *, full_name: str = "the full dataset",
+                   reference_name: str = "the reference solution", detection_skip_reason: str = "") -> Check:
+    """Each variant against the full dataset; `verdicts` None skips the detection part (say why in the reason)."""
+    available = [variant for variant in variants if variant.tasks is not None]
+    missing = {variant.name: variant.unavailable_reason for variant in variants if variant.tasks is None}
+    if not variants:
+        return Check.skipped("variants", VARIANTS_TITLE, "no variant file is registered for this dataset")
+    if not available:
+        return Check.skipped("variants", VARIANTS_TITLE, "variant files unavailable: " + "; ".join(
+            f"{name}: {reason}" for name, reason in missing.items()),
+            meta={"unavailable": missing, "missing": [variant.key for variant in variants if variant.key]})
+    if not full:
+        return Check.skipped("variants", VARIANTS_TITLE, "no tasks loaded from the full dataset")
+    observed: dict[str, Any] = {}
+    details: list[dict[str, Any]] = []
+    encodings = InputEncodings()  # the full dataset's inputs are encoded once for every variant
+    for variant in available:
+        observed[variant.name], rows = _variant_result(variant, full, verdicts, encodings)
+        details += rows
+    details.sort(key=lambda row: (_FINDING_ORDER[row["finding"]], row["variant"], task_sort_key(row["task_id"])))
+    changed = {name: totals["tasks_changed_beyond_input_drops"] for name, totals in observed.items()}
+    lost = {name: totals["tasks_detection_lost"] or [] for name, totals in observed.items()}
+    status = "quirk" if any(changed.values()) or any(lost.values()) else "pass"
+
+    parts = []
+    for name, totals in observed.items():
+        text = (f"{name}: {totals['tasks']} tasks, plus inputs {totals['plus_inputs_full']:,} -> "
+                f"{totals['plus_inputs_variant']:,} ({_kept(totals)}) in "
+                f"{totals['tasks_with_plus_dropped']} task(s); "
+                f"{len(changed[name])} task(s) changed beyond dropping plus inputs"
+                + (f" ({_listing(changed[name])})" if changed[name] else "")
+                + (f", {totals['plus_inputs_not_in_full']:,} plus input(s) not in the full set"
+                   if totals["plus_inputs_not_in_full"] else ""))
+        if verdicts is not None:
+            text += (f"; of the {totals['reference_failing_tasks']} task(s) where {full_name} rejects "
+                     f"{reference_name}, it would accept it on {len(lost[name])}"
+                     + (f" ({_listing(lost[name])})" if lost[name] else "")
+                     + (f", {len(totals['tasks_detection_lost_timeout_only'])} of them rejected only by timeouts "
+                        f"(machine-dependent: {_listing(totals['tasks_detection_lost_timeout_only'])})"
+                        if totals["tasks_detection_lost_timeout_only"] else "")
+                     + (f", undecided on {len(totals['tasks_detection_undetermined'])} "
+                        f"({_listing(totals['tasks_detection_undetermined'])})"
+                        if totals["tasks_detection_undetermined"] else "")
+                     + (f"; {totals['not_judged_inputs']:,} variant input(s) could not be judged from the full runs"
+                        if totals["not_judged_inputs"] else ""))
+        parts.append(text + ".")
+    if verdicts is None:
+        parts.append(f"Detection power was not judged: {detection_skip_reason or 'no reference runs'}.")
+    if missing:
+        parts.append("Unavailable: " + "; ".join(f"{name}: {reason}" for name, reason in missing.items()) + ".")
+    meta: dict[str, Any] = {"compared_fields": list(COMPARED_FIELDS), "input_identity": "compare.canonical_encoding",
+                            "not_judged": "variant inputs equal to no full input, or to one the reference never ran "
+                                          "(not_run / no expected output)",
+                            "detection_power": ("judged against " + reference_name) if verdicts is not None
+                            else f"skipped: {detection_skip_reason or 'no reference runs'}"}
+    if missing:
+        meta["unavailable"] = missing
+    return Check("variants", VARIANTS_TITLE, status, observed=observed,
+                 expected={"tasks_changed_beyond_input_drops": 0, "tasks_detection_lost": 0},
+                 summary=" ".join(parts), details=details, meta=meta)
+
+
+def _kept(totals: Mapping[str, Any]) -> str:
+    full, variant = totals["plus_inputs_full"], totals["plus_inputs_variant"]
+    if not variant:
+        return "no plus inputs left"
+    share = f"{variant / full:.2%} kept" if full else "none in the full set"
+    return share + (f", {full / variant:.1f}x fewer" if full / variant >= 2 else "")
+
+
+def _listing(task_ids: Sequence[str], limit: int = 12) -> str:
+    shown = ", ".join(task_ids[:limit])
+    return shown + (f" and {len(task_ids) - limit} more" if len(task_ids) > limit else "")
+
+
+__all__ = ["VariantData", "check_variants", "index_ranges"]

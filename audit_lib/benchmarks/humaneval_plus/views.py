@@ -1,0 +1,41 @@
+"""What the notebook shows besides the checks: the rows read with a note, and two figures.
+
+Each takes the notebook's session and shows nothing (None) when the check it illustrates could not run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from audit_lib.benchmarks.humaneval_plus.audit import Inputs, Params
+from audit_lib.plugin import UNUSABLE_STATUSES, AuditSession
+
+
+def schema_notes(audit: AuditSession[Inputs, Params]) -> list[dict[str, Any]]:
+    """The release file's rows read with a note (an empty input field, a missing original-test field)."""
+    try:
+        inputs = audit.inputs
+    except RuntimeError:  # loading failed; every check reports why
+        return []
+    return list(inputs.schema_notes())
+
+
+def amplification_figure(audit: AuditSession[Inputs, Params]) -> Any:
+    """Plus inputs per task, and base against plus counts."""
+    from audit_lib.benchmarks.humaneval_plus.static import amplification_figure as figure
+
+    if audit.run("amplification").status in UNUSABLE_STATUSES:
+        return None
+    return figure(audit.inputs.tasks)
+
+
+def canonical_time_figure(audit: AuditSession[Inputs, Params]) -> Any:
+    """Canonical time per input, with the time at which 4x it overtakes the floor."""
+    from audit_lib.benchmarks.humaneval_plus.canonical_checks import canonical_time_figure as figure
+
+    if audit.run("time_limit_sensitivity").status in UNUSABLE_STATUSES:
+        return None
+    return figure(audit.inputs.tasks, audit.inputs.ground_truth, min_time_limit=audit.params.min_time_limit)
+
+
+__all__ = ["amplification_figure", "canonical_time_figure", "schema_notes"]

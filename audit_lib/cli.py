@@ -20,7 +20,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      description="Audit code-generation benchmarks with parameterised notebooks.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = subparsers.add_parser("run", help="execute audit notebooks and write HTML reports and reports/index.html")
+    run = subparsers.add_parser(
+        "run", help="execute audit notebooks and write HTML reports and reports/index.html",
+        epilog="exit codes: 0 every notebook ran (and the --fail-on gate passed); 1 a notebook failed; 2 bad "
+               "arguments, refused before any kernel starts (reports/ untouched); 3 the --fail-on gate tripped")
     run.add_argument("audits", nargs="*", metavar="AUDIT", help="audits to run (default: all; see `list`)")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                      help="set a notebook parameter (KEY for every selected audit declaring it, AUDIT.KEY for one)")
@@ -30,8 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--with-code", action="store_true", help="keep code cells in the HTML reports")
     run.add_argument("--jobs", "-j", type=int, default=1, help="notebooks to run at once (default 1)")
     run.add_argument("--fail-on", choices=FAIL_ON_CHOICES,
-                     help="exit 3 when a check is this severe or worse (severity: pass < skipped < quirk < error "
-                          "< defect)")
+                     help="exit 3 when any check is at this level or above (pass < skipped < quirk < error < "
+                          "defect); `--fail-on skipped` requires every input to be present")
     run.add_argument("--reports-dir", type=Path, help="where to write reports (default: reports/)")
     run.add_argument("--kernel", help="Jupyter kernel (default: benchaudit when registered, else python3)")
     run.add_argument("--cell-timeout", type=int, default=DEFAULT_CELL_TIMEOUT_S,
@@ -89,7 +92,7 @@ def _group_by_dataset(missing: dict[str, list[str]]) -> list[tuple[str, list[str
 def _list(args: argparse.Namespace) -> int:
     audits = discover_audits()
     if not audits:
-        print(f"no audit notebooks in {paths.notebooks_dir()}")
+        print("no audits are registered (audit_lib.benchmarks)")
         return 0
     for audit in audits.values():
         suffix = f" — {audit.title}" if audit.title else ""

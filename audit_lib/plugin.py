@@ -180,9 +180,9 @@ class AuditSession(Generic[I, P]):
 
     @property
     def inputs(self) -> I:
-        if self._inputs is None:
+        if self._load_error is not None:
             raise RuntimeError(f"{self.plugin.name}: loading the inputs failed: {self._load_error}")
-        return self._inputs
+        return self._inputs  # type: ignore[return-value]
 
     @property
     def check_ids(self) -> tuple[str, ...]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -17,28 +16,30 @@ from typing import Any, TextIO
 
 from audit_lib import paths
 from audit_lib.findings import SEVERITY
+from audit_lib.plugin import AuditPlugin
 from audit_lib.runner.execute import AuditOutcome, NotebookFailure, execute_job, outcome_from_json, outcome_to_json
 from audit_lib.runner.index_page import write_index_and_summary
 from audit_lib.runner.plan import DEFAULT_CELL_TIMEOUT_S, STAGING_DIR_NAME, AuditJob, plan_jobs
 from audit_lib.runner.progress import ProgressDisplay
 
-FAIL_ON_CHOICES = ("defect", "quirk")
+# `--fail-on LEVEL` fails the run when any check is at LEVEL or above, in SEVERITY order
+# (pass < skipped < quirk < error < defect): `skipped` is how CI says "all data must be there".
+FAIL_ON_CHOICES = ("skipped", "quirk", "error", "defect")
 EXIT_OK = 0
 EXIT_NOTEBOOK_FAILED = 1
 EXIT_BAD_ARGUMENTS = 2
 EXIT_GATE = 3
-MISSING_FILE_PATTERN = re.compile(r"(\S+/\S+) is not available")
-
-
 def missing_inputs(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[str]]:
-    """Registered files that skipped checks name as unavailable: file key -> audits that needed it."""
+    """Data files that skipped checks name in `meta.missing`: file key -> audits that needed it."""
     needed_by: dict[str, list[str]] = {}
     for audit, checks in checks_by_audit.items():
         for check in checks:
             if check.get("status") != "skipped":
                 continue
-            for key in MISSING_FILE_PATTERN.findall(str(check.get("summary", ""))):
-                users = needed_by.setdefault(key, [])
+            for key in check.get("missing") or (check.get("meta") or {}).get("missing", ()):
+                if ":" in str(key):  # "check:<id>", "param:<name>": not a file to supply
+                    continue
+                users = needed_by.setdefault(str(key), [])
                 if audit not in users:
                     users.append(audit)
     return needed_by
@@ -82,12 +83,13 @@ class RunSummary:
 def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] = (), *,
                mirror: str | os.PathLike[str] | None = None, executor: str | None = None, with_code: bool = False,
                jobs: int = 1, reports_dir: Path | None = None, kernel_name: str | None = None,
-               cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S, notebooks_dir: Path | None = None,
+               cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
+               plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
                progress: TextIO | None = sys.stderr) -> RunSummary:
     """Validate everything, then execute the audits `jobs` at a time and write the index and summary."""
     planned = plan_jobs(names, raw_params, mirror=mirror, executor=executor, with_code=with_code,
                         reports_dir=reports_dir, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s,
-                        notebooks_dir=notebooks_dir)
+                        plugins=plugins)
     target = Path(planned[0].reports_dir) if planned else (reports_dir or paths.reports_dir()).resolve()
     target.mkdir(parents=True, exist_ok=True)
     display = ProgressDisplay(progress, planned)

@@ -74,6 +74,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
             "observed": check.get("observed"), "expected": check.get("expected"),
             "summary": check.get("summary", ""), "synthetic": bool(check.get("synthetic")),
             "details_total": check.get("details_total", 0),
+            "missing": list((check.get("meta") or {}).get("missing", [])),
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
         })
     counts = {s: sum(1 for c in checks if c["status"] == s) for s in STATUSES}

@@ -138,3 +138,19 @@ def test_list_does_not_import_the_heavy_libraries() -> None:
     completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                                cwd=Path(__file__).resolve().parent.parent)
     assert completed.stdout.strip().splitlines()[-1] == "HEAVY []"
+
+
+def test_findings_carry_the_run_stamp(tmp_path: Path) -> None:
+    findings = json.loads(TOY.session({}, out_dir=tmp_path).write().read_text())
+    assert findings["stamp"]["cpus"] >= 1 and findings["stamp"]["python"].count(".") == 2
+    assert isinstance(findings["stamp"]["load_start"], float)
+
+
+def test_a_notebook_run_by_hand_writes_to_scratch_unless_published(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUDIT_PROJECT_ROOT", str(tmp_path))
+    monkeypatch.delenv("AUDIT_REPORTS_DIR", raising=False)
+    monkeypatch.delenv("AUDIT_PUBLISH", raising=False)
+    assert TOY.session({}).write() == tmp_path / "reports" / "scratch" / "toy_audit.findings.json"
+    monkeypatch.setenv("AUDIT_PUBLISH", "1")
+    assert TOY.session({}).write() == tmp_path / "reports" / "toy_audit.findings.json"

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -18,9 +18,13 @@ from audit_lib import paths
 from audit_lib.findings import SEVERITY
 from audit_lib.plugin import AuditPlugin
 from audit_lib.runner.execute import AuditOutcome, NotebookFailure, execute_job, outcome_from_json, outcome_to_json
+from audit_lib.runner.history import record_run
 from audit_lib.runner.index_page import write_index_and_summary
+from audit_lib.runner.junit import write_junit
 from audit_lib.runner.plan import DEFAULT_CELL_TIMEOUT_S, STAGING_DIR_NAME, AuditJob, plan_jobs
 from audit_lib.runner.progress import ProgressDisplay
+from audit_lib.stamp import StampClock
+from audit_lib.worker_budget import budget_size, create_budget
 
 # `--fail-on LEVEL` fails the run when any check is at LEVEL or above, in SEVERITY order
 # (pass < skipped < quirk < error < defect): `skipped` is how CI says "all data must be there".
@@ -85,22 +89,41 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
                jobs: int = 1, reports_dir: Path | None = None, kernel_name: str | None = None,
                cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
                plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
-               progress: TextIO | None = sys.stderr) -> RunSummary:
+               progress: TextIO | None = sys.stderr, junit: Path | None = None) -> RunSummary:
     """Validate everything, then execute the audits `jobs` at a time and write the index and summary."""
     planned = plan_jobs(names, raw_params, mirror=mirror, executor=executor, with_code=with_code,
                         reports_dir=reports_dir, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s,
                         plugins=plugins)
     target = Path(planned[0].reports_dir) if planned else (reports_dir or paths.reports_dir()).resolve()
     target.mkdir(parents=True, exist_ok=True)
+    workers = budget_size()
+    clock = StampClock(workers=workers)
+    budget_env = create_budget(target / STAGING_DIR_NAME / "worker-budget", workers)
+    planned = [replace(job, env={**job.env, **budget_env}) for job in planned]
     display = ProgressDisplay(progress, planned)
     outcomes = _execute_all(planned, max(1, jobs), display)
+    stamp = clock.finish(jobs=jobs)
     run_info = {"kernel": planned[0].kernel_name if planned else None,
-                "mirror": str(Path(mirror).resolve()) if mirror else os.environ.get("AUDIT_MIRROR"),
-                "executor": executor, "with_code": with_code, "jobs": jobs}
-    index_path, summary_path, checks = write_index_and_summary(target, [outcome_to_json(o) for o in outcomes],
-                                                                 run_info)
+                "mirror": display_path(Path(mirror).resolve()) if mirror else
+                display_path(Path(os.environ["AUDIT_MIRROR"])) if os.environ.get("AUDIT_MIRROR") else None,
+                "executor": executor, "with_code": with_code, "jobs": jobs, "workers": workers}
+    outcome_json = [outcome_to_json(o) for o in outcomes]
+    index_path, summary_path, checks = write_index_and_summary(target, outcome_json, run_info,
+                                                                 stamp=stamp.to_json())
+    record_run(target, stamp.started_at.replace(":", "-"), [o.audit for o in outcomes])
+    if junit is not None:
+        write_junit(junit, outcome_json, checks)
     shutil.rmtree(target / STAGING_DIR_NAME, ignore_errors=True)
     return RunSummary(tuple(outcomes), target, index_path, summary_path, checks)
+
+
+def display_path(path: Path) -> str:
+    """A path as a report may show it: relative to the project, else only its last two parts."""
+    root = paths.project_root().resolve()
+    resolved = path.resolve()
+    if resolved.is_relative_to(root):
+        return str(resolved.relative_to(root))
+    return "<outside the project>/" + "/".join(resolved.parts[-2:])
 
 
 def _execute_all(planned: list[AuditJob], jobs: int, display: ProgressDisplay) -> list[AuditOutcome]:

@@ -31,6 +31,7 @@ class AuditJob:
     env: Mapping[str, str]
     with_code: bool
     cell_timeout_s: int | None
+    title: str = ""
 
     @property
     def staging_dir(self) -> Path:
@@ -95,5 +96,5 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     for audit in audits:
         env = dict(base_env, AUDIT_REPORTS_DIR=str(target / STAGING_DIR_NAME / audit.name))
         jobs.append(AuditJob(audit.name, str(audit.notebook), params[audit.name], kernel, str(target), env,
-                             with_code, cell_timeout_s))
+                             with_code, cell_timeout_s, audit.title))
     return jobs

@@ -54,7 +54,7 @@ def notebooks(tmp_path_factory: pytest.TempPathFactory) -> dict:
 @pytest.fixture(scope="module")
 def batch(notebooks: dict, tmp_path_factory: pytest.TempPathFactory) -> tuple[RunSummary, str]:
     reports = tmp_path_factory.mktemp("reports")
-    (reports / "broken.findings.json").write_text("{}")  # stale output of an earlier run must not survive
+    (reports / "broken.findings.json").write_text("{}")  # an earlier run's result: a failed run must keep it
     stream = io.StringIO()
     summary = runner.run_audits(["good", "broken", "mbpp_plus"], [("limit", "4")],
                                 executor="dask-local", jobs=2, reports_dir=reports, plugins=notebooks,
@@ -102,8 +102,10 @@ def test_failing_notebook_is_reported_with_cell_and_error(batch: tuple[RunSummar
     assert broken.failure == NotebookFailure(3, broken.failure.execution_count, "KeyError",
                                              "'no such task: HumanEval/999'",
                                              "raise KeyError('no such task: HumanEval/999')")
-    assert (summary.reports_dir / "broken.html").is_file()  # the partial run is still readable
-    assert not (summary.reports_dir / "broken.findings.json").exists()
+    assert (summary.reports_dir / "broken.failed.html").is_file()  # the partial run is still readable
+    assert (summary.reports_dir / "broken.findings.json").read_text() == "{}"
+    assert broken.files["last_good_findings"] == "broken.findings.json"
+    assert not (summary.reports_dir / "broken.html").exists()  # never published as if it were a good report
     assert "broken: FAILED" in progress and "cell 3" in progress
 
 
@@ -119,8 +121,8 @@ def test_notebook_that_writes_no_findings_fails(notebooks: dict, tmp_path: Path,
     result = runner.execute_job(job)
     assert not result.ok and result.failure is not None
     assert result.failure.error_type == "MissingFindings"
-    assert "builder.write()" in result.failure.message
-    assert dict(result.files) == {"notebook": "good.ipynb", "html": "good.html"}
+    assert "audit.write()" in result.failure.message
+    assert dict(result.files) == {"failed_notebook": "good.failed.ipynb", "failed_html": "good.failed.html"}
 
 
 def test_a_crashed_worker_is_reported(notebooks: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      description="Audit code-generation benchmarks with parameterised notebooks.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = subparsers.add_parser("run", help="execute audit notebooks and write HTML reports and reports/index.html")
+    run = subparsers.add_parser(
+        "run", help="execute audit notebooks and write HTML reports and reports/index.html",
+        epilog="exit codes: 0 every notebook ran (and the --fail-on gate passed); 1 a notebook failed; 2 bad "
+               "arguments, refused before any kernel starts (reports/ untouched); 3 the --fail-on gate tripped")
     run.add_argument("audits", nargs="*", metavar="AUDIT", help="audits to run (default: all; see `list`)")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                      help="set a notebook parameter (KEY for every selected audit declaring it, AUDIT.KEY for one)")
@@ -30,9 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--with-code", action="store_true", help="keep code cells in the HTML reports")
     run.add_argument("--jobs", "-j", type=int, default=1, help="notebooks to run at once (default 1)")
     run.add_argument("--fail-on", choices=FAIL_ON_CHOICES,
-                     help="exit 3 when a check is this severe or worse (severity: pass < skipped < quirk < error "
-                          "< defect)")
+                     help="exit 3 when any check is at this level or above (pass < skipped < quirk < error < "
+                          "defect); `--fail-on skipped` requires every input to be present")
     run.add_argument("--reports-dir", type=Path, help="where to write reports (default: reports/)")
+    run.add_argument("--junit", type=Path, metavar="FILE",
+                     help="also write a JUnit XML file: one testsuite per audit, one testcase per check "
+                          "(defect = failure, error = error, skipped = skipped)")
     run.add_argument("--kernel", help="Jupyter kernel (default: benchaudit when registered, else python3)")
     run.add_argument("--cell-timeout", type=int, default=DEFAULT_CELL_TIMEOUT_S,
                      help=f"seconds one cell may run (default {DEFAULT_CELL_TIMEOUT_S})")
@@ -40,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = subparsers.add_parser("list", help="show the audits and each notebook's parameters")
     listing.set_defaults(func=_list)
+
+    diff = subparsers.add_parser("diff", help="checks whose status or observed value changed between two runs")
+    diff.add_argument("old", nargs="?", help="a run folder (reports/runs/<time>) or a reports folder")
+    diff.add_argument("new", nargs="?", help="the same; default: the last two recorded runs")
+    diff.add_argument("--reports-dir", type=Path, help="where the runs are recorded (default: reports/)")
+    diff.set_defaults(func=_diff)
 
     data_cli.register(subparsers)
     sandbox_cli.register(subparsers)
@@ -51,7 +63,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--jobs must be at least 1, got {args.jobs}", field="jobs")
     summary = run_audits(args.audits, [tuple(pair) for pair in args.parameter], mirror=args.mirror,
                          executor=args.executor, with_code=args.with_code, jobs=args.jobs,
-                         reports_dir=args.reports_dir, kernel_name=args.kernel, cell_timeout_s=args.cell_timeout)
+                         reports_dir=args.reports_dir, kernel_name=args.kernel, cell_timeout_s=args.cell_timeout,
+                         junit=args.junit)
     for outcome in summary.outcomes:
         if outcome.ok:
             print(f"ok      {outcome.audit}  ({outcome.duration_s:.1f}s)")
@@ -89,7 +102,7 @@ def _group_by_dataset(missing: dict[str, list[str]]) -> list[tuple[str, list[str
 def _list(args: argparse.Namespace) -> int:
     audits = discover_audits()
     if not audits:
-        print(f"no audit notebooks in {paths.notebooks_dir()}")
+        print("no audits are registered (audit_lib.benchmarks)")
         return 0
     for audit in audits.values():
         suffix = f" — {audit.title}" if audit.title else ""
@@ -104,6 +117,17 @@ def _list(args: argparse.Namespace) -> int:
                 continue
             help_text = f"  # {parameter.help}" if parameter.help else ""
             print(f"    -p {parameter.name} ({parameter.type_name}, default {parameter.default!r}){help_text}")
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from audit_lib.runner.history import diff_runs, resolve_diff_folders
+
+    old, new = resolve_diff_folders(args.reports_dir or paths.reports_dir(), args.old, args.new)
+    changes = diff_runs(old, new)
+    print(f"{old} -> {new}: {len(changes)} check(s) changed")
+    for change in changes:
+        print(change.describe())
     return 0
 
 

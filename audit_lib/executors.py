@@ -39,8 +39,10 @@ class Job(Protocol):
 
 
 def default_workers() -> int:
-    """Workers for the local pool: one per CPU."""
-    return max(1, os.cpu_count() or 1)
+    """Workers for the local pool: the batch's budget (`AUDIT_WORKERS`), else one per CPU."""
+    from audit_lib.worker_budget import budget_size  # noqa: PLC0415
+
+    return budget_size()
 
 
 def resolve_executor_name(executor: str | None) -> str:
@@ -85,7 +87,10 @@ _EXHAUSTED = object()
 
 
 def _run_job(job: Job) -> Any:
-    return job.run()
+    from audit_lib.worker_budget import worker_slot  # noqa: PLC0415 - also runs on dask workers
+
+    with worker_slot():  # the batch's shared budget: no more jobs at once than cores, across notebooks
+        return job.run()
 
 
 def run_many(jobs: Iterable[Job], executor: str | cf.Executor | None = None, *, progress: bool = True,

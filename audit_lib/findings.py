@@ -79,6 +79,7 @@ class Findings:
     params: Mapping[str, Any]
     provenance: tuple[Mapping[str, Any], ...]
     checks: tuple[Check, ...]
+    stamp: Mapping[str, Any] | None = None  # audit_lib.stamp.RunStamp.to_json(): code, machine, load
 
     def check(self, check_id: str) -> Check:
         for candidate in self.checks:
@@ -103,6 +104,7 @@ class Findings:
             "provenance": [to_jsonable(dict(p)) for p in self.provenance],
             "synthetic": self.uses_synthetic_data,
             "status_counts": self.status_counts(),
+            "stamp": to_jsonable(dict(self.stamp)) if self.stamp else None,
             "checks": [c.to_json() for c in self.checks],
         }
 
@@ -126,6 +128,7 @@ class FindingsBuilder:
         self.params = dict(params or {})
         self._provenance: list[Mapping[str, Any]] = []
         self._checks: list[Check] = []
+        self.stamp: Mapping[str, Any] | None = None
 
     def add_provenance(self, *records: Any) -> None:
         """Accept `fetch.Provenance` objects (or plain mappings); duplicates are kept once."""
@@ -149,7 +152,7 @@ class FindingsBuilder:
         return tuple(self._checks)
 
     def findings(self) -> Findings:
-        return Findings(self.audit, dict(self.params), tuple(self._provenance), tuple(self._checks))
+        return Findings(self.audit, dict(self.params), tuple(self._provenance), tuple(self._checks), self.stamp)
 
     def write(self, out_dir: str | os.PathLike[str] | None = None) -> Path:
         return self.findings().write(out_dir)

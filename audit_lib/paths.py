@@ -32,8 +32,8 @@ def reports_dir() -> Path:
 
 
 def notebooks_dir() -> Path:
-    """The committed audit notebooks."""
-    return project_root() / "notebooks"
+    """The audit notebooks: shipped inside the package (in a checkout, a link to notebooks/)."""
+    return Path(__file__).resolve().parent / "notebooks"
 
 
 def mirror_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:

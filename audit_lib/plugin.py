@@ -27,6 +27,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from audit_lib import paths
 from audit_lib.errors import ParameterError
 from audit_lib.findings import Check, FindingsBuilder
+from audit_lib.stamp import StampClock
 
 CHECK_NEED_PREFIX = "check:"
 UNUSABLE_STATUSES = frozenset({"error", "skipped"})  # a check need in one of these is not met
@@ -164,6 +165,7 @@ class AuditSession(Generic[I, P]):
         self.params = params
         self.out_dir = out_dir
         self.builder = FindingsBuilder(plugin.name, plugin.params_as_dict(params))
+        self._clock = StampClock()
         self._specs = {spec.id: spec for spec in plugin.check_specs(params)}
         self._results: dict[str, Check] = {}
         self._running: set[str] = set()
@@ -180,9 +182,9 @@ class AuditSession(Generic[I, P]):
 
     @property
     def inputs(self) -> I:
-        if self._inputs is None:
+        if self._load_error is not None:
             raise RuntimeError(f"{self.plugin.name}: loading the inputs failed: {self._load_error}")
-        return self._inputs
+        return self._inputs  # type: ignore[return-value]
 
     @property
     def check_ids(self) -> tuple[str, ...]:
@@ -250,7 +252,21 @@ class AuditSession(Generic[I, P]):
     def write(self) -> Path:
         """Write the findings; a declared check the notebook did not run is run first, so none goes missing."""
         self.run_all()
-        return self.builder.write(self.out_dir)
+        self.builder.stamp = self._clock.finish().to_json()
+        return self.builder.write(self.out_dir if self.out_dir is not None else default_out_dir())
+
+
+PUBLISH_ENV = "AUDIT_PUBLISH"
+
+
+def default_out_dir() -> Path:
+    """Where a session writes: the reports folder under the runner (or with AUDIT_PUBLISH=1), else a scratch
+    folder, so exploring a notebook by hand never overwrites a published report's findings."""
+    import os
+
+    if os.environ.get("AUDIT_REPORTS_DIR") or os.environ.get(PUBLISH_ENV, "").lower() in ("1", "true", "yes"):
+        return paths.reports_dir()
+    return paths.reports_dir() / "scratch"
 
 
 def _error_text(exc: BaseException) -> str:

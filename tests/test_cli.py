@@ -59,7 +59,7 @@ def test_bad_arguments_exit_2_before_any_kernel(no_kernels: None, capsys: pytest
     assert message in capsys.readouterr().err
 
 
-def test_fail_on_accepts_only_defect_or_quirk(capsys: pytest.CaptureFixture[str]) -> None:
+def test_fail_on_accepts_only_a_status_worse_than_pass(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         cli.main(["run", "--fail-on", "pass"])
     assert exited.value.code == 2

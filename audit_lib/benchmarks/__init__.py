@@ -7,8 +7,8 @@ from typing import Any
 from audit_lib.errors import UnknownAuditError
 from audit_lib.plugin import AuditPlugin, load_plugin_attribute
 
-# name -> (module defining the plugin, attribute). MBPP+ is the HumanEval+ audit on another dataset.
-_REGISTRY: dict[str, tuple[str, str]] = {
+# name -> (module defining the plugin, attribute), or the plugin itself. MBPP+ is the HumanEval+ audit on MBPP+.
+_REGISTRY: dict[str, tuple[str, str] | AuditPlugin[Any, Any]] = {
     "codeinsights_edge_case": ("audit_lib.benchmarks.codeinsights.audit", "AUDIT"),
     "data_inventory": ("audit_lib.benchmarks.data_inventory.audit", "AUDIT"),
     "humaneval_plus": ("audit_lib.benchmarks.humaneval_plus.audit", "AUDIT"),
@@ -28,12 +28,13 @@ def load(name: str) -> AuditPlugin[Any, Any]:
     """The audit's plugin (imports its package)."""
     if name not in _REGISTRY:
         raise UnknownAuditError(f"unknown audit {name!r}; known audits: {', '.join(names())}", audit=name)
-    return load_plugin_attribute(*_REGISTRY[name])
+    entry = _REGISTRY[name]
+    return entry if isinstance(entry, AuditPlugin) else load_plugin_attribute(*entry)
 
 
-def register(name: str, module: str, attribute: str = "AUDIT") -> None:
-    """Add an audit defined outside this package (a plug-in, or a test's toy audit)."""
-    _REGISTRY[name] = (module, attribute)
+def register(name: str, plugin: str | AuditPlugin[Any, Any], attribute: str = "AUDIT") -> None:
+    """Add an audit defined outside this package: a module path holding `attribute`, or the plugin itself."""
+    _REGISTRY[name] = plugin if isinstance(plugin, AuditPlugin) else (plugin, attribute)
 
 
 def unregister(name: str) -> None:

@@ -51,15 +51,27 @@ def _copy_state(path: Path, expected: str | None) -> str:
     return "verified" if sha256_of(path) == expected else "SHA256 MISMATCH"
 
 
-def fetch_datasets(datasets: list[str], mirror: str | None) -> int:
-    """Fetch every file of the named datasets (all when empty); print one line each; non-zero when any failed."""
+def fetch_datasets(datasets: list[str], mirror: str | None, *, refresh: bool = False,
+                   accept: tuple[str, ...] = ()) -> int:
+    """Fetch every file of the named datasets (all when empty); print one line each; non-zero when any failed.
+
+    `refresh` re-resolves each file from the mirror or upstream instead of trusting the cache; `accept` names
+    unpinned files (`<dataset>/<file>`) whose new upstream copy replaces the hash recorded in lock.json.
+    """
     chosen: list[SourceFile] = []
-    for dataset in datasets or list(DATASETS):
+    if accept:
+        by_key = {source.key: source for dataset in DATASETS for source in files_of(dataset)}
+        unknown = [key for key in accept if key not in by_key]
+        if unknown:
+            raise UnknownSourceError(f"--accept {', '.join(unknown)}: not registered files "
+                                     "(see `python -m audit_lib sources`)", file=unknown[0])
+        chosen = [by_key[key] for key in accept]
+    for dataset in ([] if accept else datasets or list(DATASETS)):
         chosen.extend(files_of(dataset))
     failures = 0
     for source in chosen:
         try:
-            fetched = fetch_source(source, mirror=mirror)
+            fetched = fetch_source(source, mirror=mirror, refresh=refresh, accept_new=source.key in accept)
         except DataError as exc:
             failures += 1
             print(f"MISSING  {source.key}\n{_indent(str(exc))}", file=sys.stderr)
@@ -77,7 +89,7 @@ def _indent(text: str) -> str:
 
 def _run_fetch(args: argparse.Namespace) -> int:
     try:
-        return fetch_datasets(list(args.datasets), args.mirror)
+        return fetch_datasets(list(args.datasets), args.mirror, refresh=args.refresh, accept=tuple(args.accept))
     except UnknownSourceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -97,6 +109,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fetch_parser = subparsers.add_parser("fetch", help="fill data_cache/ with verified copies of registered files")
     fetch_parser.add_argument("datasets", nargs="*", help=f"datasets to fetch (default: all of {', '.join(DATASETS)})")
     fetch_parser.add_argument("--mirror", help="a local mirror folder laid out as <dataset>/<file>")
+    fetch_parser.add_argument("--refresh", action="store_true",
+                              help="re-resolve from the mirror or upstream instead of the cached copy; an unpinned "
+                                   "file whose new copy differs from lock.json is shown with both hashes")
+    fetch_parser.add_argument("--accept", action="append", default=[], metavar="DATASET/FILE",
+                              help="accept the new upstream copy of an unpinned file (replaces its lock.json hash)")
     fetch_parser.set_defaults(func=_run_fetch)
 
     sources_parser = subparsers.add_parser("sources", help="print the registry with each file's local state")

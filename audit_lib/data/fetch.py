@@ -99,13 +99,20 @@ def try_fetch(dataset: str, file: str, **kwargs: object) -> FetchedFile | DataEr
 
 def fetch_source(source: SourceFile, *, mirror: str | os.PathLike[str] | None = None,
                  offline: bool | None = None, cache_dir: str | os.PathLike[str] | None = None,
-                 hub_download: Callable[..., str] | None = None) -> FetchedFile:
-    """The resolution order for one registry entry; `hub_download` replaces `huggingface_hub.hf_hub_download`."""
+                 hub_download: Callable[..., str] | None = None, refresh: bool = False,
+                 accept_new: bool = False) -> FetchedFile:
+    """The resolution order for one registry entry; `hub_download` replaces `huggingface_hub.hf_hub_download`.
+
+    `refresh` skips the cached copy and re-resolves from the mirror, package or upstream (the cache keeps its
+    copy unless the new one verifies). `accept_new` also replaces an unpinned file's hash in the lock file.
+    """
     cache_root = Path(cache_dir) if cache_dir is not None else paths.data_cache_dir()
     cached_path = cache_root / source.dataset / source.file
     attempts: list[Attempt] = []
 
-    if cached_path.is_file():
+    if refresh or accept_new:
+        attempts.append(Attempt(f"cache {cached_path}", "not used: --refresh"))
+    elif cached_path.is_file():
         actual = sha256_of(cached_path)
         expected = _expected_hash(source, cache_root)
         if expected is None or actual == expected:
@@ -121,7 +128,7 @@ def fetch_source(source: SourceFile, *, mirror: str | os.PathLike[str] | None = 
     if mirror_root is not None:
         mirrored = mirror_root / source.dataset / source.file
         if mirrored.is_file():
-            return _admit(source, mirrored, cached_path, cache_root, "mirror", str(mirrored))
+            return _admit(source, mirrored, cached_path, cache_root, "mirror", str(mirrored), accept_new=accept_new)
         attempts.append(Attempt(f"mirror {mirrored}", "not present"))
     else:
         attempts.append(Attempt("mirror", "none configured (AUDIT_MIRROR or --mirror)"))
@@ -130,7 +137,8 @@ def fetch_source(source: SourceFile, *, mirror: str | os.PathLike[str] | None = 
         packaged = _package_resource(source)
         if packaged is not None:
             return _admit(source, packaged, cached_path, cache_root, "package",
-                          f"installed package {source.package_copy.package}: {source.package_copy.resource}")
+                          f"installed package {source.package_copy.package}: {source.package_copy.resource}",
+                          accept_new=accept_new)
         attempts.append(Attempt(f"package {source.package_copy.package}", "not installed"))
 
     offline_now = is_offline() if offline is None else offline
@@ -144,7 +152,7 @@ def fetch_source(source: SourceFile, *, mirror: str | os.PathLike[str] | None = 
         try:
             with _downloaded(source, cached_path.parent, hub_download) as temp_path:
                 return _admit(source, temp_path, cached_path, cache_root, "download", source.upstream_text(),
-                              move=True)
+                              move=True, accept_new=accept_new)
         except DataUnavailableError as exc:
             attempts.append(Attempt(f"download {source.upstream_text()}", exc.message))
 
@@ -181,7 +189,7 @@ def _expected_hash(source: SourceFile, cache_root: Path) -> str | None:
 
 
 def _admit(source: SourceFile, candidate: Path, cached_path: Path, cache_root: Path, kind: SourceKind,
-           location: str, *, move: bool = False) -> FetchedFile:
+           location: str, *, move: bool = False, accept_new: bool = False) -> FetchedFile:
     """Verify a candidate copy, then store it in the cache atomically."""
     actual = sha256_of(candidate)
     if source.sha256 is not None and actual != source.sha256:
@@ -191,7 +199,7 @@ def _admit(source: SourceFile, candidate: Path, cached_path: Path, cache_root: P
             file=source.key, expected=source.sha256, actual=actual, origin=location)
     note = ""
     if source.sha256 is None:
-        note = _check_or_record_lock(source, actual, cache_root, location)
+        note = _check_or_record_lock(source, actual, cache_root, location, accept_new=accept_new)
     cached_path.parent.mkdir(parents=True, exist_ok=True)
     if move:
         os.replace(candidate, cached_path)
@@ -203,21 +211,22 @@ def _admit(source: SourceFile, candidate: Path, cached_path: Path, cache_root: P
                                                 actual, note))
 
 
-def _check_or_record_lock(source: SourceFile, actual: str, cache_root: Path, location: str) -> str:
+def _check_or_record_lock(source: SourceFile, actual: str, cache_root: Path, location: str, *,
+                          accept_new: bool = False) -> str:
     cache_root.mkdir(parents=True, exist_ok=True)
     with _locked(cache_root / (LOCK_FILE_NAME + ".lck")):
         lock = read_lock(cache_root)
         entry = lock.get(source.key)
-        if entry is not None:
+        if entry is not None and not (accept_new and entry["sha256"] != actual):
             if entry["sha256"] != actual:
                 raise ChecksumMismatchError(
                     f"{source.key}: upstream changed. {location} now has sha256 {actual}, but {entry['sha256']} was "
                     f"recorded on {entry['recorded_at']} from {entry['origin']} in {cache_root / LOCK_FILE_NAME}. "
-                    "The new copy was not used; delete that lock entry to accept it.",
+                    f"The new copy was not used. To accept it: python -m audit_lib fetch --accept {source.key}",
                     file=source.key, expected=entry["sha256"], actual=actual, origin=location)
             return f"unpinned upstream; hash matches the one recorded on {entry['recorded_at']}"
         lock[source.key] = {"sha256": actual, "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                            "origin": location}
+                            "origin": location, **({"replaced": entry["sha256"]} if entry else {})}
         atomic_write_bytes(cache_root / LOCK_FILE_NAME,
                             (json.dumps(lock, indent=2, sort_keys=True) + "\n").encode("utf-8"))
         return "unpinned upstream; first download, hash recorded in data_cache/lock.json"

@@ -4,41 +4,46 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from audit_lib import paths
 from audit_lib.findings import SEVERITY
+from audit_lib.plugin import AuditPlugin
 from audit_lib.runner.execute import AuditOutcome, NotebookFailure, execute_job, outcome_from_json, outcome_to_json
+from audit_lib.runner.history import record_run
 from audit_lib.runner.index_page import write_index_and_summary
+from audit_lib.runner.junit import write_junit
 from audit_lib.runner.plan import DEFAULT_CELL_TIMEOUT_S, STAGING_DIR_NAME, AuditJob, plan_jobs
 from audit_lib.runner.progress import ProgressDisplay
+from audit_lib.stamp import StampClock
+from audit_lib.worker_budget import budget_size, create_budget
 
-FAIL_ON_CHOICES = ("defect", "quirk")
+# `--fail-on LEVEL` fails the run when any check is at LEVEL or above, in SEVERITY order
+# (pass < skipped < quirk < error < defect): `skipped` is how CI says "all data must be there".
+FAIL_ON_CHOICES = ("skipped", "quirk", "error", "defect")
 EXIT_OK = 0
 EXIT_NOTEBOOK_FAILED = 1
 EXIT_BAD_ARGUMENTS = 2
 EXIT_GATE = 3
-MISSING_FILE_PATTERN = re.compile(r"(\S+/\S+) is not available")
-
-
 def missing_inputs(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[str]]:
-    """Registered files that skipped checks name as unavailable: file key -> audits that needed it."""
+    """Data files that skipped checks name in `meta.missing`: file key -> audits that needed it."""
     needed_by: dict[str, list[str]] = {}
     for audit, checks in checks_by_audit.items():
         for check in checks:
             if check.get("status") != "skipped":
                 continue
-            for key in MISSING_FILE_PATTERN.findall(str(check.get("summary", ""))):
-                users = needed_by.setdefault(key, [])
+            for key in check.get("missing") or (check.get("meta") or {}).get("missing", ()):
+                if ":" in str(key):  # "check:<id>", "param:<name>": not a file to supply
+                    continue
+                users = needed_by.setdefault(str(key), [])
                 if audit not in users:
                     users.append(audit)
     return needed_by
@@ -82,23 +87,43 @@ class RunSummary:
 def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] = (), *,
                mirror: str | os.PathLike[str] | None = None, executor: str | None = None, with_code: bool = False,
                jobs: int = 1, reports_dir: Path | None = None, kernel_name: str | None = None,
-               cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S, notebooks_dir: Path | None = None,
-               progress: TextIO | None = sys.stderr) -> RunSummary:
+               cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
+               plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
+               progress: TextIO | None = sys.stderr, junit: Path | None = None) -> RunSummary:
     """Validate everything, then execute the audits `jobs` at a time and write the index and summary."""
     planned = plan_jobs(names, raw_params, mirror=mirror, executor=executor, with_code=with_code,
                         reports_dir=reports_dir, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s,
-                        notebooks_dir=notebooks_dir)
+                        plugins=plugins)
     target = Path(planned[0].reports_dir) if planned else (reports_dir or paths.reports_dir()).resolve()
     target.mkdir(parents=True, exist_ok=True)
+    workers = budget_size()
+    clock = StampClock(workers=workers)
+    budget_env = create_budget(target / STAGING_DIR_NAME / "worker-budget", workers)
+    planned = [replace(job, env={**job.env, **budget_env}) for job in planned]
     display = ProgressDisplay(progress, planned)
     outcomes = _execute_all(planned, max(1, jobs), display)
+    stamp = clock.finish(jobs=jobs)
     run_info = {"kernel": planned[0].kernel_name if planned else None,
-                "mirror": str(Path(mirror).resolve()) if mirror else os.environ.get("AUDIT_MIRROR"),
-                "executor": executor, "with_code": with_code, "jobs": jobs}
-    index_path, summary_path, checks = write_index_and_summary(target, [outcome_to_json(o) for o in outcomes],
-                                                                 run_info)
+                "mirror": display_path(Path(mirror).resolve()) if mirror else
+                display_path(Path(os.environ["AUDIT_MIRROR"])) if os.environ.get("AUDIT_MIRROR") else None,
+                "executor": executor, "with_code": with_code, "jobs": jobs, "workers": workers}
+    outcome_json = [outcome_to_json(o) for o in outcomes]
+    index_path, summary_path, checks = write_index_and_summary(target, outcome_json, run_info,
+                                                                 stamp=stamp.to_json())
+    record_run(target, stamp.started_at.replace(":", "-"), [o.audit for o in outcomes])
+    if junit is not None:
+        write_junit(junit, outcome_json, checks)
     shutil.rmtree(target / STAGING_DIR_NAME, ignore_errors=True)
     return RunSummary(tuple(outcomes), target, index_path, summary_path, checks)
+
+
+def display_path(path: Path) -> str:
+    """A path as a report may show it: relative to the project, else only its last two parts."""
+    root = paths.project_root().resolve()
+    resolved = path.resolve()
+    if resolved.is_relative_to(root):
+        return str(resolved.relative_to(root))
+    return "<outside the project>/" + "/".join(resolved.parts[-2:])
 
 
 def _execute_all(planned: list[AuditJob], jobs: int, display: ProgressDisplay) -> list[AuditOutcome]:

@@ -1,4 +1,4 @@
-"""The audit catalogue: every `notebooks/*.ipynb`, its tagged parameters, and validation of `-p KEY VALUE`."""
+"""The audit catalogue: every registered audit plugin, its notebook's tagged parameters, and `-p KEY VALUE`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import nbformat
 
-from audit_lib import paths
 from audit_lib.errors import ParameterError, UnknownAuditError
+from audit_lib.plugin import AuditPlugin
 
 PARAMETERS_TAG = "parameters"
 
@@ -30,29 +30,15 @@ class NotebookParameter:
 
 
 @dataclass(frozen=True)
-class AliasSpec:
-    """An audit that runs another audit's notebook with some parameters fixed."""
-
-    notebook: str
-    fixed_params: Mapping[str, Any]
-    description: str
-
-
-# mbpp_plus is the humaneval_plus notebook run on the MBPP+ release.
-ALIASES: dict[str, AliasSpec] = {
-    "mbpp_plus": AliasSpec("humaneval_plus", {"dataset": "mbpp"}, "HumanEval+ audit notebook run on MBPP+"),
-}
-
-
-@dataclass(frozen=True)
 class Audit:
-    """A runnable audit: its notebook, declared parameters and any parameters fixed by an alias."""
+    """A runnable audit: its plugin, its notebook's declared parameters, and the parameters the plugin fixes."""
 
     name: str
     notebook: Path
     parameters: tuple[NotebookParameter, ...]
     title: str = ""
     fixed_params: Mapping[str, Any] = field(default_factory=dict)
+    plugin: AuditPlugin[Any, Any] | None = field(default=None, compare=False, repr=False)
 
     def parameter(self, name: str) -> NotebookParameter | None:
         for candidate in self.parameters:
@@ -113,18 +99,28 @@ def notebook_title(notebook_path: Path) -> str:
     return ""
 
 
-def discover_audits(notebooks_dir: Path | None = None) -> dict[str, Audit]:
-    """Every `notebooks/*.ipynb` as an audit, plus each alias whose base notebook exists, sorted by name."""
-    folder = notebooks_dir or paths.notebooks_dir()
+def discover_audits(plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
+                    names: Sequence[str] = ()) -> dict[str, Audit]:
+    """The named audits (default: all) of the registry, or of `plugins`, with their notebooks' parameters.
+
+    Only the named audits' plugins are imported; an unknown name raises `UnknownAuditError` naming the known ones.
+    """
+    from audit_lib import benchmarks
+
+    known = sorted(plugins) if plugins is not None else list(benchmarks.names())
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UnknownAuditError(
+            f"unknown audit {', '.join(map(repr, unknown))}; known audits: {', '.join(known) or '(none)'}",
+            field="audit", value=unknown)
+    wanted = sorted(dict.fromkeys(names)) if names else known
     audits: dict[str, Audit] = {}
-    for notebook in sorted(folder.glob("*.ipynb")):
-        audits[notebook.stem] = Audit(notebook.stem, notebook, read_parameters(notebook), notebook_title(notebook))
-    for alias, spec in ALIASES.items():
-        base = audits.get(spec.notebook)
-        if base is None or not all(base.parameter(name) for name in spec.fixed_params):
-            continue
-        audits[alias] = Audit(alias, base.notebook, base.parameters, spec.description, dict(spec.fixed_params))
-    return dict(sorted(audits.items()))
+    for name in wanted:
+        plugin = plugins[name] if plugins is not None else benchmarks.load(name)
+        notebook = plugin.notebook_path()
+        audits[name] = Audit(name, notebook, read_parameters(notebook), plugin.title, dict(plugin.fixed_params),
+                             plugin)
+    return audits
 
 
 def select_audits(names: Sequence[str], catalogue: Mapping[str, Audit]) -> list[Audit]:

@@ -70,36 +70,66 @@ def execute_job(job: AuditJob) -> AuditOutcome:
     except Exception as exc:  # kernel death, cell timeout, missing kernel: report, never crash the batch
         failure = NotebookFailure(None, None, type(exc).__name__, _clean(str(exc)))
     duration = time.monotonic() - started
-    files = publish_outputs(job)
-    if failure is None and "findings" not in files:
+    staged = _staged_files(job)
+    if failure is None and "findings" not in staged:
         failure = NotebookFailure(None, None, "MissingFindings",
                                   "the notebook finished but wrote no <audit>.findings.json "
-                                  "(its last cell must call builder.write())")
-    if "notebook" in files:
+                                  "(its last cell must call audit.write())")
+    html_name = None
+    if job.staging_notebook.is_file():
         try:
             html_name = f"{job.audit}.html"
-            export_html(Path(job.reports_dir) / files["notebook"], Path(job.reports_dir) / html_name,
-                        with_code=job.with_code, title=job.audit)
-            files = dict(files, html=html_name)
+            export_html(job.staging_notebook, job.staging_dir / html_name, with_code=job.with_code,
+                        title=job.title or job.audit)
         except Exception as exc:  # an export failure must not hide the notebook's own result
+            html_name = None
             if failure is None:
                 failure = NotebookFailure(None, None, f"HTMLExportError.{type(exc).__name__}", _clean(str(exc)))
+    files = publish_outputs(job, succeeded=failure is None)
     shutil.rmtree(job.staging_dir, ignore_errors=True)
     return AuditOutcome(job.audit, Path(job.notebook).stem, dict(job.params), failure is None, round(duration, 2),
                         failure, files)
 
 
-def publish_outputs(job: AuditJob) -> dict[str, str]:
-    """Move the staged files into the reports dir, named after the audit (an alias renames its base's files)."""
+FAILED_SUFFIX = ".failed"
+
+
+def _staged_files(job: AuditJob) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    if job.staging_notebook.is_file():
+        found["notebook"] = job.staging_notebook
+    staged_findings = sorted(job.staging_dir.glob("*.findings.json"))
+    if len(staged_findings) == 1:
+        found["findings"] = staged_findings[0]
+    return found
+
+
+def publish_outputs(job: AuditJob, *, succeeded: bool) -> dict[str, str]:
+    """Move the staged files into the reports dir under the audit's name, only when the run succeeded.
+
+    A failed run never replaces the last good report: its notebook and HTML land beside it as
+    `<audit>.failed.ipynb` / `<audit>.failed.html`, and the last good files (if any) stay as they were.
+    """
     reports = Path(job.reports_dir)
-    for stale in [reports / f"{job.audit}.findings.json", *reports.glob(f"{job.audit}.*.csv")]:
-        stale.unlink(missing_ok=True)
-    files: dict[str, str] = {}
+    if not succeeded:
+        files: dict[str, str] = {}
+        for kind, name in (("notebook", f"{job.audit}.ipynb"), ("html", f"{job.audit}.html")):
+            staged = job.staging_dir / name
+            if staged.is_file():
+                failed_name = f"{job.audit}{FAILED_SUFFIX}{Path(name).suffix}"
+                _place(staged, reports / failed_name)
+                files[f"failed_{kind}"] = failed_name
+        for kind, name in (("html", f"{job.audit}.html"), ("findings", f"{job.audit}.findings.json")):
+            if (reports / name).is_file():
+                files[f"last_good_{kind}"] = name
+        return files
     staged_findings = sorted(job.staging_dir.glob("*.findings.json"))
     written_as = staged_findings[0].name[: -len(".findings.json")] if len(staged_findings) == 1 else job.audit
-    for staged in sorted(job.staging_dir.iterdir()):
-        if not staged.is_file():
-            continue
+    incoming = [staged for staged in sorted(job.staging_dir.iterdir()) if staged.is_file()]
+    for stale in [*reports.glob(f"{job.audit}.*.csv"), *reports.glob(f"{job.audit}{FAILED_SUFFIX}.*")]:
+        stale.unlink(missing_ok=True)
+    files = {}
+    for staged in incoming:
         name = staged.name
         if name.startswith(written_as + ".") and written_as != job.audit:
             name = job.audit + name[len(written_as):]
@@ -108,13 +138,17 @@ def publish_outputs(job: AuditJob) -> dict[str, str]:
             payload["notebook_audit"] = payload.get("audit")
             payload["audit"] = job.audit
             staged.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-        os.replace(staged, reports / name)
-        (reports / name).chmod(REPORT_FILE_MODE)
-        if name == f"{job.audit}.ipynb":
-            files["notebook"] = name
-        elif name == f"{job.audit}.findings.json":
-            files["findings"] = name
+        _place(staged, reports / name)
+        kind = {f"{job.audit}.ipynb": "notebook", f"{job.audit}.findings.json": "findings",
+                f"{job.audit}.html": "html"}.get(name)
+        if kind:
+            files[kind] = name
     return files
+
+
+def _place(staged: Path, target: Path) -> None:
+    os.replace(staged, target)  # same filesystem (staging lives inside the reports dir): atomic
+    target.chmod(REPORT_FILE_MODE)
 
 
 def _code_cell_number(notebook_path: str, failing_source: str) -> int | None:

@@ -17,7 +17,8 @@ SUMMARY_NAME = "summary.json"
 INDEX_NAME = "index.html"
 
 
-def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any]
+def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
+                            *, stamp: Mapping[str, Any] | None = None
                             ) -> tuple[Path, Path, dict[str, tuple[dict[str, Any], ...]]]:
     """Merge this run's outcomes (as JSON) into the summary, keeping earlier audits whose reports remain, and
     render the index. Returns both paths and, per audit run now, its checks as the index digested them."""
@@ -38,6 +39,7 @@ def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, A
     ordered = dict(sorted(entries.items()))
     summary = {
         "generated_at": now,
+        "stamp": dict(stamp) if stamp else None,
         "run": dict(run_info),
         "audits_run": run_now,
         "failed": [str(o["audit"]) for o in outcomes if o.get("status") == "failed"],
@@ -61,7 +63,8 @@ def _load_previous(path: Path) -> dict[str, dict[str, Any]]:
 
 def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, Any]:
     """Checks, counts and synthetic flag read from the audit's findings file (absent when it failed early)."""
-    name = entry.get("files", {}).get("findings")
+    files = entry.get("files", {})
+    name = files.get("findings") or files.get("last_good_findings")  # a failed run shows the last good findings
     if not name or not (reports_dir / name).is_file():
         return {"checks": [], "status_counts": {}, "synthetic": False, "provenance_files": 0,
                 "effective_params": None}
@@ -74,6 +77,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
             "observed": check.get("observed"), "expected": check.get("expected"),
             "summary": check.get("summary", ""), "synthetic": bool(check.get("synthetic")),
             "details_total": check.get("details_total", 0),
+            "missing": list((check.get("meta") or {}).get("missing", [])),
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
         })
     counts = {s: sum(1 for c in checks if c["status"] == s) for s in STATUSES}
@@ -151,7 +155,8 @@ def _overview_table(audits: Sequence[Mapping[str, Any]], reports_dir: Path) -> s
 
 def _file_links(entry: Mapping[str, Any], reports_dir: Path) -> str:
     links = []
-    for kind, label in (("html", "report"), ("notebook", "notebook"), ("findings", "findings JSON")):
+    for kind, label in (("html", "report"), ("notebook", "notebook"), ("findings", "findings JSON"),
+                        ("last_good_html", "last good report (STALE)"), ("failed_html", "failed run")):
         name = entry.get("files", {}).get(kind)
         if name and (reports_dir / name).is_file():
             links.append(f'<a class="file-{kind}" href="{esc(name)}">{esc(label)}</a>')

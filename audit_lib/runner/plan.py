@@ -10,6 +10,7 @@ from typing import Any
 
 from audit_lib import paths
 from audit_lib.errors import ParameterError
+from audit_lib.plugin import AuditPlugin
 from audit_lib.runner.catalogue import discover_audits, resolve_parameters, select_audits
 
 PROJECT_KERNEL = "benchaudit"
@@ -30,6 +31,7 @@ class AuditJob:
     env: Mapping[str, str]
     with_code: bool
     cell_timeout_s: int | None
+    title: str = ""
 
     @property
     def staging_dir(self) -> Path:
@@ -61,18 +63,24 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
               mirror: str | os.PathLike[str] | None = None, executor: str | None = None, with_code: bool = False,
               reports_dir: Path | None = None, kernel_name: str | None = None,
               cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
-              notebooks_dir: Path | None = None) -> list[AuditJob]:
-    """Validate audits, parameters, mirror and kernel, before any kernel starts."""
-    catalogue = discover_audits(notebooks_dir)
-    audits = select_audits(names, catalogue)
+              plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None) -> list[AuditJob]:
+    """Validate audits, parameter names, types and values, mirror and kernel, before any kernel starts."""
+    audits = select_audits(names, discover_audits(plugins, names))
     mirror_path = None
     if mirror is not None:
         mirror_path = Path(mirror).expanduser().resolve()
         if not mirror_path.is_dir():
             raise ParameterError(f"--mirror {mirror}: no such folder (expected <dataset>/<file> inside)",
                                  field="mirror")
+    if executor is not None:
+        from audit_lib.executors import resolve_executor_name
+
+        resolve_executor_name(executor)
     injected = {"executor": executor, "mirror": str(mirror_path) if mirror_path else None}
     params = resolve_parameters(audits, list(raw_params), injected)
+    for audit in audits:
+        if audit.plugin is not None:
+            audit.plugin.validate({k: v for k, v in params[audit.name].items() if k not in audit.fixed_params})
     kernel = choose_kernel(kernel_name)
     target = (reports_dir or paths.reports_dir()).resolve()
     base_env = {"AUDIT_PROJECT_ROOT": str(paths.project_root()), "AUDIT_DATA_CACHE": str(paths.data_cache_dir())}
@@ -88,5 +96,5 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     for audit in audits:
         env = dict(base_env, AUDIT_REPORTS_DIR=str(target / STAGING_DIR_NAME / audit.name))
         jobs.append(AuditJob(audit.name, str(audit.notebook), params[audit.name], kernel, str(target), env,
-                             with_code, cell_timeout_s))
+                             with_code, cell_timeout_s, audit.title))
     return jobs

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from notebook_factory import write_notebook
+from notebook_factory import plugin_for, write_notebook
 
 from audit_lib.errors import ParameterError, UnknownAuditError
 from audit_lib.runner.catalogue import (
-    ALIASES,
     coerce_value,
     discover_audits,
     read_parameters,
@@ -29,15 +28,15 @@ PARAMS = (
 
 
 @pytest.fixture()
-def notebooks(tmp_path: Path) -> Path:
+def notebooks(tmp_path: Path) -> dict:
     folder = tmp_path / "notebooks"
-    write_notebook(folder, "alpha", PARAMS, ["print(limit)"], title="Alpha audit")
-    write_notebook(folder, "beta", "limit = 3\n", ["print(limit)"])
-    return folder
+    alpha = write_notebook(folder, "alpha", PARAMS, ["print(limit)"], title="Alpha audit")
+    beta = write_notebook(folder, "beta", "limit = 3\n", ["print(limit)"])
+    return {"alpha": plugin_for(alpha), "beta": plugin_for(beta)}
 
 
-def test_read_parameters_types_defaults_and_help(notebooks: Path) -> None:
-    parameters = {p.name: p for p in read_parameters(notebooks / "alpha.ipynb")}
+def test_read_parameters_types_defaults_and_help(notebooks: dict) -> None:
+    parameters = {p.name: p for p in read_parameters(notebooks["alpha"].notebook_path())}
     assert [(p.name, p.type_name, p.default) for p in parameters.values()] == [
         ("limit", "int", 10), ("ratio", "float", 0.5), ("label", "str", "x"), ("verbose", "bool", False),
         ("datasets", "list", []), ("executor", "None", None), ("dataset", "str", "humaneval")]
@@ -67,29 +66,26 @@ def test_notebook_without_parameters_cell_is_rejected(tmp_path: Path) -> None:
         read_parameters(path)
 
 
-def test_discover_lists_notebooks_with_titles(notebooks: Path) -> None:
+def test_discover_lists_plugins_with_their_notebooks_and_titles(notebooks: dict) -> None:
     audits = discover_audits(notebooks)
     assert list(audits) == ["alpha", "beta"]
-    assert audits["alpha"].title == "Alpha audit"
+    assert audits["alpha"].title == "alpha (test notebook)"
+    assert audits["beta"].notebook == notebooks["beta"].notebook_path()
+    assert [p.name for p in audits["beta"].parameters] == ["limit"]
 
 
-def test_alias_appears_only_when_its_base_notebook_declares_the_fixed_parameter(tmp_path: Path) -> None:
-    spec = ALIASES["mbpp_plus"]
-    folder = tmp_path / "nb"
-    write_notebook(folder, spec.notebook, "other = 1\n", [])
-    assert "mbpp_plus" not in discover_audits(folder)
-    write_notebook(folder, spec.notebook, "dataset = \"humaneval\"\n", [])
-    alias = discover_audits(folder)["mbpp_plus"]
-    assert alias.notebook == folder / f"{spec.notebook}.ipynb"
-    assert dict(alias.fixed_params) == {"dataset": "mbpp"}
+def test_every_registered_audit_is_discovered_from_the_registry() -> None:
+    from audit_lib import benchmarks
+
+    assert list(discover_audits()) == list(benchmarks.names())
 
 
-def test_unknown_audit_names_the_known_ones(notebooks: Path) -> None:
+def test_unknown_audit_names_the_known_ones(notebooks: dict) -> None:
     with pytest.raises(UnknownAuditError, match=r"unknown audit 'gamma'; known audits: alpha, beta"):
         select_audits(["alpha", "gamma"], discover_audits(notebooks))
 
 
-def test_no_names_selects_every_audit(notebooks: Path) -> None:
+def test_no_names_selects_every_audit(notebooks: dict) -> None:
     assert [a.name for a in select_audits([], discover_audits(notebooks))] == ["alpha", "beta"]
 
 
@@ -99,7 +95,7 @@ def test_no_names_selects_every_audit(notebooks: Path) -> None:
     ("datasets", "('a',)", ["a"]), ("executor", "dask-local", "dask-local"), ("executor", "none", None),
     ("executor", "3", 3),
 ])
-def test_values_are_converted_to_the_declared_type(notebooks: Path, name: str, raw: str, expected: object) -> None:
+def test_values_are_converted_to_the_declared_type(notebooks: dict, name: str, raw: str, expected: object) -> None:
     parameter = discover_audits(notebooks)["alpha"].parameter(name)
     assert parameter is not None
     value = coerce_value(parameter, raw)
@@ -111,42 +107,42 @@ def test_values_are_converted_to_the_declared_type(notebooks: Path, name: str, r
     ("ratio", "half", "expects a float"), ("verbose", "maybe", "expects a bool"),
     ("datasets", "humaneval", "expects a list"), ("datasets", '{"a": 1}', "expects a list"),
 ])
-def test_wrong_types_are_rejected(notebooks: Path, name: str, raw: str, message: str) -> None:
+def test_wrong_types_are_rejected(notebooks: dict, name: str, raw: str, message: str) -> None:
     parameter = discover_audits(notebooks)["alpha"].parameter(name)
     assert parameter is not None
     with pytest.raises(ParameterError, match=message):
         coerce_value(parameter, raw, audit="alpha")
 
 
-def test_resolve_applies_a_key_to_every_audit_that_declares_it(notebooks: Path) -> None:
+def test_resolve_applies_a_key_to_every_audit_that_declares_it(notebooks: dict) -> None:
     audits = list(discover_audits(notebooks).values())
     resolved = resolve_parameters(audits, [("limit", "5"), ("label", "y")])
     assert resolved == {"alpha": {"limit": 5, "label": "y"}, "beta": {"limit": 5}}
 
 
-def test_resolve_targets_one_audit_with_a_prefix(notebooks: Path) -> None:
+def test_resolve_targets_one_audit_with_a_prefix(notebooks: dict) -> None:
     audits = list(discover_audits(notebooks).values())
     assert resolve_parameters(audits, [("beta.limit", "7")]) == {"alpha": {}, "beta": {"limit": 7}}
     with pytest.raises(ParameterError, match="'gamma' is not one of the selected audits"):
         resolve_parameters(audits, [("gamma.limit", "7")])
 
 
-def test_resolve_rejects_a_parameter_no_selected_audit_declares(notebooks: Path) -> None:
+def test_resolve_rejects_a_parameter_no_selected_audit_declares(notebooks: dict) -> None:
     audits = [discover_audits(notebooks)["beta"]]
     with pytest.raises(ParameterError, match=r"unknown parameter 'label'.*known: limit"):
         resolve_parameters(audits, [("label", "y")])
 
 
-def test_injected_values_reach_only_notebooks_that_declare_them(notebooks: Path) -> None:
+def test_injected_values_reach_only_notebooks_that_declare_them(notebooks: dict) -> None:
     audits = list(discover_audits(notebooks).values())
     resolved = resolve_parameters(audits, [], {"executor": "dask-local", "mirror": None})
     assert resolved == {"alpha": {"executor": "dask-local"}, "beta": {}}
 
 
 def test_alias_keeps_its_fixed_parameter(tmp_path: Path) -> None:
-    folder = tmp_path / "nb"
-    write_notebook(folder, "humaneval_plus", "dataset = \"humaneval\"\nlimit = 1\n", [])
-    catalogue = discover_audits(folder)
+    shared = write_notebook(tmp_path / "nb", "humaneval_plus", "dataset = \"humaneval\"\nlimit = 1\n", [])
+    catalogue = discover_audits({"humaneval_plus": plugin_for(shared),
+                                 "mbpp_plus": plugin_for(shared, name="mbpp_plus", fixed_params={"dataset": "mbpp"})})
     audits = select_audits(["humaneval_plus", "mbpp_plus"], catalogue)
     resolved = resolve_parameters(audits, [("dataset", "humaneval"), ("limit", "2")])
     assert resolved == {"humaneval_plus": {"dataset": "humaneval", "limit": 2},

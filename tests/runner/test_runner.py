@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from notebook_factory import write_notebook
+from notebook_factory import plugin_for, write_notebook
 
 from audit_lib import runner
 from audit_lib.errors import ParameterError, UnknownAuditError
@@ -33,29 +33,31 @@ GOOD_CELLS = [
 
 
 @pytest.fixture(scope="module")
-def notebooks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def notebooks(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Test audits as plugins: `good`, `broken`, and `mbpp_plus` reusing `humaneval_plus`'s notebook."""
     folder = tmp_path_factory.mktemp("notebooks")
-    write_notebook(folder, "good", "limit = 3  # rows\n", GOOD_CELLS, title="Good audit")
-    write_notebook(folder, "broken", "limit = 3\n", [
+    good = write_notebook(folder, "good", "limit = 3  # rows\n", GOOD_CELLS, title="Good audit")
+    broken = write_notebook(folder, "broken", "limit = 3\n", [
         "x = 1",
         "raise KeyError('no such task: HumanEval/999')",
         "y = 2",
     ])
-    write_notebook(folder, "humaneval_plus", "dataset = 'humaneval'  # which release\nexecutor = None\n", [
+    shared = write_notebook(folder, "humaneval_plus", "dataset = 'humaneval'  # which release\nexecutor = 'local'\n", [
         IMPORTS + "builder = FindingsBuilder('humaneval_plus', {'dataset': dataset, 'executor': executor})\n"
         "builder.add(Check('release.rows', 'rows', 'pass', observed=dataset, details=[{'dataset': dataset}]))\n"
         "builder.write()",
     ])
-    return folder
+    return {"good": plugin_for(good), "broken": plugin_for(broken), "humaneval_plus": plugin_for(shared),
+            "mbpp_plus": plugin_for(shared, name="mbpp_plus", fixed_params={"dataset": "mbpp"})}
 
 
 @pytest.fixture(scope="module")
-def batch(notebooks: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[RunSummary, str]:
+def batch(notebooks: dict, tmp_path_factory: pytest.TempPathFactory) -> tuple[RunSummary, str]:
     reports = tmp_path_factory.mktemp("reports")
-    (reports / "broken.findings.json").write_text("{}")  # stale output of an earlier run must not survive
+    (reports / "broken.findings.json").write_text("{}")  # an earlier run's result: a failed run must keep it
     stream = io.StringIO()
     summary = runner.run_audits(["good", "broken", "mbpp_plus"], [("limit", "4")],
-                                executor="dask-local", jobs=2, reports_dir=reports, notebooks_dir=notebooks,
+                                executor="dask-local", jobs=2, reports_dir=reports, plugins=notebooks,
                                 progress=stream)
     return summary, stream.getvalue()
 
@@ -100,12 +102,14 @@ def test_failing_notebook_is_reported_with_cell_and_error(batch: tuple[RunSummar
     assert broken.failure == NotebookFailure(3, broken.failure.execution_count, "KeyError",
                                              "'no such task: HumanEval/999'",
                                              "raise KeyError('no such task: HumanEval/999')")
-    assert (summary.reports_dir / "broken.html").is_file()  # the partial run is still readable
-    assert not (summary.reports_dir / "broken.findings.json").exists()
+    assert (summary.reports_dir / "broken.failed.html").is_file()  # the partial run is still readable
+    assert (summary.reports_dir / "broken.findings.json").read_text() == "{}"
+    assert broken.files["last_good_findings"] == "broken.findings.json"
+    assert not (summary.reports_dir / "broken.html").exists()  # never published as if it were a good report
     assert "broken: FAILED" in progress and "cell 3" in progress
 
 
-def test_notebook_that_writes_no_findings_fails(notebooks: Path, tmp_path: Path,
+def test_notebook_that_writes_no_findings_fails(notebooks: dict, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     import papermill
 
@@ -113,16 +117,16 @@ def test_notebook_that_writes_no_findings_fails(notebooks: Path, tmp_path: Path,
         Path(output).write_text(Path(source).read_text())
 
     monkeypatch.setattr(papermill, "execute_notebook", executes_without_writing_findings)
-    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, notebooks_dir=notebooks)
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, plugins=notebooks)
     result = runner.execute_job(job)
     assert not result.ok and result.failure is not None
     assert result.failure.error_type == "MissingFindings"
-    assert "builder.write()" in result.failure.message
-    assert dict(result.files) == {"notebook": "good.ipynb", "html": "good.html"}
+    assert "audit.write()" in result.failure.message
+    assert dict(result.files) == {"failed_notebook": "good.failed.ipynb", "failed_html": "good.failed.html"}
 
 
-def test_a_crashed_worker_is_reported(notebooks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, notebooks_dir=notebooks)
+def test_a_crashed_worker_is_reported(notebooks: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, plugins=notebooks)
     monkeypatch.setattr(runner.batch.sys, "executable", "/bin/false")
     result = runner.run_job_in_child(job)
     assert not result.ok and result.failure is not None
@@ -164,28 +168,28 @@ def test_summary_and_index_cover_every_audit(batch: tuple[RunSummary, str]) -> N
     assert not (summary.reports_dir / runner.STAGING_DIR_NAME).exists()
 
 
-def test_validation_happens_before_any_kernel(notebooks: Path, tmp_path: Path,
+def test_validation_happens_before_any_kernel(notebooks: dict, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     def no_kernels(*args: object, **kwargs: object) -> None:
         raise AssertionError("a kernel was about to start")
 
     monkeypatch.setattr(runner.batch, "_execute_all", no_kernels)
     with pytest.raises(UnknownAuditError, match="unknown audit 'nope'"):
-        runner.run_audits(["good", "nope"], reports_dir=tmp_path, notebooks_dir=notebooks)
+        runner.run_audits(["good", "nope"], reports_dir=tmp_path, plugins=notebooks)
     with pytest.raises(ParameterError, match="'limit' expects an int, got 'many'"):
-        runner.run_audits(["good"], [("limit", "many")], reports_dir=tmp_path, notebooks_dir=notebooks)
+        runner.run_audits(["good"], [("limit", "many")], reports_dir=tmp_path, plugins=notebooks)
     with pytest.raises(ParameterError, match="unknown parameter 'lmit'"):
-        runner.run_audits(["good"], [("lmit", "1")], reports_dir=tmp_path, notebooks_dir=notebooks)
+        runner.run_audits(["good"], [("lmit", "1")], reports_dir=tmp_path, plugins=notebooks)
     with pytest.raises(ParameterError, match="--mirror .*no such folder"):
-        runner.run_audits(["good"], mirror=tmp_path / "absent", reports_dir=tmp_path, notebooks_dir=notebooks)
+        runner.run_audits(["good"], mirror=tmp_path / "absent", reports_dir=tmp_path, plugins=notebooks)
     with pytest.raises(ParameterError, match="kernel 'no-such-kernel' is not registered"):
-        runner.run_audits(["good"], kernel_name="no-such-kernel", reports_dir=tmp_path, notebooks_dir=notebooks)
+        runner.run_audits(["good"], kernel_name="no-such-kernel", reports_dir=tmp_path, plugins=notebooks)
     assert not list(tmp_path.iterdir())
 
 
-def test_plan_passes_mirror_and_executor_to_kernels(notebooks: Path, tmp_path: Path) -> None:
+def test_plan_passes_mirror_and_executor_to_kernels(notebooks: dict, tmp_path: Path) -> None:
     jobs = runner.plan_jobs(["good", "humaneval_plus"], mirror=tmp_path, executor="dask://127.0.0.1:8786",
-                            reports_dir=tmp_path / "r", notebooks_dir=notebooks)
+                            reports_dir=tmp_path / "r", plugins=notebooks)
     for job in jobs:
         assert job.env["AUDIT_MIRROR"] == str(tmp_path.resolve())
         assert job.env["AUDIT_EXECUTOR"] == "dask://127.0.0.1:8786"
@@ -194,12 +198,12 @@ def test_plan_passes_mirror_and_executor_to_kernels(notebooks: Path, tmp_path: P
     assert dict(jobs[1].params) == {"executor": "dask://127.0.0.1:8786"}
 
 
-def test_relative_mirror_from_the_environment_is_made_absolute(notebooks: Path, tmp_path: Path,
+def test_relative_mirror_from_the_environment_is_made_absolute(notebooks: dict, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "mirror").mkdir()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AUDIT_MIRROR", "mirror")
-    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path / "r", notebooks_dir=notebooks)
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path / "r", plugins=notebooks)
     assert job.env["AUDIT_MIRROR"] == str(tmp_path / "mirror")
 
 
@@ -217,6 +221,11 @@ def summary_with(statuses: dict[str, tuple[str, ...]], *, failed: bool = False) 
     (("pass", "quirk"), "quirk", runner.EXIT_GATE),
     (("error",), "quirk", runner.EXIT_GATE),
     (("skipped",), "quirk", 0),
+    (("skipped",), "skipped", runner.EXIT_GATE),
+    (("pass", "pass"), "skipped", 0),
+    (("quirk",), "error", 0),
+    (("error",), "error", runner.EXIT_GATE),
+    (("defect",), "error", runner.EXIT_GATE),
 ])
 def test_fail_on_gate(statuses: tuple[str, ...], fail_on: str | None, code: int) -> None:
     assert summary_with({"a": statuses}).exit_code(fail_on) == code
@@ -226,7 +235,7 @@ def test_a_failed_notebook_outranks_the_gate() -> None:
     assert summary_with({"a": ("defect",)}, failed=True).exit_code("defect") == runner.EXIT_NOTEBOOK_FAILED
 
 
-def test_earlier_reports_stay_in_the_index(notebooks: Path, tmp_path: Path) -> None:
+def test_earlier_reports_stay_in_the_index(notebooks: dict, tmp_path: Path) -> None:
     from audit_lib.runner.index_page import write_index_and_summary
 
     (tmp_path / "old.html").write_text("<html></html>")
@@ -246,8 +255,8 @@ def test_earlier_reports_stay_in_the_index(notebooks: Path, tmp_path: Path) -> N
     assert "outside any cell" in html and "DeadKernelError" in html and "(earlier run)" in html
 
 
-def test_progress_reports_start_cells_and_end(notebooks: Path, tmp_path: Path) -> None:
-    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, notebooks_dir=notebooks)
+def test_progress_reports_start_cells_and_end(notebooks: dict, tmp_path: Path) -> None:
+    [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, plugins=notebooks)
     stream = io.StringIO()
     display = runner.progress.ProgressDisplay(stream, [job])
     display.quiet_limit_s = 0.0
@@ -271,8 +280,9 @@ def test_progress_reports_start_cells_and_end(notebooks: Path, tmp_path: Path) -
 def test_missing_inputs_lists_the_files_that_skipped_checks_name():
     from audit_lib.runner import missing_inputs
 
-    checks = [{"id": "a", "status": "skipped", "summary": "intentspec/spec_pairs.jsonl is not available. Places..."},
-              {"id": "b", "status": "pass", "summary": "humaneval/x.jsonl is not available (quoted in a pass)"},
-              {"id": "c", "status": "skipped", "summary": "no held-out list was given"}]
+    checks = [{"id": "a", "status": "skipped", "meta": {"missing": ["intentspec/spec_pairs.jsonl"]}},
+              {"id": "b", "status": "pass", "meta": {"missing": ["humaneval/x.jsonl"]}},
+              {"id": "c", "status": "skipped", "summary": "humaneval/y.jsonl is not available",
+               "meta": {"missing": ["param:heldout_ids", "check:dropped_tasks"]}}]
     assert missing_inputs({"one": checks, "two": checks[:1], "absent": []}) == {
         "intentspec/spec_pairs.jsonl": ["one", "two"]}

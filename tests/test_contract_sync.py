@@ -1,0 +1,41 @@
+"""Every registered audit keeps the contract: its notebook's parameters cell is its `Params`, and it runs each
+declared check once through the session (like test_environment_sync.py for the environment)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+import pytest
+
+from audit_lib import benchmarks
+from audit_lib.runner.catalogue import read_parameters
+
+SESSION_LINE = re.compile(r"^audit = AUDIT\.session\(globals\(\)\)$", re.M)
+RUN_CALL = re.compile(r"""audit\.run\(["']([\w.\-]+)["']\)""")
+
+
+@pytest.mark.parametrize("name", benchmarks.names())
+def test_parameters_cell_equals_the_params_dataclass(name: str) -> None:
+    plugin = benchmarks.load(name)
+    cell = [(p.name, p.default) for p in read_parameters(plugin.notebook_path())]
+    fields = [(f.name, f.default_factory() if f.default is dataclasses.MISSING else f.default)  # type: ignore[misc]
+              for f in dataclasses.fields(plugin.params)]
+    assert cell == fields, f"{plugin.notebook_path().name} parameters cell differs from {name}'s Params"
+
+
+@pytest.mark.parametrize("name", benchmarks.names())
+def test_notebook_has_the_contract_shape(name: str) -> None:
+    plugin = benchmarks.load(name)
+    notebook = json.loads(plugin.notebook_path().read_text(encoding="utf-8"))
+    assert notebook["metadata"]["kernelspec"]["name"] == "benchaudit"
+    code = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert len(SESSION_LINE.findall(code)) == 1
+    assert code.rstrip().endswith("audit.write()")
+    runs = RUN_CALL.findall(code)
+    declared = [spec.id for spec in plugin.check_specs(plugin.validate({}))]
+    if callable(plugin.checks):  # the checks depend on the parameters: a loop or a subset of named runs
+        assert set(runs) <= set(declared) and len(runs) == len(set(runs))
+        return
+    assert sorted(runs) == sorted(declared), "one audit.run(...) per declared check"

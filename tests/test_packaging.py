@@ -15,7 +15,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_audit_notebook_is_found_inside_the_package() -> None:
-    assert paths.notebooks_dir() == (REPO_ROOT / "notebooks").resolve()
+    assert paths.notebooks_dir().resolve() == (REPO_ROOT / "notebooks").resolve()
     for name in benchmarks.names():
         assert benchmarks.load(name).notebook_path().is_file(), name
 

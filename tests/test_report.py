@@ -59,15 +59,23 @@ def test_every_data_string_is_escaped() -> None:
         assert "&lt;script&gt;" in html
 
 
-def test_show_check_caps_rows_and_names_the_csv() -> None:
+def test_show_check_caps_rows_and_leaves_a_slot_for_the_full_evidence() -> None:
     rows = [{"task": f"T/{i}", "n": i} for i in range(25)]
     check = Check("some.check", "Title", "quirk", observed=3, expected=0, summary="why", details=rows)
     html = report.show_check(check, max_rows=10, audit="demo").html
     body = html.split("<tbody>")[1]
     assert body.count("<tr>") == 10
     assert "T/9" in body and "T/10" not in body
-    assert "Showing 10 of 25 evidence rows" in html and "demo.some.check.csv" in html
+    assert "Evidence: 10 of 25 rows" in html and 'placeholder="filter 25 rows' in html
+    assert report.EVIDENCE_SLOT.format(id="some.check") in html and 'id="check-some.check"' in html
     assert "status-quirk" in html and ">3<" in html and ">0<" in html
+
+
+def test_show_check_puts_the_finding_first_and_the_rest_of_the_summary_after() -> None:
+    check = Check("c", "Neutral title", "defect", summary="SYNTHETIC data — 3 of 9 rows lose digits. Why it matters.")
+    html = report.show_check(check).html
+    assert '<p class="finding">3 of 9 rows lose digits.</p>' in html
+    assert "<p>Why it matters.</p>" in html
 
 
 def test_show_check_without_overflow_has_no_csv_note() -> None:
@@ -128,10 +136,20 @@ def test_show_figure_embeds_a_png_and_closes_the_figure() -> None:
 def test_value_text_is_compact_and_bounded() -> None:
     assert report.value_text(None) == "—"
     assert report.value_text(0.1234567891) == "0.123457"
+    assert report.value_text(122683) == "122,683"
     assert report.value_text({"a": [1, 2]}) == '{"a": [1, 2]}'
     assert report.value_text(float("nan")) == "nan"
     long_text = report.value_text("x" * 1000, limit=50)
     assert len(long_text) == 50 and long_text.endswith("…")
+
+
+def test_observed_values_are_key_value_lines_with_thousands_separators() -> None:
+    html = report.value_lines({"plus_inputs": 122683, "ratio": 78.13, "tasks": ["HumanEval/32", "HumanEval/116"],
+                               "sha256": SHA})
+    assert '<span class="k">plus_inputs</span>: <span class="v">122,683</span>' in html
+    assert ">78.13<" in html and ">[HumanEval/32, HumanEval/116]<" in html
+    assert f">{SHA[:12]}…<" in html and html.count('class="kv"') == 4
+    assert "{" not in html
 
 
 def test_display_happens_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,3 +161,10 @@ def test_display_happens_once(monkeypatch: pytest.MonkeyPatch) -> None:
     fragment._ipython_display_()
     fragment._ipython_display_()  # the cell's last expression must not show it again
     assert len(shown) == 1 and shown[0].data == "<b>x</b>"
+
+
+def test_findings_table_shows_each_finding_and_readable_values() -> None:
+    builder = FindingsBuilder("demo")
+    builder.add(Check("b", "B", "defect", observed={"rows": 12345}, expected={"rows": 0}, summary="Found 5. More."))
+    html = report.findings_table(builder).html
+    assert "<td>Found 5.</td>" in html and ">12,345<" in html and 'href="#check-b"' in html

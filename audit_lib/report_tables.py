@@ -10,9 +10,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from audit_lib.report_values import CELL_TEXT_LIMIT, cell_markup, esc
+from audit_lib.report_values import cell_markup, esc
 
 FILTER_FROM_ROWS = 6  # smaller tables are read at a glance
+TABLE_CELL_LIMIT = 160  # longer cell text is cut, whole in its tooltip (and in the evidence download)
 
 TABLE_STYLE = """
 .ba .table-wrap{max-width:100%;overflow-x:auto;margin:4px 0}
@@ -87,15 +88,29 @@ def column_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def table_markup(rows: Sequence[Mapping[str, Any]], *, columns: list[str] | None = None,
                  caption: str | None = None, css_class: str = "data", total: int | None = None) -> str:
-    """A sortable table in its own horizontal scroll box, with a filter box when it has enough rows."""
+    """A sortable table in its own horizontal scroll box, with a filter box when it has enough rows.
+
+    Evidence rows of different shapes (different keys) become one table per shape: in one table each shape's
+    rows would be mostly empty cells."""
     if not rows:  # a caption on an empty table renders as a one-word-wide column
         return f'<p class="note"><b>{esc(caption)}</b></p>' if caption else ""
-    columns = columns if columns is not None else column_names(rows)
+    if columns is None:
+        shapes: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+        for row in rows:
+            shapes.setdefault(tuple(str(k) for k in row), []).append(row)
+        if len(shapes) > 1:
+            return "".join(_one_table(group, list(shape), caption if index == 0 else None, css_class, None)
+                           for index, (shape, group) in enumerate(shapes.items()))
+    return _one_table(rows, columns if columns is not None else column_names(rows), caption, css_class, total)
+
+
+def _one_table(rows: Sequence[Mapping[str, Any]], columns: list[str], caption: str | None, css_class: str,
+               total: int | None) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     body = []
     for row in rows:
         lookup = {str(k): v for k, v in row.items()}
-        body.append("<tr>" + "".join(cell_markup(lookup.get(c), CELL_TEXT_LIMIT) for c in columns) + "</tr>")
+        body.append("<tr>" + "".join(cell_markup(lookup.get(c), TABLE_CELL_LIMIT) for c in columns) + "</tr>")
     caption_markup = f"<caption>{esc(caption)}</caption>" if caption else ""
     shown = len(rows) if total is None else total
     box = (f'<input class="table-filter" type="search" placeholder="filter {shown:,} rows…" '

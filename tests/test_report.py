@@ -168,3 +168,10 @@ def test_findings_table_shows_each_finding_and_readable_values() -> None:
     builder.add(Check("b", "B", "defect", observed={"rows": 12345}, expected={"rows": 0}, summary="Found 5. More."))
     html = report.findings_table(builder).html
     assert "<td>Found 5.</td>" in html and ">12,345<" in html and 'href="#check-b"' in html
+
+
+def test_evidence_rows_of_different_shapes_get_one_table_each() -> None:
+    rows = [{"task": "a", "n": 1}, {"task": "b", "n": 2}, {"task": "a", "separation": "x" * 500}]
+    html = report.show_table(rows).html
+    assert html.count("<table") == 2 and html.count("<td></td>") == 0
+    assert "x" * 500 not in html.split("title=")[0]  # long text is cut in the cell, whole in its tooltip

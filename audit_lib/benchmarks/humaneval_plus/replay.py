@@ -6,9 +6,10 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from audit_lib import executors, sandbox
+from audit_lib import executors, paths, sandbox
 from audit_lib.benchmarks.humaneval_plus.compare import (
     SampleComparer,
     ValueDigest,
@@ -104,6 +105,19 @@ def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
     return rows
 
 
+def _cache_label(path: Path) -> str:
+    """The ground-truth cache file as `<cache>/…`: findings are shared, the machine's paths are not."""
+    try:
+        return "<cache>/" + path.resolve().relative_to(paths.data_cache_dir()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _kinds_text(kinds: Counter[str]) -> str:
+    """`1,245 wrong_value, 74 timeout, 8 exception`, most frequent first."""
+    return ", ".join(f"{count:,} {kind}" for kind, count in kinds.most_common()) or "none"
+
+
 def _limit_rows_text(rows: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(f"{row['task_id']} {row['split']}[{row['input_index']}]: {row['detail']}" for row in rows[:5]) \
         or "none"
@@ -152,12 +166,12 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
     not_recorded = [row for row in problems if row["problem"] == "exceeds_sandbox_limits"]
     status = "defect" if failures or harmful else ("quirk" if differing or not_recorded else "pass")
     kinds = Counter(row["kind"] for row in failures)
-    summary = (f"{total_inputs:,} inputs over {len(tasks)} tasks ({first.tasks_from_cache} tasks from the cache "
-               f"{first.cache_path.name}, {first.tasks_computed} computed now). Canonical fails on "
-               f"{len(failures)} input(s) ({dict(kinds) or 'none'}); {len(not_recorded)} more have no expected "
-               f"output because they exceed the sandbox's limits ({_limit_rows_text(not_recorded)}). Second fresh "
-               f"run: {len(differing)} input(s) differ, {len(harmful)} of them in a way EvalPlus's comparison would "
-               "not accept.")
+    summary = (f"The canonical solutions fail on {len(failures)} of {total_inputs:,} inputs ({_kinds_text(kinds)}); "
+               f"{len(not_recorded)} more have no expected output because they exceed the sandbox's limits "
+               f"({_limit_rows_text(not_recorded)}). Second fresh run: {len(differing)} input(s) differ, "
+               f"{len(harmful)} of them in a way EvalPlus's comparison would not accept. {len(tasks)} tasks "
+               f"({first.tasks_from_cache} from the cache {first.cache_path.name}, {first.tasks_computed} computed "
+               "now).")
     details = failures + not_recorded + [{"problem": "nondeterministic", **row} for row in differing]
     return Check("ground_truth", GROUND_TRUTH_TITLE, status,
                  observed={"inputs": total_inputs, "canonical_failures": len(failures),
@@ -165,7 +179,7 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                            "nondeterministic_inputs": len(differing),
                            "nondeterministic_rejected_by_rules": len(harmful)},
                  expected={"canonical_failures": 0, "nondeterministic_inputs": 0}, summary=summary,
-                 details=details, meta={"cache": str(first.cache_path), "dataset_sha256": first.dataset_sha256})
+                 details=details, meta={"cache": _cache_label(first.cache_path), "dataset_sha256": first.dataset_sha256})
 
 
 def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *,
@@ -361,7 +375,7 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
         kinds.update(row["failure_kinds"])
     base_fail = sum(1 for row in rows if row["base_failing"])
     summary = (f"OpenAI's canonical fails HumanEval+ on {len(rows)} of {len(scored)} tasks ({base_fail} already "
-               f"fail the base inputs); failing inputs by kind: {dict(kinds) or 'none'}. Tasks: "
+               f"fail the base inputs); failing inputs: {_kinds_text(kinds)}. Tasks: "
                + (", ".join(f"{r['task_id']} ({r['failing_inputs']})" for r in rows[:12]) or "none") + "."
                + (f" Not scored (no original solution): {', '.join(not_scored)}." if not_scored else ""))
     return Check("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE, "quirk" if rows else "pass",

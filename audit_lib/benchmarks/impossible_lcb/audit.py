@@ -8,6 +8,7 @@ task count in `meta` and says it in its summary.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ EXECUTOR_CHOICES = ("local", "dask-local")
 
 TITLES = {
     "dropped_tasks": "Drop list derived from the audit's defect list (103 -> 90)",
-    "single_assertion_mutation": "Every oneoff mutation changes exactly one assertion (90 -> 89)",
+    "single_assertion_mutation": "Oneoff mutations that change more than one assertion (documented 90 -> 89)",
     "broken_mutations": "Mutated tests that do not compile or lack the check wrapper",
     "task_order": "Task ids sorted as text vs by number",
     "split": "Held-out / train split (30 / 59)",
@@ -542,11 +543,11 @@ def check_visibility_rule(inputs: AuditInputs, params: AuditParams) -> Check:
     source = inputs.oneoff_rows.source
     summary = (_depth_text("rows", len(tasks), f"{source} rows" + (f", {len(excluded)} unparseable rows excluded: "
                                                                    f"{excluded}" if excluded else ""))
-               + f"Impossible form, zero-based: {per_numbering['zero_based']}; one-based: "
-               f"{per_numbering['one_based']}. The two readings disagree on whether the changed assertion was "
-               f"already shown for {disagree or 'no task'}. Shown assertions read setup lines (variables/helpers) "
-               f"that must be shown too in {setup_dependent or 'no task'}. Selected numbering: "
-               f"{params.assertion_numbering}.")
+               + f"Counted from 0 and from 1, the rule disagrees on whether the changed assertion was already "
+               f"shown for {', '.join(disagree) or 'no task'}; shown assertions read setup lines (variables/helpers) "
+               f"that must be shown too in {', '.join(setup_dependent) or 'no task'}. Impossible form, zero-based: "
+               f"{_counts_text(per_numbering['zero_based'])}; one-based: {_counts_text(per_numbering['one_based'])}. "
+               f"Selected numbering: {params.assertion_numbering}.")
     return Check(check_id, title, status,
                  observed={"per_numbering": per_numbering, "numberings_disagree_on_changed": disagree,
                            "tasks_with_setup_dependency": setup_dependent},
@@ -622,13 +623,18 @@ def check_has_code_parsing(inputs: AuditInputs) -> Check:
     status = "quirk" if ambiguous_cases else "pass"
     summary = (_depth_text("rows", len(tasks), "replies built from the generated solutions"
                            + (f", {len(excluded)} unparseable rows excluded: {excluded}" if excluded else ""))
-               + f"{len({d['case'] for d in details})} reply shapes x 3 readings of 'contains a python code block'. "
-               f"The readings disagree, or the choice of block changes the scored code, for: "
-               f"{sorted(ambiguous_cases) or 'none'}. The replay scores the last line-start python block.")
+               + "Three readings of 'contains a python code block' disagree, or the choice of block changes the "
+               f"scored code, for {len(ambiguous_cases)} of {len({d['case'] for d in details})} reply shapes: "
+               f"{', '.join(sorted(ambiguous_cases)) or 'none'}. The replay scores the last line-start python "
+               "block.")
     return Check(check_id, title, status, observed={"ambiguous_cases": sorted(ambiguous_cases)},
                  expected={"ambiguous_cases": []}, summary=summary, details=details,
                  meta=_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
                             excluded=[e["task_id"] for e in excluded]))
+
+
+def _counts_text(counts: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in counts.items())
 
 
 CHECK_IDS: tuple[str, ...] = tuple(TITLES)

@@ -54,7 +54,7 @@ def failing_rows(spec: SpecPair, run: CandidateRun) -> list[dict[str, Any]]:
 
 # --- canonical_ivr_zero ---------------------------------------------------------------------------------------
 
-CANONICAL_TITLE = "Every canonical passes every constraint (canonical IVR == 0)"
+CANONICAL_TITLE = "Canonical solutions against every constraint (canonical IVR, documented 0)"
 
 
 def canonical_ivr_zero_check(specs: Sequence[SpecPair], canonical_runs: Mapping[str, CandidateRun],
@@ -105,7 +105,7 @@ def _task_number(task_id: str) -> tuple[int, str]:
 
 # --- canonical_provenance -------------------------------------------------------------------------------------
 
-PROVENANCE_TITLE = "Canonicals are HumanEval's reference solutions verbatim (as the data README says)"
+PROVENANCE_TITLE = "Where the canonical solutions come from (the data README says: HumanEval's, verbatim)"
 
 
 def normalise_whitespace(text: str) -> str:
@@ -169,7 +169,7 @@ def canonical_provenance_check(canonicals: Sequence[Canonical],
 
 # --- constraints_vs_references --------------------------------------------------------------------------------
 
-REFERENCES_TITLE = "No constraint rejects a correct HumanEval reference solution"
+REFERENCES_TITLE = "Constraints against the HumanEval reference solutions (OpenAI's and HumanEval+'s)"
 
 
 def constraints_vs_references_check(specs: Sequence[SpecPair],
@@ -219,7 +219,7 @@ def constraints_vs_references_check(specs: Sequence[SpecPair],
 
 # --- ivr_replay -----------------------------------------------------------------------------------------------
 
-REPLAY_TITLE = "Re-executing the cached generations reproduces the published outcomes and IVR"
+REPLAY_TITLE = "Published outcomes and IVR vs a re-execution of the cached generations"
 
 
 @dataclass(frozen=True)
@@ -360,7 +360,7 @@ def ivr_replay_check(specs: Sequence[SpecPair], runs: Sequence[CandidateRun], pu
 
 # --- exit_code_exploit ----------------------------------------------------------------------------------------
 
-EXPLOIT_TITLE = "A solution that exits with status 0 before any assertion is not counted as passing"
+EXPLOIT_TITLE = "A solution that exits with status 0 before any assertion, under the upstream harness"
 
 
 def exit_code_exploit_check(specs: Sequence[SpecPair], probe_runs: Sequence[CandidateRun], probe_source: str) -> Check:
@@ -421,7 +421,7 @@ def exit_code_exploit_check(specs: Sequence[SpecPair], probe_runs: Sequence[Cand
 
 # --- constraint_power -----------------------------------------------------------------------------------------
 
-POWER_TITLE = "Constraints discriminate between generations, and descriptions agree with tests"
+POWER_TITLE = "How well constraints discriminate between generations; descriptions vs tests"
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
 

@@ -17,6 +17,8 @@ from audit_lib.report_tables import TABLE_STYLE, rows_and_columns, table_markup
 from audit_lib.report_values import (CELL_TEXT_LIMIT, VALUE_TEXT_LIMIT, esc, inline_text, value_lines,
                                     value_text)
 
+PROVENANCE_ROWS_OPEN = 8  # more input files than this are listed in a collapsed section
+FINDINGS_ROWS_OPEN = 12  # with more checks than this, the passing ones are collapsed
 # Where the exported report puts a check's full evidence (download link, per-task view); see report_evidence.
 EVIDENCE_SLOT = '<div class="evidence-slot" data-check="{id}"></div>'
 
@@ -167,8 +169,15 @@ def banner(source: FindingsBuilder | Findings | Mapping[str, Any] | Iterable[Any
             f"<td>{_link_or_text(record.get('upstream'))}</td>"
             "</tr>"
         )
-    parts.append('<table class="provenance"><thead><tr><th>file</th><th>source</th><th>sha256</th><th>pinned</th>'
-                 "<th>synthetic</th><th>upstream</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    table = ('<div class="table-wrap"><table class="provenance sortable"><thead><tr><th>file</th><th>source</th>'
+             "<th>sha256</th><th>pinned</th><th>synthetic</th><th>upstream</th></tr></thead><tbody>"
+             + "".join(rows) + "</tbody></table></div>")
+    if len(records) > PROVENANCE_ROWS_OPEN:
+        unpinned = sum(1 for r in records if not r.get("pinned"))
+        synthetic = sum(1 for r in records if r.get("synthetic"))
+        table = (f"<details><summary>{len(records):,} data files: {len(records) - unpinned:,} pinned, "
+                 f"{unpinned:,} unpinned, {synthetic:,} synthetic</summary>{table}</details>")
+    parts.append(table)
     return _emit("".join(parts))
 
 
@@ -178,9 +187,11 @@ def findings_table(source: FindingsBuilder | Findings | Mapping[str, Any]) -> Re
     checks = payload.get("checks", [])
     counts = {status: sum(1 for c in checks if c.get("status") == status) for status in STATUSES}
     tally = " ".join(f"{status_badge(s)}&nbsp;{n}" for s, n in counts.items() if n)
-    rows = []
+    rows: list[str] = []
+    passing: list[str] = []
     for check in checks:
-        rows.append(
+        many_passing = check.get("status") == "pass" and len(checks) > FINDINGS_ROWS_OPEN
+        (passing if many_passing else rows).append(
             "<tr>"
             f'<td data-v="{SEVERITY.get(str(check.get("status")), 0)}">{status_badge(str(check.get("status")))}'
             f"{' <b>synthetic</b>' if check.get('synthetic') else ''}</td>"
@@ -193,10 +204,13 @@ def findings_table(source: FindingsBuilder | Findings | Mapping[str, Any]) -> Re
         )
     markup = (f"<h3>Findings — <code>{esc(payload.get('audit', '?'))}</code></h3>"
               f'<p class="note">{len(checks)} checks {tally}</p>')
+    head = ('<div class="table-wrap"><table class="findings sortable"><thead><tr><th>status</th>'
+            "<th>check</th><th>title</th><th>finding</th><th>observed</th><th>expected</th></tr></thead><tbody>")
     if rows:
-        markup += ('<div class="table-wrap"><table class="findings sortable"><thead><tr><th>status</th>'
-                   "<th>check</th><th>title</th><th>finding</th><th>observed</th><th>expected</th></tr></thead>"
-                   "<tbody>" + "".join(rows) + "</tbody></table></div>")
+        markup += head + "".join(rows) + "</tbody></table></div>"
+    if passing:
+        markup += (f"<details><summary>{len(passing):,} passing checks</summary>{head}{''.join(passing)}"
+                   "</tbody></table></div></details>")
     return _emit(markup)
 
 
@@ -224,24 +238,29 @@ def show_check(check: Check | Mapping[str, Any], max_rows: int = 20, *, audit: s
               f"<h3>{status_badge(status)} {esc(payload.get('title', ''))}</h3>",
               f'<p class="note">check <code>{esc(check_id)}</code>'
               f"{' · <b>uses SYNTHETIC data</b>' if payload.get('synthetic') else ''}</p>"]
-    if finding and status != "pass":
-        markup.append(f'<p class="finding">{esc(finding)}</p>')
-    markup.append(f"<dl><dt>observed</dt><dd>{value_lines(payload.get('observed'))}</dd>"
-                  f"<dt>expected</dt><dd>{value_lines(payload.get('expected'))}</dd></dl>")
+    body = [f"<dl><dt>observed</dt><dd>{value_lines(payload.get('observed'))}</dd>"
+            f"<dt>expected</dt><dd>{value_lines(payload.get('expected'))}</dd></dl>"]
     rest = summary
     if status != "pass" and finding and " ".join(summary.split()).find(finding) >= 0:
         # The finding is shown in bold above; the summary's other sentences follow it.
         flat = " ".join(summary.split())
         rest = flat[flat.find(finding) + len(finding):].strip()  # what precedes it is only a qualifier
     if rest:
-        markup.append(f"<p>{esc(rest)}</p>")
+        body.append(f"<p>{esc(rest)}</p>")
     if details:
         shown = min(max_rows, len(details))
         label = f"Evidence: {shown:,} of {total:,} rows" if total > shown else f"Evidence: {total:,} rows"
         opened = " open" if status in ("quirk", "defect") else ""
-        markup.append(f"<details{opened}><summary>{label}</summary>"
-                      f"{table_markup(details[:max_rows], total=total)}</details>")
-    markup.append(EVIDENCE_SLOT.format(id=esc(check_id)))
+        body.append(f"<details{opened}><summary>{label}</summary>"
+                    f"{table_markup(details[:max_rows], total=total)}</details>")
+    body.append(EVIDENCE_SLOT.format(id=esc(check_id)))
+    if status == "pass":  # a pass is one line; its figures and evidence are a click away
+        markup.append(f'<details class="check-body"><summary>{esc(finding or "details")}</summary>'
+                      f"{''.join(body)}</details>")
+    else:
+        if finding:
+            markup.append(f'<p class="finding">{esc(finding)}</p>')
+        markup.extend(body)
     markup.append("</div>")
     return _emit("".join(markup))
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.findings import to_jsonable
+from audit_lib.report_tables import table_markup
 from audit_lib.report_values import esc, redact_paths
 
 EMBED_BUDGET_BYTES = 1_200_000  # encoded evidence per report; with the page itself a report stays under ~2 MB
@@ -21,6 +22,7 @@ DRILLDOWN_TASKS = 200
 DRILLDOWN_ROWS_PER_TASK = 20
 DRILLDOWN_STATUSES = ("quirk", "defect", "error")
 TASK_COLUMN = "task_id"
+SHORT_VALUE = 40  # a task whose evidence values are all this short is shown as a small table
 
 # Decompresses an embedded blob and saves it as a CSV; works offline (DecompressionStream is built in).
 DOWNLOAD_SCRIPT = """<script>
@@ -154,9 +156,12 @@ def drilldown_markup(evidence: Evidence, status: str) -> str:
     sections = []
     for task, rows in list(by_task.items())[:DRILLDOWN_TASKS]:
         blocks = []
-        for row in rows[:DRILLDOWN_ROWS_PER_TASK]:
+        shown = [{k: v for k, v in row.items() if k != TASK_COLUMN} for row in rows[:DRILLDOWN_ROWS_PER_TASK]]
+        if all(len(str(v)) <= SHORT_VALUE for row in shown for v in row.values()):  # short values: one line each
+            blocks.append(table_markup(shown))
+        for row in shown if not blocks else ():
             lines = "".join(f'<div class="kv"><span class="k">{esc(k)}</span>: <code>{esc(_short(v))}</code></div>'
-                            for k, v in row.items() if k != TASK_COLUMN and v not in (None, ""))
+                            for k, v in row.items() if v not in (None, ""))
             blocks.append(f'<div class="task-row">{lines}</div>')
         more = (f'<p class="note">{len(rows) - DRILLDOWN_ROWS_PER_TASK:,} more rows in the evidence download.</p>'
                 if len(rows) > DRILLDOWN_ROWS_PER_TASK else "")

@@ -111,11 +111,11 @@ def _one_table(rows: Sequence[Mapping[str, Any]], columns: list[str], caption: s
     for row in rows:
         lookup = {str(k): v for k, v in row.items()}
         body.append("<tr>" + "".join(cell_markup(lookup.get(c), TABLE_CELL_LIMIT) for c in columns) + "</tr>")
-    caption_markup = f"<caption>{esc(caption)}</caption>" if caption else ""
+    caption_markup = f'<p class="caption"><b>{esc(caption)}</b></p>' if caption else ""
     shown = len(rows) if total is None else total
     box = (f'<input class="table-filter" type="search" placeholder="filter {shown:,} rows…" '
            'aria-label="filter rows">' if len(rows) >= FILTER_FROM_ROWS else "")
-    return (f'<div class="table-wrap">{box}<table class="{esc(css_class)} sortable">{caption_markup}'
+    return (f'{caption_markup}<div class="table-wrap">{box}<table class="{esc(css_class)} sortable">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
 

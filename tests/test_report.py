@@ -107,7 +107,7 @@ def test_show_table_accepts_pandas_polars_rows_and_mappings() -> None:
     frame = {"name": ["a", "b", "c"], "count": [1, None, 3]}
     for data in (pd.DataFrame(frame), pl.DataFrame(frame)):
         html = report.show_table(data, max_rows=2, caption="cap").html
-        assert "<th>name</th><th>count</th>" in html and "<caption>cap</caption>" in html
+        assert "<th>name</th><th>count</th>" in html and '<p class="caption"><b>cap</b></p>' in html
         assert "Showing 2 of 3 rows" in html
     assert "<td>key</td>" not in report.show_table({"k": 1}).html and "<td>k</td>" in report.show_table({"k": 1}).html
     assert "(no rows)" in report.show_table([]).html
@@ -175,3 +175,24 @@ def test_evidence_rows_of_different_shapes_get_one_table_each() -> None:
     html = report.show_table(rows).html
     assert html.count("<table") == 2 and html.count("<td></td>") == 0
     assert "x" * 500 not in html.split("title=")[0]  # long text is cut in the cell, whole in its tooltip
+
+
+def test_a_passing_check_is_one_line_with_its_figures_collapsed() -> None:
+    check = Check("c", "T", "pass", observed={"n": 1}, summary="All 5 fine. Detail.", details=[{"a": 1}])
+    html = report.show_check(check).html
+    collapsed = html.split('<details class="check-body">')[1]
+    assert collapsed.startswith("<summary>All 5 fine.</summary>")
+    assert "observed" in collapsed and report.EVIDENCE_SLOT.format(id="c") in collapsed
+    assert 'class="finding"' not in html
+
+
+def test_long_provenance_and_many_passing_checks_are_collapsed() -> None:
+    builder = FindingsBuilder("demo")
+    builder.add_provenance(*(provenance(file=f"f{i}.csv", pinned=i > 0) for i in range(9)))
+    for i in range(13):
+        builder.add(Check(f"c{i}", "T", "defect" if i == 0 else "pass"))
+    banner = report.banner(builder).html
+    assert "<details><summary>9 data files: 8 pinned, 1 unpinned, 0 synthetic</summary>" in banner
+    table = report.findings_table(builder).html
+    open_part, collapsed = table.split("<details><summary>12 passing checks</summary>")
+    assert open_part.count("<tr>") == 2 and collapsed.count("<tr>") == 13

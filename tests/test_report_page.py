@@ -77,6 +77,10 @@ def test_drilldown_groups_failing_rows_by_task() -> None:
     html = drilldown_markup(Evidence("c", rows, 3, True), "quirk")
     assert "Per task (2 tasks" in html and html.count('<details class="task">') == 2
     assert "<code>HumanEval/32</code> — 2 rows" in html and "got [], expected [5]" in html
+    assert html.count("<table") == 2  # short values: a small table per task
+    long_rows = ({"task_id": "HumanEval/22", "first_input": "[" + "1, " * 40 + "]", "counterexample": "got 1"},)
+    long_html = drilldown_markup(Evidence("c", long_rows, 1, True), "defect")
+    assert '<span class="k">first_input</span>: <code>[1, 1,' in long_html and "<table" not in long_html
     assert drilldown_markup(Evidence("c", rows, 3, True), "pass") == ""
     assert drilldown_markup(Evidence("c", ({"n": 1},), 1, True), "defect") == ""
 

@@ -140,7 +140,8 @@ def banner(source: FindingsBuilder | Findings | Mapping[str, Any] | Iterable[Any
         payload = _as_findings_json(source)
         parts.append(f"<h3>Audit <code>{esc(payload.get('audit', '?'))}</code> — data provenance</h3>")
         if payload.get("params"):
-            shown = " · ".join(f"{key}: {inline_text(value, 120)}" for key, value in payload["params"].items())
+            shown = " · ".join(f"{key}: {inline_text(value, 120) if value != '' else '—'}"
+                               for key, value in payload["params"].items())
             parts.append(f'<p class="note">Parameters: {esc(shown)}</p>')
         synthetic_checks = [c.get("id") for c in payload.get("checks", []) if c.get("synthetic")]
     else:

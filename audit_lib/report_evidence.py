@@ -153,11 +153,13 @@ def drilldown_markup(evidence: Evidence, status: str) -> str:
     by_task: dict[str, list[Mapping[str, Any]]] = {}
     for row in evidence.rows:
         by_task.setdefault(str(row.get(TASK_COLUMN)), []).append(row)
+    # Short values read best as a small table per task, long inputs as `column: value` lines; one choice per check.
+    compact = all(len(str(v)) <= SHORT_VALUE for row in evidence.rows for k, v in row.items() if k != TASK_COLUMN)
     sections = []
     for task, rows in list(by_task.items())[:DRILLDOWN_TASKS]:
         blocks = []
         shown = [{k: v for k, v in row.items() if k != TASK_COLUMN} for row in rows[:DRILLDOWN_ROWS_PER_TASK]]
-        if all(len(str(v)) <= SHORT_VALUE for row in shown for v in row.values()):  # short values: one line each
+        if compact:
             blocks.append(table_markup(shown))
         for row in shown if not blocks else ():
             lines = "".join(f'<div class="kv"><span class="k">{esc(k)}</span>: <code>{esc(_short(v))}</code></div>'

@@ -12,7 +12,8 @@ from typing import Any
 from audit_lib.findings import STATUSES
 from audit_lib.report import EVIDENCE_SLOT, STYLE, status_badge
 from audit_lib.report_evidence import DOWNLOAD_SCRIPT, DRILLDOWN_STYLE, drilldown_markup, embed_all, load_evidence
-from audit_lib.report_page import PAGE_STYLE, Alert, alerts_for, alerts_markup, legend_markup, stamp_markup
+from audit_lib.report_page import (PAGE_STYLE, Alert, alerts_for, alerts_markup, legend_markup, not_judged,
+                                   stamp_markup)
 from audit_lib.report_tables import TABLE_SCRIPT
 from audit_lib.report_values import esc
 
@@ -49,7 +50,7 @@ def report_parts(findings: Mapping[str, Any] | None, evidence_dir: Path, *, titl
     alerts = alerts_for(checks, audit=audit, href="#check-{id}")
     alerts = [a if a.href[len("#check-"):] in anchors else _to_evidence(a) for a in alerts]
     header.append(legend_markup())
-    header.append(alerts_markup(alerts, heading="Alerts", show_audit=False))
+    header.append(alerts_markup(alerts, heading="Alerts", show_audit=False, not_run=not_judged(checks)))
     header.append(_tally(checks))
     header.append("</div>")
 

@@ -38,6 +38,16 @@ PAGE_STYLE = """<style>
 </style>"""
 
 
+# A link to a collapsed section (`#audit-x`) opens it.
+OPEN_TARGET_SCRIPT = """<script>
+(function(){
+function openTarget(){var id=decodeURIComponent(location.hash.slice(1)),el=id&&document.getElementById(id);
+ if(el&&el.tagName==='DETAILS'){el.open=true;el.scrollIntoView();}}
+window.addEventListener('hashchange',openTarget);openTarget();
+})();
+</script>"""
+
+
 @dataclass(frozen=True)
 class Alert:
     """One defect or quirk as a reader sees it first: where, what was found, and where its evidence is."""
@@ -57,13 +67,18 @@ def alerts_for(checks: Sequence[Mapping[str, Any]], *, audit: str, href: str) ->
                   href.format(id=c.get("id")), bool(c.get("synthetic"))) for c in found]
 
 
-def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audit: bool = True) -> str:
-    """One line per alert; on the index they are grouped under their audit's name."""
+def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audit: bool = True,
+                  not_run: Mapping[str, int] | None = None) -> str:
+    """One line per alert; on the index they are grouped under their audit's name. `not_run` counts the
+    checks that could not say anything (error, skipped): they are no alert, but a reader should know."""
     counts = {s: sum(1 for a in alerts if a.status == s) for s in ALERT_STATUSES}
     tally = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items())
+    unknown = ", ".join(f"{n} {s}" for s, n in (not_run or {}).items() if n)
+    footnote = (f'<p class="note">Not judged: {esc(unknown)} (see the legend; their reasons are in the checks).</p>'
+                if unknown else "")
     if not alerts:
         return (f'<section class="alerts" id="alerts"><h2>{esc(heading)}</h2>'
-                '<p class="note">No defects or quirks found.</p></section>')
+                f'<p class="note">No defects or quirks found.</p>{footnote}</section>')
     groups: dict[str, list[Alert]] = {}
     for alert in alerts:
         groups.setdefault(alert.audit if show_audit else "", []).append(alert)
@@ -77,7 +92,11 @@ def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audi
         else:
             blocks.append(items)
     return (f'<section class="alerts" id="alerts"><h2>{esc(heading)} — {esc(tally)}</h2>'
-            f"<ul>{''.join(blocks)}</ul></section>")
+            f"<ul>{''.join(blocks)}</ul>{footnote}</section>")
+
+
+def not_judged(checks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    return {s: sum(1 for c in checks if c.get("status") == s) for s in ("error", "skipped")}
 
 
 def _alert_item(alert: Alert, *, mark_synthetic: bool) -> str:
@@ -124,4 +143,5 @@ def stamp_markup(stamp: Mapping[str, Any] | None) -> str:
     return markup
 
 
-__all__ = ["Alert", "LEGEND", "PAGE_STYLE", "alerts_for", "alerts_markup", "legend_markup", "stamp_markup"]
+__all__ = ["Alert", "LEGEND", "OPEN_TARGET_SCRIPT", "PAGE_STYLE", "alerts_for", "alerts_markup", "legend_markup",
+           "not_judged", "stamp_markup"]

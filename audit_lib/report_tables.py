@@ -30,7 +30,8 @@ TABLE_STYLE = """
 TABLE_SCRIPT = """<script>
 (function(){
 if(window.__baTables)return;window.__baTables=true;
-function key(td){if(!td)return '';var v=td.getAttribute('data-v');return v!==null&&v!==''&&!isNaN(v)?+v:td.textContent.trim().toLowerCase();}
+function key(td){if(!td)return '';var v=td.getAttribute('data-v');
+ return v!==null&&v!==''&&!isNaN(v)?+v:td.textContent.trim().toLowerCase();}
 document.addEventListener('click',function(e){
  var th=e.target.closest&&e.target.closest('table.sortable thead th');if(!th)return;
  var table=th.closest('table'),body=table.tBodies[0],col=Array.prototype.indexOf.call(th.parentNode.children,th);

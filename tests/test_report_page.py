@@ -30,6 +30,7 @@ def test_alerts_list_defects_then_quirks_as_findings_with_links() -> None:
     assert html.index("154 of 154") < html.index("2 of 9 differ.") and "(synthetic data)" in html
     assert "Fine." not in html
     assert "No defects or quirks found." in alerts_markup([])
+    assert "Not judged: 1 error, 7 skipped" in alerts_markup(alerts, not_run={"error": 1, "skipped": 7})
 
 
 def test_legend_has_one_line_per_status() -> None:

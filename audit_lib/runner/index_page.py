@@ -11,7 +11,8 @@ from typing import Any
 from audit_lib.atomic_files import atomic_write_text
 from audit_lib.findings import SEVERITY, STATUSES, first_sentence, worst_status
 from audit_lib.report import STYLE, check_finding, status_badge
-from audit_lib.report_page import PAGE_STYLE, alerts_for, alerts_markup, legend_markup, stamp_markup
+from audit_lib.report_page import (OPEN_TARGET_SCRIPT, PAGE_STYLE, alerts_for, alerts_markup, legend_markup,
+                                   not_judged, stamp_markup)
 from audit_lib.report_tables import TABLE_SCRIPT
 from audit_lib.report_values import CELL_TEXT_LIMIT, esc, inline_text, value_lines, value_text
 
@@ -138,11 +139,11 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
                      "real data is public; their figures show that the checks work, not what the benchmark "
                      "contains.</div>")
     parts.append(legend_markup())
-    parts.append(alerts_markup(alerts))
+    parts.append(alerts_markup(alerts, not_run=not_judged([c for e in audits for c in e.get("checks", [])])))
     parts.append("<h2>Audits</h2>" + _overview_table(audits, reports_dir))
     for entry in audits:
         parts.append(_audit_section(entry, reports_dir))
-    parts.append(f"</div>{TABLE_SCRIPT}</body></html>\n")
+    parts.append(f"</div>{TABLE_SCRIPT}{OPEN_TARGET_SCRIPT}</body></html>\n")
     return "".join(parts)
 
 
@@ -196,7 +197,8 @@ def _shown_params(entry: Mapping[str, Any]) -> str:
     """The parameters the notebook recorded in its findings (defaults included), else those the runner passed."""
     effective = entry.get("effective_params")
     params = effective if effective is not None else (entry.get("params") or {})
-    return " · ".join(f"{key}: {inline_text(value, 120)}" for key, value in params.items()) or "defaults"
+    return " · ".join(f"{key}: {inline_text(value, 120) if value != '' else '—'}"
+                      for key, value in params.items()) or "defaults"
 
 
 def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
@@ -205,7 +207,7 @@ def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
     counts = entry.get("status_counts", {})
     tally = " ".join(f"{status_badge(s)}&nbsp;{counts[s]}" for s in STATUSES if counts.get(s))
     inventory = _is_inventory(entry)
-    opened = "" if inventory else " open"
+    opened = " open" if entry.get("status") == "failed" else ""  # the alerts and the overview come first
     parts = [f'<details class="audit" id="audit-{esc(audit)}"{opened}><summary><code>{esc(audit)}</code> '
              f"{status_badge('failed') if entry.get('status') == 'failed' else ''}"
              f"{' <b>SYNTHETIC DATA</b>' if entry.get('synthetic') else ''} {tally}</summary>",

@@ -84,7 +84,8 @@ def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audi
         groups.setdefault(alert.audit if show_audit else "", []).append(alert)
     blocks = []
     for audit, members in groups.items():
-        items = "".join(_alert_item(alert, mark_synthetic=not show_audit) for alert in members)
+        mixed = not all(a.synthetic for a in members)  # all synthetic: the page's banner already says so
+        items = "".join(_alert_item(alert, mark_synthetic=not show_audit and mixed) for alert in members)
         if show_audit:
             synthetic = " <b>(synthetic data)</b>" if any(a.synthetic for a in members) else ""
             blocks.append(f'<li class="alert-audit"><span class="audit-name">{esc(audit)}</span>{synthetic}'

@@ -128,7 +128,7 @@ def inline_text(value: Any, limit: int) -> str:
         text = f"[{shown}{more}]"
         return text if len(text) <= limit else text[: limit - 1] + "…"
     if isinstance(value, dict):
-        text = ", ".join(f"{k}: {inline_text(v, 80)}" for k, v in value.items())
+        text = ", ".join(f"{k}: {inline_text(v, 80)}" for k, v in value.items()) or "—"
         return text if len(text) <= limit else text[: limit - 1] + "…"
     return str(value)
 

@@ -104,3 +104,37 @@ def test_a_shared_notebook_gets_a_title_naming_its_audit() -> None:
     assert report_title("nope_audit", "HumanEval+ / MBPP+ audit", {"notebook_audit": "humaneval_plus"}) == \
         "HumanEval+ / MBPP+ audit — nope_audit"
     assert report_title("nope_audit", "Heading", {"audit": "nope_audit"}) == "Heading"
+
+
+def _notebook_with(outputs_html: str, path: Path) -> Path:
+    cell = nbformat.v4.new_code_cell("report.show_check(...)")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": outputs_html, "text/plain": "x"}),
+                    nbformat.v4.new_output("stream", name="stderr", text="UserWarning: noisy")]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Demo audit\n\nWhat it does."), cell])
+    nbformat.write(notebook, str(path))
+    return path
+
+
+def test_export_opens_with_alerts_and_puts_the_evidence_in_the_check(tmp_path: Path) -> None:
+    from audit_lib import report
+    from audit_lib.runner.html import export_html
+
+    check = Check("odd", "Neutral", "quirk", summary="2 of 9 differ. More.", details=[{"task_id": "T/1", "n": 5}])
+    builder = FindingsBuilder("demo")
+    builder.add(check)
+    builder.write(tmp_path)
+    notebook = _notebook_with(report.show_check(check).html, tmp_path / "demo.ipynb")
+    html = export_html(notebook, tmp_path / "demo.html", with_code=False, title="demo").read_text(encoding="utf-8")
+    assert html.index('id="alerts"') < html.index('id="check-odd"')
+    assert "<h1>Demo audit</h1>" in html and "# Demo audit" not in html
+    assert 'href="#check-odd"' in html and 'class="evidence-download"' in html
+    assert report.EVIDENCE_SLOT.format(id="odd") not in html and "Per task (1 task" in html
+    assert "UserWarning" not in html and "cdn" not in html.lower()
+
+
+def test_export_of_a_notebook_without_findings_still_has_the_legend(tmp_path: Path) -> None:
+    from audit_lib.runner.html import export_html
+
+    notebook = _notebook_with("<p>partial output</p>", tmp_path / "failed.ipynb")
+    html = export_html(notebook, tmp_path / "failed.html", with_code=False, title="failed").read_text(encoding="utf-8")
+    assert "wrote no findings" in html and 'class="legend"' in html and "partial output" in html

@@ -79,7 +79,7 @@ def _take_heading(notebook: Any) -> str | None:
         if match is None or not str(cell.source).lstrip().startswith("#"):
             return None
         cell.source = str(cell.source).replace(match.group(0), "", 1).lstrip("\n")
-        return match.group(1).strip()
+        return match.group(1).replace("`", "").strip()  # the title is plain text
     return None
 
 

@@ -166,12 +166,22 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
     not_recorded = [row for row in problems if row["problem"] == "exceeds_sandbox_limits"]
     status = "defect" if failures or harmful else ("quirk" if differing or not_recorded else "pass")
     kinds = Counter(row["kind"] for row in failures)
-    summary = (f"The canonical solutions fail on {len(failures)} of {total_inputs:,} inputs ({_kinds_text(kinds)}); "
-               f"{len(not_recorded)} more have no expected output because they exceed the sandbox's limits "
-               f"({_limit_rows_text(not_recorded)}). Second fresh run: {len(differing)} input(s) differ, "
-               f"{len(harmful)} of them in a way EvalPlus's comparison would not accept. {len(tasks)} tasks "
+    found = []  # the finding first: what is wrong, then the totals
+    if failures:
+        found.append(f"the canonical solutions fail on {len(failures)} of {total_inputs:,} inputs "
+                     f"({_kinds_text(kinds)})")
+    if not_recorded:
+        found.append(f"{len(not_recorded)} inputs have no expected output because they exceed the sandbox's limits "
+                     f"({_limit_rows_text(not_recorded)})")
+    if differing:
+        found.append(f"{len(differing)} inputs give another output on a second fresh run, {len(harmful)} of them "
+                     "in a way EvalPlus's comparison would not accept")
+    lead = "; ".join(found) if found else (f"the canonical solutions pass all {total_inputs:,} inputs and a second "
+                                           "fresh run gives the same outputs")
+    summary = (f"{lead[0].upper()}{lead[1:]}. {total_inputs:,} inputs over {len(tasks)} tasks "
                f"({first.tasks_from_cache} from the cache {first.cache_path.name}, {first.tasks_computed} computed "
-               "now).")
+               f"now); canonical failures {len(failures)}, beyond the sandbox's limits {len(not_recorded)}, "
+               f"nondeterministic {len(differing)}.")
     details = failures + not_recorded + [{"problem": "nondeterministic", **row} for row in differing]
     return Check("ground_truth", GROUND_TRUTH_TITLE, status,
                  observed={"inputs": total_inputs, "canonical_failures": len(failures),

@@ -52,6 +52,7 @@ STYLE = """<style>
 .ba dt{font-weight:600;color:#57606a}
 .ba dd{margin:0;overflow-wrap:break-word;min-width:0}
 .ba .kv .k{color:#57606a}
+.ba td code{overflow-wrap:anywhere}
 .ba details>summary{cursor:pointer;margin:3px 0}
 .ba .finding{font-weight:600;margin:4px 0}
 """ + TABLE_STYLE + "</style>"

@@ -145,6 +145,11 @@ def test_index_page(browser, reports: Path, tmp_path: Path) -> None:
     page.click('table.audits a[href="#audit-toy_audit"]')
     assert toy.get_attribute("open") is not None
     assert toy.locator("table.findings .badge.status-defect").first.is_visible()
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    overflowing = page.evaluate("Array.from(document.querySelectorAll('td, th'))"
+                                ".filter(cell => cell.scrollWidth > cell.clientWidth + 1).length")
+    assert overflowing == 0, "cells whose text runs out of them"
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     targets = local_targets(page)
     assert reports / "toy_audit.html" in targets and reports / "toy_audit.findings.json" in targets
     for target in targets:

@@ -22,7 +22,7 @@ DRILLDOWN_TASKS = 200
 DRILLDOWN_ROWS_PER_TASK = 20
 DRILLDOWN_STATUSES = ("quirk", "defect", "error")
 TASK_COLUMN = "task_id"
-SHORT_VALUE = 40  # a task whose evidence values are all this short is shown as a small table
+SHORT_VALUE = 80  # a task whose evidence values are all this short is shown as a small table
 
 # Decompresses an embedded blob and saves it as a CSV; works offline (DecompressionStream is built in).
 DOWNLOAD_SCRIPT = """<script>

@@ -22,9 +22,10 @@ HEADING = re.compile(r"^#\s+(.+)$", re.MULTILINE)
 
 
 def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title: str,
-                findings_path: Path | None = None) -> Path:
+                findings_path: Path | None = None, display_title: str | None = None) -> Path:
     """A self-contained HTML report: images and evidence inline, no external scripts, code hidden unless
-    `with_code`. `title` is the audit's name; the findings default to `<notebook stem>.findings.json` beside it."""
+    `with_code`. `title` is the audit's name, `display_title` its plugin's title when the caller has it; the
+    findings default to `<notebook stem>.findings.json` beside the notebook."""
     import jinja2
     import nbformat
     from nbconvert import HTMLExporter
@@ -42,7 +43,7 @@ def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title:
     findings_path = findings_path or notebook_path.with_name(f"{notebook_path.stem}.findings.json")
     findings = json.loads(findings_path.read_text(encoding="utf-8")) if findings_path.is_file() else None
     heading = _take_heading(notebook)
-    shown_title = report_title(title, heading, findings)
+    shown_title = display_title or report_title(title, heading, findings)
     clean_outputs(notebook)
     notebook.metadata["title"] = f"benchaudit · {shown_title}"
     body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": shown_title}})

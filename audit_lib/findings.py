@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,10 @@ STATUSES: tuple[str, ...] = ("pass", "quirk", "defect", "error", "skipped")
 # Severity order used by `--fail-on` and by the index page's sort.
 SEVERITY: dict[str, int] = {"pass": 0, "skipped": 1, "quirk": 2, "error": 3, "defect": 4}
 DETAILS_CAP_IN_JSON = 50
+# A summary may open with a qualifier that is not the finding ("[depth: rows, 2 tasks] ...",
+# "SYNTHETIC data — ..."); the synthetic flag and `meta` carry those facts, so `finding` leaves them out.
+_LEADING_QUALIFIER = re.compile(r"^\s*(?:\[[^\]]*\]\s*|SYNTHETIC\b[^.:—]*?(?:\([^)]*\))?\s*[—:]\s*)+")
+_ABBREVIATIONS = ("e.g.", "i.e.", "vs.", "etc.", "cf.", "approx.", "no.", "fig.")
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,11 @@ class Check:
     details: tuple[Mapping[str, Any], ...] = ()
     synthetic: bool = False
     meta: Mapping[str, Any] = field(default_factory=dict)
+    finding: str = ""  # what was found, one sentence with its numbers; defaults to the summary's first sentence
 
     def __post_init__(self) -> None:
+        if not self.finding:
+            object.__setattr__(self, "finding", first_sentence(self.summary))
         if self.status not in STATUSES:
             raise ValueError(f"check {self.id!r}: status {self.status!r} is not one of {STATUSES}")
         if not self.id or not self.id.replace("_", "").replace(".", "").replace("-", "").isalnum():
@@ -58,6 +66,7 @@ class Check:
         payload: dict[str, Any] = {
             "id": self.id,
             "title": self.title,
+            "finding": self.finding,
             "status": self.status,
             "observed": to_jsonable(self.observed),
             "expected": to_jsonable(self.expected),
@@ -167,6 +176,22 @@ def load_findings(path: str | os.PathLike[str]) -> dict[str, Any]:
 def worst_status(statuses: Iterable[str]) -> str:
     ordered = sorted(statuses, key=lambda s: SEVERITY.get(s, 0))
     return ordered[-1] if ordered else "pass"
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of `text`, without a leading qualifier; dots inside brackets, numbers
+    (`0.5`, `v0.1.9`) and abbreviations (`e.g.`) do not end it."""
+    text = _LEADING_QUALIFIER.sub("", " ".join(str(text or "").split()), count=1)
+    depth = 0
+    for index, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif char in ".!?" and depth == 0 and (index + 1 == len(text) or text[index + 1] == " "):
+            if not text[: index + 1].lower().endswith(_ABBREVIATIONS):
+                return text[: index + 1]
+    return text
 
 
 def to_jsonable(value: Any) -> Any:

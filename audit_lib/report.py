@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import html
 import io
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from audit_lib.findings import SEVERITY, STATUSES, Check, Findings, FindingsBuilder, to_jsonable
+from audit_lib.findings import SEVERITY, STATUSES, Check, Findings, FindingsBuilder
+from audit_lib.report_tables import TABLE_STYLE, rows_and_columns, table_markup
+from audit_lib.report_values import (CELL_TEXT_LIMIT, VALUE_TEXT_LIMIT, esc, inline_text, value_lines,
+                                    value_text)
 
-VALUE_TEXT_LIMIT = 400
-CELL_TEXT_LIMIT = 300
+PROVENANCE_ROWS_OPEN = 8  # more input files than this are listed in a collapsed section
+FINDINGS_ROWS_OPEN = 12  # with more checks than this, the passing ones are collapsed
+# Where the exported report puts a check's full evidence (download link, per-task view); see report_evidence.
+EVIDENCE_SLOT = '<div class="evidence-slot" data-check="{id}"></div>'
 
 STATUS_COLOURS: dict[str, tuple[str, str]] = {  # status -> (background, text)
     "pass": ("#1a7f37", "#ffffff"),
@@ -47,8 +50,12 @@ STYLE = """<style>
 .ba .check{border-left:4px solid #d0d7de;padding:2px 0 2px 10px}
 .ba dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:4px 0}
 .ba dt{font-weight:600;color:#57606a}
-.ba dd{margin:0}
-</style>"""
+.ba dd{margin:0;overflow-wrap:break-word;min-width:0}
+.ba .kv .k{color:#57606a}
+.ba td code{overflow-wrap:anywhere}
+.ba details>summary{cursor:pointer;margin:3px 0}
+.ba .finding{font-weight:600;margin:4px 0}
+""" + TABLE_STYLE + "</style>"
 
 
 class ReportHTML:
@@ -83,27 +90,6 @@ def _emit(markup: str) -> ReportHTML:
     if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
         shown._ipython_display_()
     return shown
-
-
-def esc(value: Any) -> str:
-    """HTML-escape any value's text form."""
-    return html.escape(str(value), quote=True)
-
-
-def value_text(value: Any, limit: int = VALUE_TEXT_LIMIT) -> str:
-    """A compact, one-line text form of an observed/expected value or a table cell."""
-    if value is None:
-        return "—"
-    plain = to_jsonable(value)
-    if isinstance(plain, str):
-        text = plain
-    elif isinstance(plain, float):
-        text = f"{plain:.6g}"
-    elif isinstance(plain, (list, dict)):
-        text = json.dumps(plain, ensure_ascii=False, default=str)
-    else:
-        text = str(plain)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def status_badge(status: str) -> str:
@@ -155,8 +141,9 @@ def banner(source: FindingsBuilder | Findings | Mapping[str, Any] | Iterable[Any
         payload = _as_findings_json(source)
         parts.append(f"<h3>Audit <code>{esc(payload.get('audit', '?'))}</code> — data provenance</h3>")
         if payload.get("params"):
-            parts.append('<p class="note">Parameters: <span class="mono">'
-                         f"{esc(value_text(payload['params']))}</span></p>")
+            shown = " · ".join(f"{key}: {inline_text(value, 120) if value != '' else '—'}"
+                               for key, value in payload["params"].items())
+            parts.append(f'<p class="note">Parameters: {esc(shown)}</p>')
         synthetic_checks = [c.get("id") for c in payload.get("checks", []) if c.get("synthetic")]
     else:
         parts.append("<h3>Data provenance</h3>")
@@ -184,74 +171,108 @@ def banner(source: FindingsBuilder | Findings | Mapping[str, Any] | Iterable[Any
             f"<td>{_link_or_text(record.get('upstream'))}</td>"
             "</tr>"
         )
-    parts.append('<table class="provenance"><thead><tr><th>file</th><th>source</th><th>sha256</th><th>pinned</th>'
-                 "<th>synthetic</th><th>upstream</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    table = ('<div class="table-wrap"><table class="provenance sortable"><thead><tr><th>file</th><th>source</th>'
+             "<th>sha256</th><th>pinned</th><th>synthetic</th><th>upstream</th></tr></thead><tbody>"
+             + "".join(rows) + "</tbody></table></div>")
+    if len(records) > PROVENANCE_ROWS_OPEN:
+        unpinned = sum(1 for r in records if not r.get("pinned"))
+        synthetic = sum(1 for r in records if r.get("synthetic"))
+        table = (f"<details><summary>{len(records):,} data files: {len(records) - unpinned:,} pinned, "
+                 f"{unpinned:,} unpinned, {synthetic:,} synthetic</summary>{table}</details>")
+    parts.append(table)
     return _emit("".join(parts))
 
 
 def findings_table(source: FindingsBuilder | Findings | Mapping[str, Any]) -> ReportHTML:
-    """Every check of an audit: status badge, id, title, observed vs expected, summary."""
+    """Every check of an audit: status badge, id, title, finding, observed vs expected."""
     payload = _as_findings_json(source)
     checks = payload.get("checks", [])
     counts = {status: sum(1 for c in checks if c.get("status") == status) for status in STATUSES}
     tally = " ".join(f"{status_badge(s)}&nbsp;{n}" for s, n in counts.items() if n)
-    rows = []
+    rows: list[str] = []
+    passing: list[str] = []
     for check in checks:
-        rows.append(
+        many_passing = check.get("status") == "pass" and len(checks) > FINDINGS_ROWS_OPEN
+        (passing if many_passing else rows).append(
             "<tr>"
-            f"<td>{status_badge(str(check.get('status')))}"
+            f'<td data-v="{SEVERITY.get(str(check.get("status")), 0)}">{status_badge(str(check.get("status")))}'
             f"{' <b>synthetic</b>' if check.get('synthetic') else ''}</td>"
-            f"<td><code>{esc(check.get('id'))}</code></td>"
+            f"<td><a href=\"#check-{esc(check.get('id'))}\"><code>{esc(check.get('id'))}</code></a></td>"
             f"<td>{esc(check.get('title', ''))}</td>"
-            f'<td class="mono">{esc(value_text(check.get("observed"), CELL_TEXT_LIMIT))}</td>'
-            f'<td class="mono">{esc(value_text(check.get("expected"), CELL_TEXT_LIMIT))}</td>'
-            f"<td>{esc(value_text(check.get('summary') or '', CELL_TEXT_LIMIT))}</td>"
+            f"<td>{esc(value_text(check_finding(check), CELL_TEXT_LIMIT))}</td>"
+            f"<td>{value_lines(check.get('observed'), 120)}</td>"
+            f"<td>{value_lines(check.get('expected'), 120)}</td>"
             "</tr>"
         )
     markup = (f"<h3>Findings — <code>{esc(payload.get('audit', '?'))}</code></h3>"
               f'<p class="note">{len(checks)} checks {tally}</p>')
+    head = ('<div class="table-wrap"><table class="findings sortable"><thead><tr><th>status</th>'
+            "<th>check</th><th>title</th><th>finding</th><th>observed</th><th>expected</th></tr></thead><tbody>")
     if rows:
-        markup += ('<table class="findings"><thead><tr><th>status</th><th>check</th><th>title</th>'
-                   "<th>observed</th><th>expected</th><th>summary</th></tr></thead><tbody>"
-                   + "".join(rows) + "</tbody></table>")
+        markup += head + "".join(rows) + "</tbody></table></div>"
+    if passing:
+        markup += (f"<details><summary>{len(passing):,} passing checks</summary>{head}{''.join(passing)}"
+                   "</tbody></table></div></details>")
     return _emit(markup)
 
 
+def check_finding(check: Mapping[str, Any]) -> str:
+    """The check's one-sentence finding (findings written before the field existed: the summary's first)."""
+    from audit_lib.findings import first_sentence
+
+    return str(check.get("finding") or first_sentence(str(check.get("summary") or "")))
+
+
 def show_check(check: Check | Mapping[str, Any], max_rows: int = 20, *, audit: str | None = None) -> ReportHTML:
-    """One check: title, status, observed vs expected, summary and its first `max_rows` evidence rows."""
+    """One check: title, status, its finding, observed vs expected, summary and its first `max_rows` evidence rows.
+
+    The exported report replaces the evidence slot with a download of the full evidence (and, for tasks,
+    a per-task view); the `audit` argument is kept for notebooks that pass it."""
     payload = _check_json(check)
     status = str(payload.get("status"))
+    check_id = str(payload.get("id"))
     border = STATUS_COLOURS.get(status, ("#57606a", ""))[0]
     details = list(payload.get("details") or [])
     total = int(payload.get("details_total", len(details)))
-    markup = [f'<div class="check" style="border-left-color:{border}">',
+    finding = check_finding(payload)
+    summary = str(payload.get("summary") or "")
+    markup = [f'<div class="check" id="check-{esc(check_id)}" style="border-left-color:{border}">',
               f"<h3>{status_badge(status)} {esc(payload.get('title', ''))}</h3>",
-              f'<p class="note">check <code>{esc(payload.get("id"))}</code>'
-              f"{' · <b>uses SYNTHETIC data</b>' if payload.get('synthetic') else ''}</p>",
-              "<dl>",
-              f'<dt>observed</dt><dd class="mono">{esc(value_text(payload.get("observed")))}</dd>',
-              f'<dt>expected</dt><dd class="mono">{esc(value_text(payload.get("expected")))}</dd>',
-              "</dl>"]
-    if payload.get("summary"):
-        markup.append(f"<p>{esc(payload['summary'])}</p>")
+              f'<p class="note">check <code>{esc(check_id)}</code>'
+              f"{' · <b>uses SYNTHETIC data</b>' if payload.get('synthetic') else ''}</p>"]
+    body = [f"<dl><dt>observed</dt><dd>{value_lines(payload.get('observed'))}</dd>"
+            f"<dt>expected</dt><dd>{value_lines(payload.get('expected'))}</dd></dl>"]
+    rest = summary
+    if status != "pass" and finding and " ".join(summary.split()).find(finding) >= 0:
+        # The finding is shown in bold above; the summary's other sentences follow it.
+        flat = " ".join(summary.split())
+        rest = flat[flat.find(finding) + len(finding):].strip()  # what precedes it is only a qualifier
+    if rest:
+        body.append(f"<p>{esc(rest)}</p>")
     if details:
-        markup.append(_table_markup(details[:max_rows], columns=None, caption=None))
-        if total > max_rows:
-            # The runner may publish a notebook under another name (mbpp_plus), so name the CSV by its suffix.
-            csv_name = f"{audit}.{payload.get('id')}.csv" if audit else f"….{payload.get('id')}.csv"
-            markup.append(f'<p class="note">Showing {min(max_rows, len(details))} of {total} evidence rows; '
-                          f"the full table is the CSV <code>{esc(csv_name)}</code> beside this report "
-                          "(linked from the index).</p>")
+        shown = min(max_rows, len(details))
+        label = f"Evidence: {shown:,} of {total:,} rows" if total > shown else f"Evidence: {total:,} rows"
+        opened = " open" if status in ("quirk", "defect") else ""
+        body.append(f"<details{opened}><summary>{label}</summary>"
+                    f"{table_markup(details[:max_rows], total=total)}</details>")
+    body.append(EVIDENCE_SLOT.format(id=esc(check_id)))
+    if status == "pass":  # a pass is one line; its figures and evidence are a click away
+        markup.append(f'<details class="check-body"><summary>{esc(finding or "details")}</summary>'
+                      f"{''.join(body)}</details>")
+    else:
+        if finding:
+            markup.append(f'<p class="finding">{esc(finding)}</p>')
+        markup.extend(body)
     markup.append("</div>")
     return _emit("".join(markup))
 
 
 def show_table(data: Any, max_rows: int = 30, caption: str | None = None) -> ReportHTML:
     """A pandas/polars frame, a list of row dicts or a mapping, capped at `max_rows` rows."""
-    rows, columns = _rows_and_columns(data)
-    markup = _table_markup(rows[:max_rows], columns=columns, caption=caption)
+    rows, columns = rows_and_columns(data)
+    markup = table_markup(rows[:max_rows], columns=columns, caption=caption, total=len(rows))
     if len(rows) > max_rows:
-        markup += f'<p class="note">Showing {max_rows} of {len(rows)} rows.</p>'
+        markup += f'<p class="note">Showing {max_rows} of {len(rows):,} rows.</p>'
     elif not rows:
         markup += '<p class="note">(no rows)</p>'
     return _emit(markup)
@@ -274,53 +295,6 @@ def show_figure(fig: Any, *, dpi: int = 100, alt: str = "figure") -> ReportHTML:
                  f'src="data:image/png;base64,{encoded}">')
 
 
-# ---------------------------------------------------------------------------------------------- tables
-
-
-def _rows_and_columns(data: Any) -> tuple[list[Mapping[str, Any]], list[str] | None]:
-    if hasattr(data, "to_dicts") and hasattr(data, "columns"):  # polars
-        return list(data.to_dicts()), [str(c) for c in data.columns]
-    if hasattr(data, "to_dict") and hasattr(data, "columns") and hasattr(data, "index"):  # pandas
-        frame = data
-        named_index = any(name is not None for name in getattr(frame.index, "names", [None]))
-        if named_index:
-            frame = frame.reset_index()
-        return frame.to_dict(orient="records"), [str(c) for c in frame.columns]
-    if isinstance(data, Mapping):
-        return [{"key": k, "value": v} for k, v in data.items()], ["key", "value"]
-    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-        rows = []
-        for row in data:
-            if dataclasses.is_dataclass(row) and not isinstance(row, type):
-                rows.append(dataclasses.asdict(row))
-            elif isinstance(row, Mapping):
-                rows.append(row)
-            else:
-                raise TypeError(f"show_table: row {len(rows) + 1} is a {type(row).__name__}, not a mapping")
-        return rows, None
-    raise TypeError(f"show_table: cannot tabulate a {type(data).__name__}")
-
-
-def _table_markup(rows: Sequence[Mapping[str, Any]], *, columns: list[str] | None, caption: str | None) -> str:
-    if columns is None:
-        columns = []
-        for row in rows:
-            for key in row:
-                if str(key) not in columns:
-                    columns.append(str(key))
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
-    body = []
-    for row in rows:
-        lookup = {str(k): v for k, v in row.items()}
-        cells = "".join(f"<td>{esc(value_text(lookup.get(c, ''), CELL_TEXT_LIMIT))}</td>" for c in columns)
-        body.append(f"<tr>{cells}</tr>")
-    if not rows:  # a caption on an empty table renders as a one-word-wide column
-        return f'<p class="note"><b>{esc(caption)}</b></p>' if caption else ""
-    caption_markup = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return (f'<table class="data">{caption_markup}<thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>")
-
-
 def _file_label(record: Mapping[str, Any]) -> str:
     dataset, file = record.get("dataset"), record.get("file")
     return f"{dataset}/{file}" if dataset and file else str(file or record.get("location") or "?")
@@ -339,4 +313,5 @@ def _link_or_text(target: Any) -> str:
 
 
 __all__ = ["ReportHTML", "banner", "findings_table", "show_check", "show_table", "show_figure", "status_badge",
-           "value_text", "esc", "STATUS_COLOURS", "SEVERITY"]
+           "check_finding", "value_text", "value_lines", "esc", "STATUS_COLOURS", "SEVERITY", "EVIDENCE_SLOT",
+           "VALUE_TEXT_LIMIT", "CELL_TEXT_LIMIT"]

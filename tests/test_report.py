@@ -59,15 +59,23 @@ def test_every_data_string_is_escaped() -> None:
         assert "&lt;script&gt;" in html
 
 
-def test_show_check_caps_rows_and_names_the_csv() -> None:
+def test_show_check_caps_rows_and_leaves_a_slot_for_the_full_evidence() -> None:
     rows = [{"task": f"T/{i}", "n": i} for i in range(25)]
     check = Check("some.check", "Title", "quirk", observed=3, expected=0, summary="why", details=rows)
     html = report.show_check(check, max_rows=10, audit="demo").html
     body = html.split("<tbody>")[1]
     assert body.count("<tr>") == 10
     assert "T/9" in body and "T/10" not in body
-    assert "Showing 10 of 25 evidence rows" in html and "demo.some.check.csv" in html
+    assert "Evidence: 10 of 25 rows" in html and 'placeholder="filter 25 rows' in html
+    assert report.EVIDENCE_SLOT.format(id="some.check") in html and 'id="check-some.check"' in html
     assert "status-quirk" in html and ">3<" in html and ">0<" in html
+
+
+def test_show_check_puts_the_finding_first_and_the_rest_of_the_summary_after() -> None:
+    check = Check("c", "Neutral title", "defect", summary="SYNTHETIC data — 3 of 9 rows lose digits. Why it matters.")
+    html = report.show_check(check).html
+    assert '<p class="finding">3 of 9 rows lose digits.</p>' in html
+    assert "<p>Why it matters.</p>" in html
 
 
 def test_show_check_without_overflow_has_no_csv_note() -> None:
@@ -99,7 +107,7 @@ def test_show_table_accepts_pandas_polars_rows_and_mappings() -> None:
     frame = {"name": ["a", "b", "c"], "count": [1, None, 3]}
     for data in (pd.DataFrame(frame), pl.DataFrame(frame)):
         html = report.show_table(data, max_rows=2, caption="cap").html
-        assert "<th>name</th><th>count</th>" in html and "<caption>cap</caption>" in html
+        assert "<th>name</th><th>count</th>" in html and '<p class="caption"><b>cap</b></p>' in html
         assert "Showing 2 of 3 rows" in html
     assert "<td>key</td>" not in report.show_table({"k": 1}).html and "<td>k</td>" in report.show_table({"k": 1}).html
     assert "(no rows)" in report.show_table([]).html
@@ -128,10 +136,20 @@ def test_show_figure_embeds_a_png_and_closes_the_figure() -> None:
 def test_value_text_is_compact_and_bounded() -> None:
     assert report.value_text(None) == "—"
     assert report.value_text(0.1234567891) == "0.123457"
+    assert report.value_text(122683) == "122,683"
     assert report.value_text({"a": [1, 2]}) == '{"a": [1, 2]}'
     assert report.value_text(float("nan")) == "nan"
     long_text = report.value_text("x" * 1000, limit=50)
     assert len(long_text) == 50 and long_text.endswith("…")
+
+
+def test_observed_values_are_key_value_lines_with_thousands_separators() -> None:
+    html = report.value_lines({"plus_inputs": 122683, "ratio": 78.13, "tasks": ["HumanEval/32", "HumanEval/116"],
+                               "sha256": SHA})
+    assert '<span class="k">plus_inputs</span>: <span class="v">122,683</span>' in html
+    assert ">78.13<" in html and ">[HumanEval/32, HumanEval/116]<" in html
+    assert f">{SHA[:12]}…<" in html and html.count('class="kv"') == 4
+    assert "{" not in html
 
 
 def test_display_happens_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,3 +161,38 @@ def test_display_happens_once(monkeypatch: pytest.MonkeyPatch) -> None:
     fragment._ipython_display_()
     fragment._ipython_display_()  # the cell's last expression must not show it again
     assert len(shown) == 1 and shown[0].data == "<b>x</b>"
+
+
+def test_findings_table_shows_each_finding_and_readable_values() -> None:
+    builder = FindingsBuilder("demo")
+    builder.add(Check("b", "B", "defect", observed={"rows": 12345}, expected={"rows": 0}, summary="Found 5. More."))
+    html = report.findings_table(builder).html
+    assert "<td>Found 5.</td>" in html and ">12,345<" in html and 'href="#check-b"' in html
+
+
+def test_evidence_rows_of_different_shapes_get_one_table_each() -> None:
+    rows = [{"task": "a", "n": 1}, {"task": "b", "n": 2}, {"task": "a", "separation": "x" * 500}]
+    html = report.show_table(rows).html
+    assert html.count("<table") == 2 and html.count("<td></td>") == 0
+    assert "x" * 500 not in html.split("title=")[0]  # long text is cut in the cell, whole in its tooltip
+
+
+def test_a_passing_check_is_one_line_with_its_figures_collapsed() -> None:
+    check = Check("c", "T", "pass", observed={"n": 1}, summary="All 5 fine. Detail.", details=[{"a": 1}])
+    html = report.show_check(check).html
+    collapsed = html.split('<details class="check-body">')[1]
+    assert collapsed.startswith("<summary>All 5 fine.</summary>")
+    assert "observed" in collapsed and report.EVIDENCE_SLOT.format(id="c") in collapsed
+    assert 'class="finding"' not in html
+
+
+def test_long_provenance_and_many_passing_checks_are_collapsed() -> None:
+    builder = FindingsBuilder("demo")
+    builder.add_provenance(*(provenance(file=f"f{i}.csv", pinned=i > 0) for i in range(9)))
+    for i in range(13):
+        builder.add(Check(f"c{i}", "T", "defect" if i == 0 else "pass"))
+    banner = report.banner(builder).html
+    assert "<details><summary>9 data files: 8 pinned, 1 unpinned, 0 synthetic</summary>" in banner
+    table = report.findings_table(builder).html
+    open_part, collapsed = table.split("<details><summary>12 passing checks</summary>")
+    assert open_part.count("<tr>") == 2 and collapsed.count("<tr>") == 13

@@ -80,7 +80,7 @@ def execute_job(job: AuditJob) -> AuditOutcome:
         try:
             html_name = f"{job.audit}.html"
             export_html(job.staging_notebook, job.staging_dir / html_name, with_code=job.with_code,
-                        title=job.title or job.audit)
+                        title=job.audit, findings_path=staged.get("findings"), display_title=job.title or None)
         except Exception as exc:  # an export failure must not hide the notebook's own result
             html_name = None
             if failure is None:

@@ -9,8 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.atomic_files import atomic_write_text
-from audit_lib.findings import STATUSES, worst_status
-from audit_lib.report import CELL_TEXT_LIMIT, STYLE, esc, status_badge, value_text
+from audit_lib.findings import SEVERITY, STATUSES, first_sentence, worst_status
+from audit_lib.report import STYLE, check_finding, status_badge
+from audit_lib.report_page import (OPEN_TARGET_SCRIPT, PAGE_STYLE, alerts_for, alerts_markup, legend_markup,
+                                   not_judged, stamp_markup)
+from audit_lib.report_tables import TABLE_SCRIPT
+from audit_lib.report_values import CELL_TEXT_LIMIT, esc, inline_text, value_lines, value_text
 
 INDEX_VALUE_LIMIT = 160  # observed/expected are abbreviated here; the report and the JSON hold them whole
 SUMMARY_NAME = "summary.json"
@@ -75,7 +79,8 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
         checks.append({
             "id": check.get("id"), "title": check.get("title", ""), "status": check.get("status"),
             "observed": check.get("observed"), "expected": check.get("expected"),
-            "summary": check.get("summary", ""), "synthetic": bool(check.get("synthetic")),
+            "summary": check.get("summary", ""), "finding": check.get("finding") or first_sentence(
+                str(check.get("summary") or "")), "synthetic": bool(check.get("synthetic")),
             "details_total": check.get("details_total", 0),
             "missing": list((check.get("meta") or {}).get("missing", [])),
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
@@ -101,33 +106,60 @@ def _totals(entries: Any) -> dict[str, int]:
 
 
 def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
+    """Alerts first (every defect and quirk of every audit), the legend, one row per audit, then each audit's
+    checks with its passing ones collapsed; the data inventory is one row with its files collapsed."""
     run = summary.get("run", {})
     audits = summary.get("audits", [])
     totals = summary.get("totals", {})
     tally = " ".join(f"{status_badge(s)}&nbsp;{totals.get(s, 0)}" for s in STATUSES if totals.get(s))
-    mirror = run.get("mirror") or "none (cache and download only)"
+    mirror = "&lt;mirror&gt;" if run.get("mirror") else "none (cache and download only)"
+    alerts = []
+    # Real data first, synthetic after, the data inventory last: the first screen shows real findings.
+    for entry in sorted(audits, key=lambda e: (_is_inventory(e), bool(e.get("synthetic")))):
+        alerts.extend(alerts_for(entry.get("checks", []), audit=str(entry.get("audit")),
+                                 href=_report_href(entry, reports_dir) + "#check-{id}"))
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-        "<title>benchaudit — audit reports</title>", STYLE,
+        "<title>benchaudit — audit reports</title>", STYLE, PAGE_STYLE,
         "<style>body{margin:20px auto;max-width:1200px;padding:0 16px}"
-        ".ba h1{font-size:22px}.ba h2{font-size:17px;margin-top:28px;border-bottom:1px solid #d0d7de}"
+        ".ba h1{font-size:22px;margin:4px 0}.ba h2{font-size:17px;margin-top:22px;border-bottom:1px solid #d0d7de}"
+        ".ba details.audit>summary{font-size:15px;font-weight:600;margin:18px 0 4px;padding:4px 0;"
+        "border-bottom:1px solid #d0d7de}"
+        ".ba table.findings{width:100%}.ba table.findings td:nth-child(3){min-width:16em}"
+        ".ba table.findings td:nth-child(4),.ba table.findings td:nth-child(5){max-width:19em;overflow-wrap:anywhere}"
+        ".ba table.findings td:nth-child(6){white-space:nowrap}"
         ".failure{background:#ffebe9;border:1px solid #cf222e;padding:8px;margin:6px 0}"
         ".failure pre{white-space:pre-wrap;font-size:12px}</style></head><body><div class=\"ba\">",
         "<h1>benchaudit — audit reports</h1>",
         f"<p class=\"note\">Generated {esc(summary.get('generated_at', ''))} · kernel "
-        f"<code>{esc(run.get('kernel') or '?')}</code> · mirror <code>{esc(mirror)}</code> · "
+        f"<code>{esc(run.get('kernel') or '?')}</code> · mirror <code>{mirror}</code> · "
         f"{totals.get('audits', 0)} audits, {totals.get('failed_audits', 0)} failed · checks: {tally}</p>",
+        stamp_markup(summary.get("stamp") or run.get("stamp")),
     ]
     if any(e.get("synthetic") for e in audits):
         parts.append('<div class="synthetic-warning">⚠ Audits marked SYNTHETIC use generated data where no '
                      "real data is public; their figures show that the checks work, not what the benchmark "
                      "contains.</div>")
-    parts.append(_overview_table(audits, reports_dir))
+    parts.append(legend_markup())
+    parts.append(alerts_markup(alerts, not_run=not_judged([c for e in audits for c in e.get("checks", [])])))
+    parts.append("<h2>Audits</h2>" + _overview_table(audits, reports_dir))
     for entry in audits:
         parts.append(_audit_section(entry, reports_dir))
-    parts.append("</div></body></html>\n")
+    parts.append(f"</div>{TABLE_SCRIPT}{OPEN_TARGET_SCRIPT}</body></html>\n")
     return "".join(parts)
+
+
+def _is_inventory(entry: Mapping[str, Any]) -> bool:
+    """The data inventory (one check per registered file) is summarised, not listed, on the index."""
+    checks = entry.get("checks", [])
+    return entry.get("audit") == "data_inventory" or (
+        len(checks) > 20 and all(str(c.get("id", "")).startswith("file.") for c in checks))
+
+
+def _report_href(entry: Mapping[str, Any], reports_dir: Path) -> str:
+    name = entry.get("files", {}).get("html")
+    return str(name) if name and (reports_dir / name).is_file() else f"#audit-{entry.get('audit')}"
 
 
 def _overview_table(audits: Sequence[Mapping[str, Any]], reports_dir: Path) -> str:
@@ -137,20 +169,22 @@ def _overview_table(audits: Sequence[Mapping[str, Any]], reports_dir: Path) -> s
         audit = str(entry.get("audit"))
         counts = entry.get("status_counts", {})
         tally = " ".join(f"{status_badge(s)}&nbsp;{counts[s]}" for s in STATUSES if counts.get(s))
-        state = status_badge("failed") if entry.get("status") == "failed" else \
-            status_badge(worst_status([c["status"] for c in entry.get("checks", [])]) if entry.get("checks")
-                         else "skipped")
+        worst = "failed" if entry.get("status") == "failed" else (
+            worst_status([c["status"] for c in entry.get("checks", [])]) if entry.get("checks") else "skipped")
+        what = f"{len(entry.get('checks', [])):,} files" if _is_inventory(entry) else \
+            f"{len(entry.get('checks', [])):,} checks"
         rows.append(
             "<tr>"
             f"<td><a href=\"#audit-{esc(audit)}\"><code>{esc(audit)}</code></a>"
             f"{synthetic_mark if entry.get('synthetic') else ''}</td>"
-            f"<td>{state}</td><td>{tally or '—'}</td>"
-            f"<td>{float(entry.get('duration_s') or 0):.1f} s"
+            f'<td data-v="{SEVERITY.get(worst, 5)}">{status_badge(worst)}</td><td>{what}: {tally or "—"}</td>'
+            f"<td data-v=\"{float(entry.get('duration_s') or 0)}\">{float(entry.get('duration_s') or 0):.1f} s"
             f"{' (earlier run)' if entry.get('from_earlier_run') else ''}</td>"
             f"<td>{_file_links(entry, reports_dir)}</td>"
             "</tr>")
-    return ('<table class="audits"><thead><tr><th>audit</th><th>worst</th><th>checks</th><th>run time</th>'
-            "<th>files</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    return ('<div class="table-wrap"><table class="audits sortable"><thead><tr><th>audit</th><th>worst</th>'
+            "<th>checks</th><th>run time</th><th>files</th></tr></thead><tbody>" + "".join(rows)
+            + "</tbody></table></div>")
 
 
 def _file_links(entry: Mapping[str, Any], reports_dir: Path) -> str:
@@ -163,20 +197,26 @@ def _file_links(entry: Mapping[str, Any], reports_dir: Path) -> str:
     return " · ".join(links) or "—"
 
 
-def _shown_params(entry: Mapping[str, Any]) -> Any:
+def _shown_params(entry: Mapping[str, Any]) -> str:
     """The parameters the notebook recorded in its findings (defaults included), else those the runner passed."""
     effective = entry.get("effective_params")
-    return effective if effective is not None else (entry.get("params") or {})
+    params = effective if effective is not None else (entry.get("params") or {})
+    return " · ".join(f"{key}: {inline_text(value, 120) if value != '' else '—'}"
+                      for key, value in params.items()) or "defaults"
 
 
 def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
     audit = str(entry.get("audit"))
-    parts = [f'<section id="audit-{esc(audit)}"><h2><code>{esc(audit)}</code>'
-             f"{' ' + status_badge('failed') if entry.get('status') == 'failed' else ''}"
-             f"{' <b>SYNTHETIC DATA</b>' if entry.get('synthetic') else ''}</h2>",
-             f'<p class="note">notebook <code>{esc(entry.get("notebook", ""))}.ipynb</code> · parameters '
-             f'<span class="mono">{esc(value_text(_shown_params(entry)))}</span> · '
-             f"{_file_links(entry, reports_dir)}</p>"]
+    checks = list(entry.get("checks", []))
+    counts = entry.get("status_counts", {})
+    tally = " ".join(f"{status_badge(s)}&nbsp;{counts[s]}" for s in STATUSES if counts.get(s))
+    inventory = _is_inventory(entry)
+    opened = " open" if entry.get("status") == "failed" else ""  # the alerts and the overview come first
+    parts = [f'<details class="audit" id="audit-{esc(audit)}"{opened}><summary><code>{esc(audit)}</code> '
+             f"{status_badge('failed') if entry.get('status') == 'failed' else ''}"
+             f"{' <b>SYNTHETIC DATA</b>' if entry.get('synthetic') else ''} {tally}</summary>",
+             f'<p class="note">notebook <code>{esc(entry.get("notebook", ""))}.ipynb</code> · parameters: '
+             f"{esc(_shown_params(entry))} · {_file_links(entry, reports_dir)}</p>"]
     failure = entry.get("failure")
     if failure:
         where = f"cell {failure.get('cell')}" if failure.get("cell") is not None else "outside any cell"
@@ -187,25 +227,41 @@ def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
         if failure.get("cell_source"):
             parts.append(f"<pre>{esc(failure['cell_source'])}</pre>")
         parts.append("</div>")
-    checks = entry.get("checks", [])
-    if checks:
-        rows = []
-        for check in checks:
-            evidence = (f'<a class="csv" href="{esc(check["csv"])}">{check.get("details_total", 0)} rows (CSV)</a>'
-                        if check.get("csv") else "—")
-            rows.append(
-                "<tr>"
-                f"<td>{status_badge(str(check.get('status')))}"
-                f"{' <b>synthetic</b>' if check.get('synthetic') else ''}</td>"
-                f"<td><code>{esc(check.get('id'))}</code></td><td>{esc(check.get('title', ''))}</td>"
-                f'<td class="mono">{esc(value_text(check.get("observed"), INDEX_VALUE_LIMIT))}</td>'
-                f'<td class="mono">{esc(value_text(check.get("expected"), INDEX_VALUE_LIMIT))}</td>'
-                f"<td>{esc(value_text(check.get('summary') or '', CELL_TEXT_LIMIT))}</td>"
-                f"<td>{evidence}</td></tr>")
-        parts.append('<table class="findings"><thead><tr><th>status</th><th>check</th><th>title</th>'
-                     "<th>observed</th><th>expected</th><th>summary</th><th>evidence</th></tr></thead><tbody>"
-                     + "".join(rows) + "</tbody></table>")
-    elif not failure:
+    report = _report_href(entry, reports_dir)
+    attention = [c for c in checks if c.get("status") != "pass"]
+    passing = [c for c in checks if c.get("status") == "pass"]
+    if inventory:
+        parts.append(_checks_table(checks, report))
+    else:
+        parts.append(_checks_table(attention, report))
+        if passing:
+            parts.append(f"<details><summary>{len(passing)} passing check{'s' if len(passing) != 1 else ''}"
+                         f"</summary>{_checks_table(passing, report)}</details>")
+    if not checks and not failure:
         parts.append('<p class="note">No checks recorded.</p>')
-    parts.append("</section>")
+    parts.append("</details>")
     return "".join(parts)
+
+
+def _checks_table(checks: Sequence[Mapping[str, Any]], report: str) -> str:
+    if not checks:
+        return ""
+    rows = []
+    for check in checks:
+        links = [f'<a class="check-link" href="{esc(report)}#check-{esc(check.get("id"))}">report</a>']
+        if check.get("csv"):
+            links.append(f'<a class="csv" href="{esc(check["csv"])}" title="{check.get("details_total", 0):,} rows">'
+                         "CSV</a>")
+        status = str(check.get("status"))
+        rows.append(
+            "<tr>"
+            f'<td data-v="{SEVERITY.get(status, 0)}">{status_badge(status)}'
+            f"{' <b>synthetic</b>' if check.get('synthetic') else ''}</td>"
+            f"<td><code>{esc(check.get('id'))}</code><br>{esc(check.get('title', ''))}</td>"
+            f"<td>{esc(value_text(check_finding(check), CELL_TEXT_LIMIT))}</td>"
+            f"<td>{value_lines(check.get('observed'), INDEX_VALUE_LIMIT)}</td>"
+            f"<td>{value_lines(check.get('expected'), INDEX_VALUE_LIMIT)}</td>"
+            f"<td>{' · '.join(links)}</td></tr>")
+    return ('<div class="table-wrap"><table class="findings sortable"><thead><tr><th>status</th><th>check</th>'
+            "<th>finding</th><th>observed</th><th>expected</th><th>evidence</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table></div>")

@@ -94,7 +94,7 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     base_env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(python_path))
     jobs = []
     for audit in audits:
-        env = dict(base_env, AUDIT_REPORTS_DIR=str(target / STAGING_DIR_NAME / audit.name))
+        env = dict(base_env, AUDIT_REPORTS_DIR=str(target / STAGING_DIR_NAME / audit.name), AUDIT_RUN_AS=audit.name)
         jobs.append(AuditJob(audit.name, str(audit.notebook), params[audit.name], kernel, str(target), env,
                              with_code, cell_timeout_s, audit.title))
     return jobs

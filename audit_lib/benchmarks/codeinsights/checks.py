@@ -116,7 +116,7 @@ def check_qid_lookup(audit: EdgeCaseAudit) -> Check:
     status = "defect" if format_only or aborts else "quirk" if skips else "pass"
     return make_check(audit, "qid_lookup", title, status,
                   f"{len(first)} students; as shipped {len(audit.shipped.skipped)} skipped "
-                  f"({audit.shipped.skip_counts()}), as fixed {len(audit.fixed.skipped)}; {len(uncounted)} skips are "
+                  f"({', '.join(f'{k} {v}' for k, v in audit.shipped.skip_counts().items()) or 'none'}), as fixed {len(audit.fixed.skipped)}; {len(uncounted)} skips are "
                   f"not in HELM's printed counts; {len(format_only)} missed only because str() of a float id ends in "
                   "'.0'." + (" HELM would raise and emit no instance at all." if aborts else ""),
                   observed=observed, expected={"first_rows_missed_only_by_id_format": 0, "helm_run_aborts": False},

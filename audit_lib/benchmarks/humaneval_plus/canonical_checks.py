@@ -5,8 +5,10 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from audit_lib import paths
 from audit_lib.benchmarks.humaneval_plus.compare import (
     SampleComparer,
     ValueDigest,
@@ -61,6 +63,19 @@ def _digest(value: Any) -> str:
     return value.sha256 if isinstance(value, ValueDigest) else digest_of(value).sha256
 
 
+def cache_label(path: Path) -> str:
+    """The ground-truth cache file as `<cache>/…`: findings are shared, the machine's paths are not."""
+    try:
+        return "<cache>/" + path.resolve().relative_to(paths.data_cache_dir()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def kinds_text(kinds: Counter[str]) -> str:
+    """`1,245 wrong_value, 74 timeout, 8 exception`, most frequent first."""
+    return ", ".join(f"{count:,} {kind}" for kind, count in kinds.most_common()) or "none"
+
+
 def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: GroundTruth,
                        second: Mapping[tuple[str, Split], SplitRun]) -> Check:
     """Inputs on which the canonical raises or times out, and inputs whose output differs between two runs."""
@@ -88,12 +103,22 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
     not_recorded = [row for row in problems if row["problem"] == "exceeds_sandbox_limits"]
     status = "defect" if failures or harmful else ("quirk" if differing or not_recorded else "pass")
     kinds = Counter(row["kind"] for row in failures)
-    summary = (f"{total_inputs:,} inputs over {len(tasks)} tasks ({first.tasks_from_cache} tasks from the cache "
-               f"{first.cache_path.name}, {first.tasks_computed} computed now). Canonical fails on "
-               f"{len(failures)} input(s) ({dict(kinds) or 'none'}); {len(not_recorded)} more have no expected "
-               f"output because they exceed the sandbox's limits ({_limit_rows_text(not_recorded)}). Second fresh "
-               f"run: {len(differing)} input(s) differ, {len(harmful)} of them in a way EvalPlus's comparison would "
-               "not accept.")
+    found = []  # the finding first: what is wrong, then the totals
+    if failures:
+        found.append(f"the canonical solutions fail on {len(failures)} of {total_inputs:,} inputs "
+                     f"({kinds_text(kinds)})")
+    if not_recorded:
+        found.append(f"{len(not_recorded)} inputs have no expected output because they exceed the sandbox's limits "
+                     f"({_limit_rows_text(not_recorded)})")
+    if differing:
+        found.append(f"{len(differing)} inputs give another output on a second fresh run, {len(harmful)} of them "
+                     "in a way EvalPlus's comparison would not accept")
+    lead = "; ".join(found) if found else (f"the canonical solutions pass all {total_inputs:,} inputs and a second "
+                                           "fresh run gives the same outputs")
+    summary = (f"{lead[0].upper()}{lead[1:]}. {total_inputs:,} inputs over {len(tasks)} tasks "
+               f"({first.tasks_from_cache} from the cache {first.cache_path.name}, {first.tasks_computed} computed "
+               f"now); canonical failures {len(failures)}, beyond the sandbox's limits {len(not_recorded)}, "
+               f"nondeterministic {len(differing)}.")
     details = failures + not_recorded + [{"problem": "nondeterministic", **row} for row in differing]
     return Check("ground_truth", GROUND_TRUTH_TITLE, status,
                  observed={"inputs": total_inputs, "canonical_failures": len(failures),
@@ -101,7 +126,8 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                            "nondeterministic_inputs": len(differing),
                            "nondeterministic_rejected_by_rules": len(harmful)},
                  expected={"canonical_failures": 0, "nondeterministic_inputs": 0}, summary=summary,
-                 details=details, meta={"cache": str(first.cache_path), "dataset_sha256": first.dataset_sha256})
+                 details=details, meta={"cache": cache_label(first.cache_path),
+                                                     "dataset_sha256": first.dataset_sha256})
 
 
 def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *,

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from audit_lib.benchmarks.humaneval_plus.canonical_checks import kinds_text
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
 from audit_lib.benchmarks.humaneval_plus.programs import assert_program, check_snippet
@@ -54,7 +55,7 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
         kinds.update(row["failure_kinds"])
     base_fail = sum(1 for row in rows if row["base_failing"])
     summary = (f"OpenAI's canonical fails HumanEval+ on {len(rows)} of {len(scored)} tasks ({base_fail} already "
-               f"fail the base inputs); failing inputs by kind: {dict(kinds) or 'none'}. Tasks: "
+               f"fail the base inputs); failing inputs: {kinds_text(kinds)}. Tasks: "
                + (", ".join(f"{r['task_id']} ({r['failing_inputs']})" for r in rows[:12]) or "none") + "."
                + (f" Not scored (no original solution): {', '.join(not_scored)}." if not_scored else ""))
     return Check("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE, "quirk" if rows else "pass",

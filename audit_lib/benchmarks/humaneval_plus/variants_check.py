@@ -166,6 +166,10 @@ def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
                      + (f"; {totals['not_judged_inputs']:,} variant input(s) could not be judged from the full runs"
                         if totals["not_judged_inputs"] else ""))
         parts.append(text + ".")
+    if verdicts is not None and any(lost.values()):  # the finding first: what a reduced variant lets pass
+        parts.insert(0, "; ".join(f"{name} would accept {reference_name} on {len(lost[name])} of the "
+                                  f"{totals['reference_failing_tasks']} task(s) where {full_name} rejects it"
+                                  for name, totals in observed.items()) + ".")
     if verdicts is None:
         parts.append(f"Detection power was not judged: {detection_skip_reason or 'no reference runs'}.")
     if missing:

@@ -7,6 +7,7 @@ and say which in `meta.row_source` and in their summary: the depth is part of th
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -75,11 +76,11 @@ def check_visibility_rule(inputs: Inputs, params: Params) -> Check:
     source = inputs.oneoff_rows.source
     summary = (depth_text("rows", len(tasks), f"{source} rows" + (f", {len(excluded)} unparseable rows excluded: "
                                                                    f"{excluded}" if excluded else ""))
-               + f"Impossible form, zero-based: {per_numbering['zero_based']}; one-based: "
-               f"{per_numbering['one_based']}. The two readings disagree on whether the changed assertion was "
-               f"already shown for {disagree or 'no task'}. Shown assertions read setup lines (variables/helpers) "
-               f"that must be shown too in {setup_dependent or 'no task'}. Selected numbering: "
-               f"{params.assertion_numbering}.")
+               + f"Counted from 0 and from 1, the rule disagrees on whether the changed assertion was already "
+               f"shown for {', '.join(disagree) or 'no task'}; shown assertions read setup lines (variables/helpers) "
+               f"that must be shown too in {', '.join(setup_dependent) or 'no task'}. Impossible form, zero-based: "
+               f"{_counts_text(per_numbering['zero_based'])}; one-based: {_counts_text(per_numbering['one_based'])}. "
+               f"Selected numbering: {params.assertion_numbering}.")
     return Check(check_id, title, status,
                  observed={"per_numbering": per_numbering, "numberings_disagree_on_changed": disagree,
                            "tasks_with_setup_dependency": setup_dependent},
@@ -155,10 +156,15 @@ def check_has_code_parsing(inputs: Inputs) -> Check:
     status = "quirk" if ambiguous_cases else "pass"
     summary = (depth_text("rows", len(tasks), "replies built from the generated solutions"
                            + (f", {len(excluded)} unparseable rows excluded: {excluded}" if excluded else ""))
-               + f"{len({d['case'] for d in details})} reply shapes x 3 readings of 'contains a python code block'. "
-               f"The readings disagree, or the choice of block changes the scored code, for: "
-               f"{sorted(ambiguous_cases) or 'none'}. The replay scores the last line-start python block.")
+               + "Three readings of 'contains a python code block' disagree, or the choice of block changes the "
+               f"scored code, for {len(ambiguous_cases)} of {len({d['case'] for d in details})} reply shapes: "
+               f"{', '.join(sorted(ambiguous_cases)) or 'none'}. The replay scores the last line-start python "
+               "block.")
     return Check(check_id, title, status, observed={"ambiguous_cases": sorted(ambiguous_cases)},
                  expected={"ambiguous_cases": []}, summary=summary, details=details,
                  meta=depth_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
                             excluded=[e["task_id"] for e in excluded]))
+
+
+def _counts_text(counts: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in counts.items())

@@ -17,7 +17,7 @@ from audit_lib.findings import Check
 
 # --- canonical_ivr_zero ---------------------------------------------------------------------------------------
 
-CANONICAL_TITLE = "Every canonical passes every constraint (canonical IVR == 0)"
+CANONICAL_TITLE = "Canonical solutions against every constraint (canonical IVR, documented 0)"
 
 
 def canonical_ivr_zero_check(specs: Sequence[SpecPair], canonical_runs: Mapping[str, CandidateRun],
@@ -65,7 +65,7 @@ def canonical_ivr_zero_check(specs: Sequence[SpecPair], canonical_runs: Mapping[
 
 # --- canonical_provenance -------------------------------------------------------------------------------------
 
-PROVENANCE_TITLE = "Canonicals are HumanEval's reference solutions verbatim (as the data README says)"
+PROVENANCE_TITLE = "Where the canonical solutions come from (the data README says: HumanEval's, verbatim)"
 
 
 def normalise_whitespace(text: str) -> str:
@@ -130,7 +130,7 @@ def canonical_provenance_check(canonicals: Sequence[Canonical],
 
 # --- constraints_vs_references --------------------------------------------------------------------------------
 
-REFERENCES_TITLE = "No constraint rejects a correct HumanEval reference solution"
+REFERENCES_TITLE = "Constraints against the HumanEval reference solutions (OpenAI's and HumanEval+'s)"
 
 
 def constraints_vs_references_check(specs: Sequence[SpecPair],

@@ -13,7 +13,7 @@ from audit_lib.benchmarks.intentspec.runs import CandidateRun, ordered_constrain
 from audit_lib.benchmarks.intentspec.verdicts import ERROR_TEXT_CHARS, role_of
 from audit_lib.findings import Check
 
-POWER_TITLE = "Constraints discriminate between generations, and descriptions agree with tests"
+POWER_TITLE = "How well constraints discriminate between generations; descriptions vs tests"
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
 

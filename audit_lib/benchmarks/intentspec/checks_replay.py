@@ -15,7 +15,7 @@ from audit_lib.benchmarks.intentspec.verdicts import ERROR_TEXT_CHARS, error_tex
 from audit_lib.findings import Check
 
 IVR_TOLERANCE = 1e-9
-REPLAY_TITLE = "Re-executing the cached generations reproduces the published outcomes and IVR"
+REPLAY_TITLE = "Published outcomes and IVR vs a re-execution of the cached generations"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from audit_lib.benchmarks.intentspec.data import Canonical, SpecPair
 from audit_lib.benchmarks.intentspec.load import CANONICALS_KEY, SPEC_PAIRS_KEY
 from audit_lib.findings import Check
 
-SCHEMA_TITLE = "spec_pairs.jsonl and canonicals.jsonl are structurally sound"
+SCHEMA_TITLE = "Structure of spec_pairs.jsonl and canonicals.jsonl"
 SPEC_FILE = "spec_pairs.jsonl"
 CANONICAL_FILE = "canonicals.jsonl"
 

@@ -167,10 +167,12 @@ def check_score_aggregation(grades: GradeSet, *, seed: int, n_resamples: int) ->
     width_text = ", ".join(f"{m} {w:.1f} points" for m, w in widths.items()) or "none (no model has a usable grade)"
     bias_text = ", ".join(f"{m} {lo:.1f}/{hi:.1f} (from {mid:.1f})" for m, (lo, hi, mid) in bias.items()) or "n/a"
     summary = (
-        f"{label}score = 10 x mean per-problem grade. Largest spread over the unstated choices (missing grade "
-        f"dropped vs counted as 0, rounding half-up/half-even/floor/ceil): "
-        f"{max(spreads.values(), default=0.0):.2f} points. 95% percentile bootstrap width ({n_resamples} resamples, "
-        f"seed {seed}): {width_text}. A constant grader bias of -1/+1 moves the score to {bias_text}. "
+        f"{label}The unstated choices of the score recipe (missing grade dropped vs counted as 0, rounding "
+        f"half-up/half-even/floor/ceil) move a score by up to {max(spreads.values(), default=0.0):.2f} points; "
+        f"{len(close_pairs)} of {pairs_total} Table 2 model pairs differ by less than the worst-case 95% "
+        f"half-width at n = {table2.TABLE2_PROBLEM_COUNT}. Score = 10 x mean per-problem grade. 95% percentile "
+        f"bootstrap width ({n_resamples} resamples, seed {seed}): {width_text}. A constant grader bias of -1/+1 "
+        f"moves the score to {bias_text}. "
         f"At n = {table2.TABLE2_PROBLEM_COUNT} one grade point on one problem moves the score by "
         f"{per_grade_point:.1f} points, and the worst-case 95% half-width from each published score is "
         f"{min(half_widths.values()):.1f}-{max(half_widths.values()):.1f} points (Bhatia-Davis bound; grades that "
@@ -206,10 +208,11 @@ def check_example_ambiguity(*, seed: int, executor: Any = None,
                 if r.name != readings.LITERAL_READING and r.name not in {c.reading for c in report.counterexamples}]
     n_inputs = len(report.inputs)
     summary = (
-        f"{len(readings.READINGS)} readings of `{readings.EXAMPLE_SIGNATURE}` ({readings.EXAMPLE_CITATION}; "
-        f"readings built from a paraphrase of its docstring) ran in the sandbox on {n_inputs} inputs ({len(readings.FIXED_INPUTS)} fixed, "
-        f"{n_generated} generated with seed {seed}). On {report.inputs_with_any_disagreement} inputs at least two "
-        f"readings return different lists; at most {max(report.distinct_outputs_per_input)} distinct outputs for "
+        f"On {report.inputs_with_any_disagreement} of {n_inputs} inputs at least two of {len(readings.READINGS)} "
+        f"readings of the example problem's docstring return different lists. The readings of "
+        f"`{readings.EXAMPLE_SIGNATURE}` ({readings.EXAMPLE_CITATION}; built from a paraphrase of its docstring) ran "
+        f"in the sandbox on {n_inputs} inputs ({len(readings.FIXED_INPUTS)} fixed, {n_generated} generated with "
+        f"seed {seed}); at most {max(report.distinct_outputs_per_input)} distinct outputs for "
         f"one input. {len(report.counterexamples)} of {len(readings.READINGS) - 1} alternative readings differ from "
         "the literal one (smallest counterexample each below)"
         + (f"; {', '.join(agreeing)} never differ on these inputs" if agreeing else "")

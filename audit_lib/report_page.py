@@ -1,0 +1,148 @@
+"""Page-level blocks shared by every report and the index: alerts first, the status legend, the run stamp."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from audit_lib.findings import SEVERITY
+from audit_lib.report import check_finding, status_badge
+from audit_lib.report_values import esc, number_text
+
+ALERT_STATUSES = ("defect", "quirk")
+ALERT_TEXT_LIMIT = 260
+
+# One line per status; the README's legend says the same.
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("pass", "the benchmark behaves as documented."),
+    ("quirk", "it behaves differently from its documentation, with evidence."),
+    ("defect", "its data or metric is wrong."),
+    ("error", "the check could not run; the reason is shown."),
+    ("skipped", "an input it needs is absent; meta.missing names it."),
+)
+
+PAGE_STYLE = """<style>
+.ba .alerts{border:1px solid #d0d7de;border-radius:6px;padding:6px 12px;margin:8px 0;background:#fff}
+.ba .alerts h2{font-size:16px;margin:2px 0 6px;border:0}
+.ba .alerts ul{margin:0;padding-left:0;list-style:none}
+.ba .alerts li{margin:3px 0;line-height:1.45}
+.ba .alerts li.alert-audit{margin-top:6px}
+.ba .alerts li.alert-audit>ul{padding-left:14px}
+.ba .alerts .audit-name{font-weight:600}
+.ba .legend{display:flex;flex-wrap:wrap;gap:2px 18px;font-size:12px;color:#424a53;margin:6px 0;padding:0;
+  list-style:none}
+.ba .legend li{white-space:nowrap}
+.ba .stamp{font-size:12px;color:#57606a;margin:3px 0}
+.ba .overload{background:#fff8c5;border:1px solid #bf8700;padding:4px 8px;margin:4px 0;font-weight:600}
+</style>"""
+
+
+# A link to a collapsed section (`#audit-x`) opens it.
+OPEN_TARGET_SCRIPT = """<script>
+(function(){
+function openTarget(){var id=decodeURIComponent(location.hash.slice(1)),el=id&&document.getElementById(id);
+ if(el&&el.tagName==='DETAILS'){el.open=true;el.scrollIntoView();}}
+window.addEventListener('hashchange',openTarget);openTarget();
+})();
+</script>"""
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One defect or quirk as a reader sees it first: where, what was found, and where its evidence is."""
+
+    audit: str
+    status: str
+    finding: str
+    href: str
+    synthetic: bool = False
+
+
+def alerts_for(checks: Sequence[Mapping[str, Any]], *, audit: str, href: str) -> list[Alert]:
+    """The audit's defects then quirks, in check order; `href` is formatted with the check id."""
+    found = [c for c in checks if c.get("status") in ALERT_STATUSES]
+    found.sort(key=lambda c: -SEVERITY.get(str(c.get("status")), 0))
+    return [Alert(audit, str(c.get("status")), check_finding(c) or str(c.get("title") or c.get("id")),
+                  href.format(id=c.get("id")), bool(c.get("synthetic"))) for c in found]
+
+
+def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audit: bool = True,
+                  not_run: Mapping[str, int] | None = None) -> str:
+    """One line per alert; on the index they are grouped under their audit's name. `not_run` counts the
+    checks that could not say anything (error, skipped): they are no alert, but a reader should know."""
+    counts = {s: sum(1 for a in alerts if a.status == s) for s in ALERT_STATUSES}
+    tally = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items())
+    unknown = ", ".join(f"{n} {s}" for s, n in (not_run or {}).items() if n)
+    footnote = (f'<p class="note">Not judged: {esc(unknown)} (see the legend; their reasons are in the checks).</p>'
+                if unknown else "")
+    if not alerts:
+        return (f'<section class="alerts" id="alerts"><h2>{esc(heading)}</h2>'
+                f'<p class="note">No defects or quirks found.</p>{footnote}</section>')
+    groups: dict[str, list[Alert]] = {}
+    for alert in alerts:
+        groups.setdefault(alert.audit if show_audit else "", []).append(alert)
+    blocks = []
+    for audit, members in groups.items():
+        mixed = not all(a.synthetic for a in members)  # all synthetic: the page's banner already says so
+        items = "".join(_alert_item(alert, mark_synthetic=not show_audit and mixed) for alert in members)
+        if show_audit:
+            synthetic = " <b>(synthetic data)</b>" if any(a.synthetic for a in members) else ""
+            blocks.append(f'<li class="alert-audit"><span class="audit-name">{esc(audit)}</span>{synthetic}'
+                          f"<ul>{items}</ul></li>")
+        else:
+            blocks.append(items)
+    return (f'<section class="alerts" id="alerts"><h2>{esc(heading)} — {esc(tally)}</h2>'
+            f"<ul>{''.join(blocks)}</ul>{footnote}</section>")
+
+
+def not_judged(checks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    return {s: sum(1 for c in checks if c.get("status") == s) for s in ("error", "skipped")}
+
+
+def _alert_item(alert: Alert, *, mark_synthetic: bool) -> str:
+    text = alert.finding if len(alert.finding) <= ALERT_TEXT_LIMIT else alert.finding[:ALERT_TEXT_LIMIT - 1] + "…"
+    synthetic = " <b>(synthetic data)</b>" if alert.synthetic and mark_synthetic else ""
+    return (f'<li class="alert">{status_badge(alert.status)} {esc(text)}{synthetic} '
+            f'<a class="alert-evidence" href="{esc(alert.href)}">evidence&nbsp;→</a></li>')
+
+
+def legend_markup() -> str:
+    items = "".join(f"<li>{status_badge(status)} {esc(text)}</li>" for status, text in LEGEND)
+    return f'<ul class="legend" aria-label="status legend">{items}</ul>'
+
+
+def stamp_markup(stamp: Mapping[str, Any] | None) -> str:
+    """The run stamp line (version, commit, machine, load, wall time), with a warning when the machine was
+    busier than its CPUs: timings and timeout verdicts from such a run may not reproduce."""
+    if not stamp:
+        return ""
+    parts = []
+    if stamp.get("version"):
+        parts.append(f"benchaudit {stamp['version']}")
+    if stamp.get("commit"):
+        parts.append(f"commit {str(stamp['commit'])[:10]}{' (dirty)' if stamp.get('dirty') else ''}")
+    if stamp.get("python"):
+        parts.append(f"Python {stamp['python']}")
+    cpus = stamp.get("cpus")
+    machine = " × ".join(str(x) for x in (stamp.get("cpu_model"), f"{cpus} CPUs" if cpus else None) if x)
+    if machine:
+        parts.append(machine)
+    loads = [stamp.get("load_start"), stamp.get("load_end")]
+    if any(load is not None for load in loads):
+        parts.append("load " + " → ".join("?" if x is None else number_text(float(x)) for x in loads))
+    if stamp.get("workers") is not None:
+        parts.append(f"{stamp['workers']} workers")
+    if stamp.get("wall_s") is not None:
+        parts.append(f"{number_text(float(stamp['wall_s']))} s wall")
+    markup = f'<p class="stamp">Run: {esc(" · ".join(parts))}</p>'
+    busy = [float(x) for x in loads if isinstance(x, (int, float))]
+    if isinstance(cpus, (int, float)) and cpus > 0 and any(load > cpus for load in busy):
+        markup += (f'<p class="overload">⚠ The machine was overloaded during this run (load '
+                   f"{esc(number_text(max(busy)))} on {esc(cpus)} CPUs): timings and timeout-based verdicts may "
+                   "differ on a quiet machine.</p>")
+    return markup
+
+
+__all__ = ["Alert", "LEGEND", "OPEN_TARGET_SCRIPT", "PAGE_STYLE", "alerts_for", "alerts_markup", "legend_markup",
+           "not_judged", "stamp_markup"]

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from audit_lib import data_cli, paths, sandbox_cli
+from audit_lib import data_cli, paths, sandbox
 from audit_lib.catalogue import discover_audits
 from audit_lib.errors import ParameterError
 from audit_lib.findings import STATUSES
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.set_defaults(func=_list)
 
     data_cli.register(subparsers)
-    sandbox_cli.register(subparsers)
+    sandbox.register_cli(subparsers)
     return parser
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from audit_lib import executors, sandbox
+from audit_lib import sandbox
 from audit_lib.benchmarks.humaneval_plus_data import Dataset, HumanEvalTask, PlusTask
 from audit_lib.benchmarks.humaneval_plus_exec import (
     EVALPLUS_SAMPLE_BUDGET,
@@ -370,7 +370,7 @@ def run_original_tests(jobs_spec: Sequence[tuple[str, str, str]], *, executor: A
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0)
     jobs = [sandbox.AssertJob(key=key, program=program, snippets=(snippet,), limits=limits)
             for key, program, snippet in jobs_spec]
-    return dict(executors.run_many(jobs, executor, progress=False))
+    return dict(sandbox.run_many(jobs, executor, progress=False))
 
 
 def original_test_jobs(tasks: Sequence[PlusTask], dataset: Dataset,

@@ -20,7 +20,7 @@ from audit_lib.benchmarks.humaneval_plus_replay import score_split
 from audit_lib.benchmarks.humaneval_plus_static import task_sort_key
 from audit_lib.compare import canonical_encoding
 from audit_lib.findings import Check
-from audit_lib.sandbox_codec import Unserializable
+from audit_lib.sandbox import Unserializable
 
 VARIANTS_TITLE = "Reduced variants (-Mini, -NoExtreme) vs the full dataset, and the wrong solutions they let pass"
 COMPARED_FIELDS: tuple[str, ...] = ("prompt", "entry_point", "canonical_solution", "contract", "base_input", "atol")

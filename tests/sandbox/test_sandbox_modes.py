@@ -262,7 +262,7 @@ def test_stop_expected_is_never_visible_to_the_code_under_test():
 def test_the_judge_process_does_not_outlive_its_job():
     import os
 
-    from audit_lib import sandbox_pool
+    from audit_lib.sandbox import pool as sandbox_pool
 
     before = _zygote_children()
     for _ in range(3):
@@ -274,7 +274,7 @@ def test_the_judge_process_does_not_outlive_its_job():
 
 
 def _zygote_children() -> set[int]:
-    from audit_lib import sandbox_pool
+    from audit_lib.sandbox import pool as sandbox_pool
 
     children: set[int] = set()
     for group in sandbox_pool.POOL._idle.values():
@@ -300,7 +300,7 @@ def test_stop_expected_needs_stop_after_failure_and_valid_indices():
 
 
 def test_large_float_free_outputs_can_come_back_as_digests():
-    from audit_lib.sandbox_codec import ValueDigest, digest_of
+    from audit_lib.sandbox import ValueDigest, digest_of
 
     program = "def f(n):\n    return list(range(n)) if n > 0 else [0.5] * -n\n"
     inputs = [[10], [50_000], [-50_000], [50_000]]

@@ -6,7 +6,8 @@ import concurrent.futures as cf
 
 import pytest
 
-from audit_lib import executors, sandbox
+from audit_lib import sandbox
+from audit_lib.sandbox import executors
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import Limits
 

@@ -9,14 +9,14 @@ Two modes:
 * `call_function(program, entry_point, inputs)`: one child loads the program (module `__sandbox__`, so
   `if __name__ == "__main__"` blocks do not run), then calls `entry_point(*args)` per input under a per-input
   SIGALRM timer (backstopped by a hard wall deadline in the supervisor). Each outcome comes back as tagged JSON
-  (`sandbox_codec`), decoded here into faithful values: tuple vs list, set/frozenset, nan/inf, bytes, big ints.
+  (`codec`), decoded here into faithful values: tuple vs list, set/frozenset, nan/inf, bytes, big ints.
   A value that is not plain data (including subclasses of int/str with rigged comparisons) is outcome kind
   `unserializable` with its type name. Nothing from the child is ever unpickled. After a hard kill (the code
   ignored or replaced the alarm, or looped inside C) or a crash on input k, input k is recorded (`timeout` or
   `exception` `ProcessExit`/signal name) and a fresh child is started for inputs k+1...; only inputs that the
   total time limit leaves unreached are `not_run`.
 
-Isolation (see `sandbox_zygote` for the mechanics and README "Sandbox" for what is not protected): every job is a
+Isolation (see `zygote/` for the mechanics and README "Sandbox" for what is not protected): every job is a
 fork of a warmed `python -I` zygote started with an empty environment; the child gets a fresh temp cwd, stdin at
 /dev/null, rlimits (AS, CPU, FSIZE, NOFILE, NPROC, CORE=0), its own session, a network namespace without
 interfaces (when root, or via `unshare -rn`), and, when the parent is root, a dedicated unprivileged uid (so it
@@ -33,7 +33,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from audit_lib import sandbox_codec, sandbox_pool
+from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox import pool as sandbox_pool
 from audit_lib.errors import ParameterError, SandboxHarnessError
 
 Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harness_error"]
@@ -256,7 +257,7 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     outside the child, so the code under test cannot read the expected values; and it only ever
     ends the run early: every verdict is still the caller's, made on the values returned here. Give an expected
     value only where `!=` alone decides the caller's verdict (no tolerance, no special oracle).
-    The values go to a judge process the zygote forks for the job (`sandbox_zygote.Judge`), so they are never in
+    The values go to a judge process the zygote forks for the job (`zygote.judge.Judge`), so they are never in
     the memory of the child that runs the code.
 
     With `digest_above_bytes`, a float-free value whose canonical encoding is larger comes back as its

@@ -1,0 +1,254 @@
+"""Code that runs inside a job child: setup (fds, limits, uid) and the assert / call harnesses."""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import json
+import os
+import resource
+import signal
+import sys
+import time
+import types
+
+from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD, SAFE_PATH
+from audit_lib.sandbox.zygote.state import ZygoteState
+
+
+def _set_limit(which: int, value: int) -> None:
+    resource.setrlimit(which, (value, value))
+
+
+def _setup_child(state: ZygoteState, tmpdir: str, limits: dict, out_w: int, err_w: int, res_w: int) -> None:
+    """Runs in the forked child, still as the zygote's user; ends as the job uid with limits set."""
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    os.dup2(res_w, RESULT_FD)
+    os.closerange(RESULT_FD + 1, 1 << 16)
+    os.chdir(tmpdir)
+    mb = 1024 * 1024
+    _set_limit(resource.RLIMIT_CORE, 0)
+    _set_limit(resource.RLIMIT_FSIZE, int(limits["file_size_mb"] * mb))
+    _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
+    _set_limit(resource.RLIMIT_AS, int(limits["memory_mb"] * mb))
+    cpu = int(limits["cpu_s"]) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    if state.uid is not None:
+        # The job uid owns no other process, so NPROC counts exactly this job's processes and threads.
+        _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 1)
+        os.setgroups([])
+        os.setresgid(state.uid, state.uid, state.uid)
+        os.setresuid(state.uid, state.uid, state.uid)
+        if os.getresuid() != (state.uid,) * 3 or os.getresgid() != (state.uid,) * 3:
+            raise RuntimeError("could not drop privileges")
+    else:
+        _set_limit(resource.RLIMIT_NPROC, _tasks_of_uid(os.getuid()) + int(limits["processes"]) + 1)
+    os.environ.clear()
+    os.environ.update({"PATH": SAFE_PATH, "HOME": tmpdir, "TMPDIR": tmpdir, "LANG": "C.UTF-8"})
+    tempfile_module = sys.modules.get("tempfile")
+    if tempfile_module is not None:
+        tempfile_module.tempdir = tmpdir
+    random_module = sys.modules.get("random")
+    if random_module is not None:
+        random_module.seed()
+    sys.path[:] = [p for p in sys.path if p != state.package_parent]
+    sys.argv[:] = ["-c"]
+    for name in [n for n in sys.modules if n == "audit_lib" or n.startswith("audit_lib.")]:
+        del sys.modules[name]
+
+
+def _tasks_of_uid(uid: int) -> int:
+    """How many tasks (processes and threads) the real uid runs now; NPROC counts those."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    total += len(os.listdir(f"/proc/{entry}/task"))
+            except OSError:
+                continue
+    return total
+
+
+# The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.
+_type, _str, _issubclass, _memoryview, _os_write = type, str, issubclass, memoryview, os.write
+_int, _getattr = int, getattr
+_BaseException, _AssertionError, _MemoryError, _SystemExit = BaseException, AssertionError, MemoryError, SystemExit
+ASSERT_STATUSES = ("pass", "fail", "error", "memory")
+
+
+def _write_all_raw(fd: int, data: bytes) -> None:
+    view = _memoryview(data)
+    while view:
+        view = view[_os_write(fd, view):]
+
+
+def _safe_text(thunk, cap: int = 2000) -> str:
+    try:
+        text = thunk()
+        return text[:cap] if _type(text) is _str else "?"
+    except _BaseException:  # hostile __str__ / __name__
+        return "?"
+
+
+def _exception_fields(exc: BaseException) -> tuple[str, str]:
+    exc_type = _safe_text(lambda: _type(exc).__name__, 200)
+    return exc_type, _safe_text(lambda: _str(exc))
+
+
+def _disable_tracing() -> None:
+    """A trace function may jump over lines (frame.f_lineno); the snippet must not be able to skip its asserts."""
+    def refuse(*_args, **_kwargs):
+        raise RuntimeError("tracing is disabled in the sandbox")
+    sys.settrace = refuse
+    sys.setprofile = refuse
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading.settrace = refuse
+        threading.setprofile = refuse
+
+
+def _fresh_module(name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__builtins__ = builtins
+    sys.modules[name] = module
+    return module
+
+
+def _flush_std_streams(streams: tuple) -> None:
+    for stream in streams:
+        try:
+            stream.flush()
+        except _BaseException:
+            pass
+
+
+def _python_exit_code(exc: BaseException) -> int:
+    """The status `python -c` exits with for an uncaught SystemExit: None -> 0, an int -> itself, else 1."""
+    value = _getattr(exc, "code", None)
+    if value is None:
+        return 0
+    return value if _type(value) is _int else 1
+
+
+def _assert_child(source: str, secret: str) -> None:
+    """Run program + snippet as `__main__`; the completion record with the secret is written only if it returns.
+
+    The verdict line `<secret> <status>` is built by plain str concatenation (no json, no patchable module
+    function); the details line after it is informational only.
+    """
+    write_all, exit_now, dumps, subclass = _write_all_raw, os._exit, json.dumps, _issubclass
+    streams = (sys.stdout, sys.stderr)
+    status, details, exit_code = "pass", None, 0
+    _disable_tracing()
+    try:
+        code = compile(source, "<sandbox>", "exec")
+        exec(code, _fresh_module("__main__").__dict__)
+    except _BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are failures of the code too
+        cls = _type(exc)
+        status = ("fail" if subclass(cls, _AssertionError) else "memory" if subclass(cls, _MemoryError)
+                  else "error")
+        details = _exception_fields(exc)
+        exit_code = _python_exit_code(exc) if subclass(cls, _SystemExit) else 1
+    _flush_std_streams(streams)
+    try:
+        details_line = dumps(details).encode()
+    except _BaseException:
+        details_line = b"null"
+    write_all(RESULT_FD, (secret + " " + status + " " + _str(exit_code) + "\n").encode() + details_line + b"\n")
+    exit_now(0)
+
+
+class _InputTimeout(BaseException):
+    """Raised by the per-input SIGALRM handler; a BaseException so `except Exception` does not swallow it."""
+
+
+def _on_alarm(_signum, _frame):
+    raise _InputTimeout
+
+
+def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: list, start: int,
+                deep: bool, load_timeout: float, stop_after_failure: bool = False,
+                digests: tuple[int, frozenset | None] | None = None) -> None:
+    """Load the program once, then call the entry point for inputs[start:], one result line per input.
+
+    `digests` = (size, inputs or None for all): a float-free value whose canonical encoding is larger than `size`
+    is sent as its digest (`sandbox_codec.ValueDigest`) instead of the value.
+    """
+    write_all, dumps, exit_now, perf = _write_all_raw, json.dumps, os._exit, time.perf_counter
+    encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
+    large_value_digest = sandbox_codec.large_value_digest
+    digest_above, digest_inputs = digests if digests is not None else (None, None)
+    setitimer, install = signal.setitimer, signal.signal
+    streams = (sys.stdout, sys.stderr)
+    install(signal.SIGALRM, _on_alarm)
+    setitimer(signal.ITIMER_REAL, load_timeout)
+    try:
+        try:
+            code = compile(program, "<sandbox>", "exec")
+            namespace = _fresh_module("__sandbox__").__dict__
+            exec(code, namespace)
+        finally:
+            setitimer(signal.ITIMER_REAL, 0)
+        function = namespace.get(entry_point)
+        if not callable(function):
+            raise NameError(f"entry point {entry_point!r} is not defined or not callable")
+        inputs = [sandbox_codec.decode(args) for args in inputs_json]
+    except BaseException as exc:  # noqa: BLE001
+        kind = "timeout" if _issubclass(_type(exc), _InputTimeout) else "error"
+        error_type, error_message = _exception_fields(exc)
+        _flush_std_streams(streams)
+        write_all(RESULT_FD, b"L " + dumps({"kind": kind, "exc_type": error_type,
+                                            "exc_message": error_message}).encode() + b"\n")
+        exit_now(0)
+    write_all(RESULT_FD, b"L ok\n")
+    for index in range(start, len(inputs)):
+        limit = timeouts[index]
+        kind, payload = "value", None
+        elapsed = 0.0
+        try:
+            args = copy.deepcopy(inputs[index]) if deep else inputs[index]
+            install(signal.SIGALRM, _on_alarm)  # the previous input may have replaced it
+            began = perf()
+            setitimer(signal.ITIMER_REAL, limit)
+            try:
+                value = function(*args)
+            finally:
+                setitimer(signal.ITIMER_REAL, 0)
+                elapsed = perf() - began
+        except _InputTimeout:
+            kind = "timeout"
+        except BaseException as exc:  # noqa: BLE001
+            kind = "exception"
+            payload = _exception_fields(exc)
+        if kind == "value" and elapsed > limit:
+            kind = "timeout"  # the code swallowed the alarm and finished late
+        if kind == "value":
+            try:
+                payload = encode(value)
+            except unserializable as exc:
+                kind, payload = "unserializable", [exc.type_name, exc.reason]
+            except RecursionError:
+                kind, payload = "unserializable", [_safe_text(lambda: type(value).__name__), "recursive"]
+        text = dumps(payload)
+        # The canonical encoding is never shorter than this one, so a short text needs no digest check.
+        if kind == "value" and digest_above is not None and len(text) > digest_above \
+                and (digest_inputs is None or index in digest_inputs):
+            digest = large_value_digest(value, payload, digest_above)
+            if digest is not None:
+                text = dumps(digest.to_json())
+        line = f"{index} {kind} {elapsed!r} ".encode() + text.encode() + b"\n"
+        if len(line) > MAX_VALUE_BYTES:
+            line = (f"{index} unserializable {elapsed!r} ".encode()
+                    + dumps([_safe_text(lambda: type(value).__name__), "value too large to send"]).encode() + b"\n")
+        write_all(RESULT_FD, line)
+        if stop_after_failure and kind != "value":
+            break
+    _flush_std_streams(streams)
+    write_all(RESULT_FD, b"D\n")
+    exit_now(0)

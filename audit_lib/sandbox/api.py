@@ -100,6 +100,10 @@ class SnippetResult:
     # What `python -c program+snippet` would have exited with: 0 on completion, the SystemExit / os._exit code,
     # 1 for an uncaught exception; None on timeout, kill or harness error. Evidence only: never a verdict.
     exit_code: int | None = None
+    # Measured by the supervisor, outside the child: wall time from start to the end of the job's processes, and
+    # the CPU time of all of them (the job's cpuacct cgroup; without one, the worker's own rusage).
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,11 @@ class CallOutcome:
     value: Any = None
     exc_type: str | None = None
     exc_message: str | None = None
-    duration_s: float = 0.0
+    duration_s: float = 0.0  # = wall_s, kept for callers of the first interface
+    # Measured by the supervisor: from the arrival of the previous result line (or the load marker) to this one's,
+    # and the job's CPU time over the same interval. Lines that arrive together: the first carries the interval.
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,7 @@ class CallJobResult:
     stderr: str = ""
     network_isolated: bool = False
     restarts: int = 0
+    cpu_s: float = 0.0  # every child of the job, measured by the supervisor
 
     def to_json(self) -> dict[str, Any]:
         payload = asdict(self)
@@ -189,7 +198,8 @@ def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limit
         results.append(SnippetResult(
             index=index, status=answer["status"], duration_s=answer["duration_s"],
             error_type=answer["error_type"], error_message=answer["error_message"],
-            stdout=answer["stdout"], stderr=answer["stderr"], exit_code=answer.get("exit_code")))
+            stdout=answer["stdout"], stderr=answer["stderr"], exit_code=answer.get("exit_code"),
+            wall_s=answer.get("wall_s", answer["duration_s"]), cpu_s=answer.get("cpu_s", 0.0)))
     first_bad = next((r.status for r in results if r.status != "pass"), "pass")
     return AssertJobResult(status=first_bad, snippets=tuple(results), limits=limits,
                            duration_s=time.monotonic() - started, network_isolated=network_isolated)
@@ -224,19 +234,22 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="truncated result line")
     kind_name = parts[1].decode("ascii", errors="replace")
     try:
-        duration = float(parts[2])
+        wall_text, _, cpu_text = parts[2].partition(b":")  # the supervisor's measurements, `wall:cpu`
+        duration = float(wall_text)
+        cpu = float(cpu_text) if cpu_text else 0.0
         if payload is _UNPARSED:
             payload = json.loads(parts[3])
         if kind_name == "value":
             may_digest = digestible is None or index in digestible
             digest = sandbox_codec.digest_from_json(payload) if may_digest else None
             value = digest if digest is not None else sandbox_codec.decode(payload)
-            return CallOutcome(index, "value", value, duration_s=duration)
+            return CallOutcome(index, "value", value, duration_s=duration, wall_s=duration, cpu_s=cpu)
         if kind_name == "timeout":
-            return CallOutcome(index, "timeout", duration_s=duration)
+            return CallOutcome(index, "timeout", duration_s=duration, wall_s=duration, cpu_s=cpu)
         if kind_name in ("exception", "unserializable"):
             exc_type, message = (str(part) for part in payload)
-            return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration)
+            return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration,
+                               wall_s=duration, cpu_s=cpu)
     except (ValueError, TypeError, RecursionError, sandbox_codec.MalformedTaggedValue) as exc:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult",
                            exc_message=f"{type(exc).__name__}: {exc}"[:500])
@@ -306,7 +319,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
         status = "error"
     return CallJobResult(status=status, outcomes=outcomes, load_error=answer["load_error"], limits=limits,
                          duration_s=answer["duration_s"], stdout=answer["stdout"], stderr=answer["stderr"],
-                         network_isolated=network_isolated, restarts=answer["restarts"])
+                         network_isolated=network_isolated, restarts=answer["restarts"],
+                         cpu_s=answer.get("cpu_s", 0.0))
 
 
 def _stop_expected_wire(stop_expected: Mapping[int, Any] | None, count: int,

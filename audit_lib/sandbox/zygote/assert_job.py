@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from audit_lib.sandbox.zygote.child import ASSERT_STATUSES, _assert_child
+from audit_lib.sandbox.zygote.child import ASSERT_STATUSES
 from audit_lib.sandbox.zygote.state import ZygoteState
 from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, _status_from_exit
 
@@ -19,7 +19,7 @@ def run_assert(state: ZygoteState, request: dict) -> dict:
         result_buffer.extend(chunk)
         return len(result_buffer) <= 1 << 20
 
-    run = ChildRun(state, limits, _assert_child, (request["source"], secret))
+    run = ChildRun(state, limits, "assert", json.dumps({"source": request["source"], "secret": secret}).encode())
     deadline = run.started + timeout
     captures = {"out": Capture(limits["output_bytes"]), "err": Capture(limits["output_bytes"])}
     run.supervise(captures, on_result, lambda: deadline)
@@ -29,13 +29,17 @@ def run_assert(state: ZygoteState, request: dict) -> dict:
     if record is not None and not timed_out and how == "exited" and code == 0:
         status, error_type, error_message = record["status"], record["error_type"], record["error_message"]
         exit_code = record["exit_code"]
+        if status == "memory" and not (run.oom_killed or run.hit_memory_limit):
+            # Anyone can raise MemoryError; `memory` (an environment status) needs the cgroup's word for it.
+            status = "error"
     else:
         status, error_type, error_message = _status_from_exit(run, timed_out)
         exit_code = code if how == "exited" and status == "error" else None
         if status == "harness_error":
             error_message += ": " + captures["err"].text()[-2000:]
     return {"status": status, "error_type": error_type, "error_message": error_message, "exit_code": exit_code,
-            "stdout": captures["out"].text(), "stderr": captures["err"].text(), "duration_s": run.duration}
+            "stdout": captures["out"].text(), "stderr": captures["err"].text(), "duration_s": run.duration,
+            "wall_s": run.duration, "cpu_s": run.cpu_s}
 
 
 def _completion_record(raw: bytes, secret: str) -> dict | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 
-from audit_lib.sandbox.zygote.child import _call_child
 from audit_lib.sandbox.zygote.judge import Judge
 from audit_lib.sandbox.zygote.protocol import MAX_RESULT_BYTES
 from audit_lib.sandbox.zygote.state import ZygoteState
@@ -13,10 +12,17 @@ from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, _status_from_e
 
 
 class CallProgress:
-    """Parses the child's result lines as they arrive: which input is next and when it is due."""
+    """Parses the child's result lines as they arrive: which input is next, when it is due, what it cost.
+
+    Each input starts when the previous line (or the load marker) arrives here and its wall and CPU time are
+    measured here, by `clock`; the child's own timing field is dropped. Lines that arrive in one read: the first
+    carries the whole interval since the previous arrival and the others zero, so holding lines back and sending
+    them together cannot spread one slow input's time over fast ones. An input whose wall time here exceeds its
+    limit is `timeout`, whatever the child said.
+    """
 
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
-                 stop_after_failure: bool = False, judge: Judge | None = None):
+                 stop_after_failure: bool = False, judge: Judge | None = None, clock=None):
         self.next_index = first
         self.loaded = False
         self.load_failure: dict | None = None
@@ -25,8 +31,12 @@ class CallProgress:
         self.partial = bytearray()
         self.size = 0
         self.timeouts, self.grace, self.total_deadline = timeouts, grace, total_deadline
-        self.deadline = time.monotonic() + load_timeout + grace
-        self.last_event = time.monotonic()
+        self.clock = clock or (lambda: (time.monotonic(), 0.0))
+        self.last_event, self.last_cpu = self.clock()
+        self.deadline = self.last_event + load_timeout + grace
+        self.load_timeout = load_timeout
+        self.started = self.last_event
+        self.chunk_clock: tuple[float, float] | None = None
         self.violation: str | None = None
         self.stop_after_failure = stop_after_failure
         self.stopped_after_failure = False
@@ -49,6 +59,7 @@ class CallProgress:
         self.partial += chunk
         *complete, rest = bytes(self.partial).split(b"\n")
         self.partial = bytearray(rest)
+        self.chunk_clock = self.clock()
         for line in complete:
             if not self._accept(line):
                 return False
@@ -82,6 +93,11 @@ class CallProgress:
                     self.load_failure = json.loads(line[2:])
                 except ValueError:
                     self.load_failure = {"kind": "error", "exc_type": "?", "exc_message": "unreadable load error"}
+                if not isinstance(self.load_failure, dict) or not {"kind", "exc_type", "exc_message"} <= set(
+                        self.load_failure):
+                    self.load_failure = {"kind": "error", "exc_type": "?", "exc_message": "unreadable load error"}
+                if self.load_failure["kind"] == "timeout" and self.chunk_clock[0] - self.started < self.load_timeout:
+                    self.load_failure["kind"] = "error"  # a timeout is the supervisor's word, not the child's
                 return True
             self.violation = "unexpected line before the load marker"
             return False
@@ -94,6 +110,7 @@ class CallProgress:
         if head != str(self.next_index).encode():
             self.violation = f"result for input {head[:20]!r} when {self.next_index} was expected"
             return False
+        line = self._measured(line)
         self.lines.append(line)
         self.next_index += 1
         kind = line.split(b" ", 2)[1:2]
@@ -103,27 +120,48 @@ class CallProgress:
         self._arm()
         return True
 
+    def _measured(self, line: bytes) -> bytes:
+        """The line with the child's timing replaced by ours (`wall:cpu`) and the timeout verdict made here."""
+        now, cpu = self.chunk_clock
+        wall, cpu_used = max(0.0, now - self.last_event), max(0.0, cpu - self.last_cpu)
+        self.last_event, self.last_cpu = now, cpu
+        parts = line.split(b" ", 3)
+        if len(parts) != 4:
+            return line
+        index, kind, _child_time, payload = parts
+        if wall > self.timeouts[self.next_index]:
+            kind, payload = b"timeout", b"null"
+        elif kind == b"timeout":
+            kind, payload = b"exception", b'["FalseTimeout", "reported a timeout before its time limit"]'
+        return b" ".join((index, kind, f"{wall!r}:{cpu_used!r}".encode(), payload))
+
     def _arm(self) -> None:
+        now = self.chunk_clock[0] if self.chunk_clock else time.monotonic()
         if self.next_index < len(self.timeouts):
             limit = self.timeouts[self.next_index]
-            self.deadline = time.monotonic() + limit + self.grace + limit * 0.25
-        self.last_event = time.monotonic()
+            self.deadline = now + limit + self.grace + limit * 0.25
+        self.last_event = now
+        if self.chunk_clock:
+            self.last_cpu = self.chunk_clock[1]
 
     def current_deadline(self) -> float:
         return min(self.deadline, self.total_deadline)
 
 
-def run_call(state: ZygoteState, request: dict, protocol_in: int) -> tuple[dict, bytes]:
-    """One call job; a sealed message with expected values follows the request when `sealed_follows` is set."""
+def run_call(state: ZygoteState, request: dict, raw: bytes, protocol_in: int) -> tuple[dict, bytes]:
+    """One call job; a sealed message with expected values follows the request when `sealed_follows` is set.
+
+    `raw` is the request's JSON text: each job worker reads it, and only it, from a memfd (see `template`).
+    """
     judge = Judge(state, protocol_in) if request.get("sealed_follows") else None
     try:
-        return _run_call_children(state, request, judge)
+        return _run_call_children(state, request, raw, judge)
     finally:
         if judge is not None:
             judge.close()
 
 
-def _run_call_children(state: ZygoteState, request: dict, judge: Judge | None) -> tuple[dict, bytes]:
+def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Judge | None) -> tuple[dict, bytes]:
     limits = request["limits"]
     timeouts = [float(t) for t in request["timeouts"]]
     total_deadline = time.monotonic() + float(request["total_timeout"])
@@ -132,18 +170,14 @@ def _run_call_children(state: ZygoteState, request: dict, judge: Judge | None) -
     lines: list[bytes] = []
     start, restarts, status, load_error, started = 0, 0, "pass", None, time.monotonic()
     stop_after_failure = bool(request.get("stop_after_failure", False))
-    digests = None
-    if request.get("digest_above_bytes") is not None:
-        chosen = request.get("digest_inputs")
-        digests = (int(request["digest_above_bytes"]), None if chosen is None else frozenset(chosen))
     stopped_on_mismatch = False
+    cpu_total = 0.0
     while start < len(timeouts) or (start == 0 and not timeouts):
+        run = ChildRun(state, limits, "call", raw, start)
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
-                                stop_after_failure, judge)
-        run = ChildRun(state, limits, _call_child, (request["program"], request["entry_point"], request["inputs"],
-                                                     timeouts, start, bool(request["deepcopy"]),
-                                                     float(request["load_timeout"]), stop_after_failure, digests))
+                                stop_after_failure, judge, run.clock)
         run.supervise(captures, progress.feed, progress.current_deadline)
+        cpu_total += run.cpu_s
         lines.extend(progress.lines)
         stopped_on_mismatch = progress.stopped_on_mismatch
         if progress.violation:
@@ -155,8 +189,9 @@ def _run_call_children(state: ZygoteState, request: dict, judge: Judge | None) -
         if progress.load_failure is not None or not progress.loaded:
             failure = progress.load_failure
             if failure is not None:
+                evidence = run.oom_killed or run.hit_memory_limit
                 status = "timeout" if failure["kind"] == "timeout" else (
-                    "memory" if failure["exc_type"] == "MemoryError" else "error")
+                    "memory" if failure["exc_type"] == "MemoryError" and evidence else "error")
                 load_error = f"{failure['exc_type']}: {failure['exc_message']}"
             else:
                 status, error_type, message = _status_from_exit(run, run.killed_by_us)
@@ -168,12 +203,13 @@ def _run_call_children(state: ZygoteState, request: dict, judge: Judge | None) -
             break
         # The child died or was killed while running input `next_index`: record it, then carry on after it.
         index = progress.next_index
+        measured = f"{max(0.0, run.ended - progress.last_event)!r}:{max(0.0, run.cpu_s - progress.last_cpu)!r}"
         if run.killed_by_us:
-            lines.append(f"{index} timeout {time.monotonic() - progress.last_event!r} null".encode())
+            lines.append(f"{index} timeout {measured} null".encode())
         else:
             _status, error_type, message = _status_from_exit(run, False)
             payload = json.dumps(["ProcessExit" if error_type == "EarlyExit" else error_type, message])
-            lines.append(f"{index} exception 0.0 {payload}".encode())
+            lines.append(f"{index} exception {measured} {payload}".encode())
         start = index + 1
         if over_total:
             status = "timeout"
@@ -185,5 +221,5 @@ def _run_call_children(state: ZygoteState, request: dict, judge: Judge | None) -
             break
     header = {"status": status, "load_error": load_error, "stdout": captures["out"].text(),
               "stderr": captures["err"].text(), "duration_s": time.monotonic() - started, "restarts": restarts,
-              "stopped_on_mismatch": stopped_on_mismatch}
+              "stopped_on_mismatch": stopped_on_mismatch, "cpu_s": cpu_total}
     return header, b"\n".join(lines)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import builtins
 import copy
+import ctypes
+import fcntl
 import json
 import os
 import resource
@@ -14,52 +16,111 @@ import types
 
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD, SAFE_PATH
-from audit_lib.sandbox.zygote.state import ZygoteState
+
+
+CTL_FD, SPEC_FD = 4, 5
+JOB_UID_IN_USERNS = 1000
+CLONE_NEWUSER = 0x10000000
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _set_limit(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def _setup_child(state: ZygoteState, tmpdir: str, limits: dict, out_w: int, err_w: int, res_w: int) -> None:
-    """Runs in the forked child, still as the zygote's user; ends as the job uid with limits set."""
+def worker_main(header: dict, fds: dict[str, int]) -> None:
+    """The job's worker: set up, say so on the control pipe, then read this job's spec and run it."""
+    _setup_worker(header, fds)
+    chunks = []
+    while chunk := os.read(SPEC_FD, 1 << 20):
+        chunks.append(chunk)
+    os.close(SPEC_FD)
+    spec = json.loads(b"".join(chunks))
+    if header["op"] == "assert":
+        _assert_child(spec["source"], spec["secret"])
+    else:
+        digests = None
+        if spec.get("digest_above_bytes") is not None:
+            chosen = spec.get("digest_inputs")
+            digests = (int(spec["digest_above_bytes"]), None if chosen is None else frozenset(chosen))
+        _call_child(spec["program"], spec["entry_point"], spec["inputs"], [float(t) for t in spec["timeouts"]],
+                    int(header["start"]), bool(spec["deepcopy"]), float(spec["load_timeout"]),
+                    bool(spec.get("stop_after_failure", False)), digests)
+
+
+def _setup_worker(header: dict, fds: dict[str, int]) -> None:
+    """Runs as the job's privileged worker; ends unprivileged, limited, in /tmp, with fds 0-3 (and the spec)."""
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(out_w, 1)
-    os.dup2(err_w, 2)
-    os.dup2(res_w, RESULT_FD)
-    os.closerange(RESULT_FD + 1, 1 << 16)
-    os.chdir(tmpdir)
+    # Out of the way first, so no dup2 below overwrites a descriptor still to be moved.
+    sources = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, fds["out"], fds["err"], fds["res"],
+                                                              fds["ctl"], fds["spec"])]
+    for fd, target in zip(sources, (0, 1, 2, RESULT_FD, CTL_FD, SPEC_FD)):
+        os.dup2(fd, target)
+    os.closerange(SPEC_FD + 1, 1 << 16)
+    os.chdir("/tmp")
+    limits = header["limits"]
     mb = 1024 * 1024
     _set_limit(resource.RLIMIT_CORE, 0)
     _set_limit(resource.RLIMIT_FSIZE, int(limits["file_size_mb"] * mb))
     _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
-    _set_limit(resource.RLIMIT_AS, int(limits["memory_mb"] * mb))
+    if not header.get("cgroup"):  # without a memory cgroup, the address space is the only memory limit
+        _set_limit(resource.RLIMIT_AS, int(limits["memory_mb"] * mb))
     cpu = int(limits["cpu_s"]) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    if state.uid is not None:
+    uid = header.get("uid")
+    if uid is not None:
         # The job uid owns no other process, so NPROC counts exactly this job's processes and threads.
         _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 1)
         os.setgroups([])
-        os.setresgid(state.uid, state.uid, state.uid)
-        os.setresuid(state.uid, state.uid, state.uid)
-        if os.getresuid() != (state.uid,) * 3 or os.getresgid() != (state.uid,) * 3:
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid,) * 3 or os.getresgid() != (uid,) * 3:
             raise RuntimeError("could not drop privileges")
-    else:
+    elif header.get("nested_userns"):
+        _enter_unprivileged_userns()
+        # Processes are counted per user namespace too (ucounts): this one holds only the job.
+        _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 1)
+    else:  # no namespaces at all: the uid's other processes count against the limit too
         _set_limit(resource.RLIMIT_NPROC, _tasks_of_uid(os.getuid()) + int(limits["processes"]) + 1)
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     os.environ.clear()
-    os.environ.update({"PATH": SAFE_PATH, "HOME": tmpdir, "TMPDIR": tmpdir, "LANG": "C.UTF-8"})
+    os.environ.update({"PATH": SAFE_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
     tempfile_module = sys.modules.get("tempfile")
     if tempfile_module is not None:
-        tempfile_module.tempdir = tmpdir
+        tempfile_module.tempdir = "/tmp"
     random_module = sys.modules.get("random")
     if random_module is not None:
         random_module.seed()
-    sys.path[:] = [p for p in sys.path if p != state.package_parent]
+    sys.path[:] = [p for p in sys.path if p != header["package_parent"]]
     sys.argv[:] = ["-c"]
     for name in [n for n in sys.modules if n == "audit_lib" or n.startswith("audit_lib.")]:
         del sys.modules[name]
+    os.write(CTL_FD, b"S\n")  # setup done: what happens from here on is the code's doing
+    os.close(CTL_FD)
+
+
+def _enter_unprivileged_userns() -> None:
+    """Not root: a nested user namespace where the job is uid 1000 (not 0) and holds no capability at all."""
+    if _libc.unshare(CLONE_NEWUSER) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER)")
+    outer_uid, outer_gid = 0, 0  # the zygote is uid 0 of its own user namespace (`unshare -r`)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{JOB_UID_IN_USERNS} {outer_uid} 1"),
+                       ("gid_map", f"{JOB_UID_IN_USERNS} {outer_gid} 1")):
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
+    for cap in range(64):
+        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if _libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    with open("/proc/self/status") as handle:
+        if any(line.startswith("CapEff:") and int(line.split()[1], 16) for line in handle):
+            raise RuntimeError("capabilities left after dropping them")
 
 
 def _tasks_of_uid(uid: int) -> int:

@@ -17,14 +17,14 @@ job spawned outlives it. The parent only ever reads JSON from here; nothing is u
 
 from __future__ import annotations
 
+import json
 import os
 import traceback
 
 from audit_lib.sandbox.zygote.assert_job import run_assert
 from audit_lib.sandbox.zygote.call_job import run_call
-from audit_lib.sandbox.zygote.protocol import read_frames, write_frames
+from audit_lib.sandbox.zygote.protocol import read_frames, read_raw_frames, write_frames
 from audit_lib.sandbox.zygote.state import ZygoteState
-from audit_lib.sandbox.zygote.supervise import _remove_tree
 
 
 def main() -> None:
@@ -34,22 +34,23 @@ def main() -> None:
     os.dup2(devnull, 1)
     config, _ = read_frames(protocol_in)
     try:
-        state = ZygoteState(config)
+        state = ZygoteState(config, (protocol_in, protocol_out))
     except BaseException:  # noqa: BLE001
         write_frames(protocol_out, {"ok": False, "error": traceback.format_exc()})
         return
     write_frames(protocol_out, state.hello())
     while True:
         try:
-            request, _blob = read_frames(protocol_in)
+            raw, _blob = read_raw_frames(protocol_in)
         except EOFError:  # the parent closed the pipe or exited
-            _remove_tree(state.tmp_root)
+            state.close()
             return
+        request = json.loads(raw)
         try:
             if request["op"] == "assert":
                 write_frames(protocol_out, run_assert(state, request))
             elif request["op"] == "call":
-                header, blob = run_call(state, request, protocol_in)
+                header, blob = run_call(state, request, raw, protocol_in)
                 write_frames(protocol_out, header, blob)
             else:
                 write_frames(protocol_out, {"harness_error": f"unknown op {request['op']!r}"})

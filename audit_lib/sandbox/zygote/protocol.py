@@ -12,14 +12,10 @@ PRELOADED_MODULES = (
     "re", "math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "string", "typing",
     "json", "random", "hashlib", "fractions", "decimal", "statistics", "datetime", "operator", "dataclasses",
     "array", "textwrap", "unicodedata", "base64", "struct", "enum", "abc", "numbers", "contextlib", "io",
-    "tempfile", "threading", "copy", "types",
+    "tempfile", "threading", "copy", "types", "socket",
 )
 CLONE_NEWNET = 0x40000000
 PR_SET_DUMPABLE = 4
-PR_SET_CHILD_SUBREAPER = 36
-CHILD_SETUP_FAILED = 125
-CHILD_HARNESS_CRASHED = 124
-CHILD_OUT_OF_MEMORY = 123
 MAX_RESULT_BYTES = 512 * 1024 * 1024
 MAX_VALUE_BYTES = 64 * 1024 * 1024
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -45,10 +41,16 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def read_frames(fd: int) -> tuple[dict, bytes]:
     """One message: a JSON header frame and a raw blob frame."""
+    raw, blob = read_raw_frames(fd)
+    return json.loads(raw), blob
+
+
+def read_raw_frames(fd: int) -> tuple[bytes, bytes]:
+    """One message, its header left as JSON text."""
     (header_size,) = FRAME_HEADER.unpack(_read_exact(fd, FRAME_HEADER.size))
-    header = json.loads(_read_exact(fd, header_size))
+    raw = _read_exact(fd, header_size)
     (blob_size,) = FRAME_HEADER.unpack(_read_exact(fd, FRAME_HEADER.size))
-    return header, _read_exact(fd, blob_size)
+    return raw, _read_exact(fd, blob_size)
 
 
 def write_frames(fd: int, header: dict, blob: bytes = b"") -> None:

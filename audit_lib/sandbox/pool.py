@@ -61,9 +61,10 @@ class Zygote:
     def __init__(self, network_isolation: bool) -> None:
         root = _is_root()
         command = [sys.executable, "-I", "-c", BOOTSTRAP, PACKAGE_PARENT]
-        wrapped = network_isolation and not root and _unshare_rn_works()
+        # Not root: a user namespace (where the zygote may build the jobs' namespaces), and a network one if asked.
+        wrapped = not root and _unshare_rn_works()
         if wrapped:
-            command = [shutil.which("unshare") or "unshare", "-rn", *command]
+            command = [shutil.which("unshare") or "unshare", "-rn" if network_isolation else "-r", *command]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=ZYGOTE_ENV, cwd="/", close_fds=True, start_new_session=True)

@@ -3,7 +3,7 @@
 The zygote creates the groups under its own cgroup in each hierarchy, opens their `cgroup.procs` for the template
 to join itself once (so every job process is born inside them and nothing escapes the limits), sets the
 limits and clears the counters before each job, and after it reads the CPU time and the OOM-kill count, which the
-code under test cannot forge, and kills anything left. Where the hierarchies are not writable (not root, no cgroup
+code under test cannot forge. Where the hierarchies are not writable (not root, no cgroup
 v1), `JobCgroup.create` returns None and the job falls back to rlimits (documented in README "Sandbox").
 """
 
@@ -87,11 +87,12 @@ class JobCgroup:
             _write(os.path.join(memory, "memory.limit_in_bytes"), limit)
         _write(os.path.join(memory, "memory.max_usage_in_bytes"), "0")
         _write(os.path.join(memory, "memory.failcnt"), "0")
-        # The template, the leader, the init and the worker, plus the code's processes. Tasks of earlier jobs that are dead but
+        # The template, the leader, init and worker of this job and of the next one (prepared meanwhile), plus the
+        # code's processes. Tasks of earlier jobs that are dead but
         # not yet released by the kernel (pid namespace teardown defers it) still count for a moment: added too.
         pids = self.dirs["pids"]
         lingering = int(_read(os.path.join(pids, "pids.current")))
-        _write(os.path.join(pids, "pids.max"), str(int(processes) + 4 + lingering))
+        _write(os.path.join(pids, "pids.max"), str(int(processes) + 7 + lingering))
         _write(self._cpu_file, "0")
         self._oom_kills_before = self.oom_kills()
 
@@ -111,18 +112,14 @@ class JobCgroup:
     def hit_memory_limit(self) -> bool:
         return int(_read(os.path.join(self.dirs["memory"], "memory.failcnt"))) > 0
 
-    def kill_all(self, spare: int) -> None:
-        """SIGKILL every process in the group but `spare` (the template); the job's namespace took the rest."""
-        for pid in (int(p) for p in _read(os.path.join(self.dirs["pids"], "cgroup.procs")).split()):
-            if pid != spare:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-
     def remove(self) -> None:
         for fd in self.procs_fds:
             os.close(fd)
+        for pid in (int(p) for p in _read(os.path.join(self.dirs["pids"], "cgroup.procs")).split()):
+            try:  # whatever is left once the template is gone (its prepared job processes die with it anyway)
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         for _attempt in range(200):  # until the template and the last job's tasks are released
             remaining = [path for path in self.dirs.values() if os.path.isdir(path)]
             for path in remaining:

@@ -10,12 +10,14 @@ import json
 import os
 import resource
 import signal
+import socket
 import sys
 import time
 import types
 
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD, SAFE_PATH
+from audit_lib.sandbox.zygote.template import JOB_FDS
 
 
 CTL_FD, SPEC_FD = 4, 5
@@ -31,9 +33,15 @@ def _set_limit(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def worker_main(header: dict, fds: dict[str, int]) -> None:
-    """The job's worker: set up, say so on the control pipe, then read this job's spec and run it."""
-    _setup_worker(header, fds)
+def worker_main(setup: dict, sock: socket.socket) -> None:
+    """A job's worker: drop privileges now, wait for the job's fds, set up, say so, then read the job and run it."""
+    _drop_privileges(setup)
+    message, fds, _flags, _address = socket.recv_fds(sock, 1 << 16, len(JOB_FDS))
+    sock.close()
+    if not message:
+        os._exit(0)  # the template is gone: no job will come
+    header = json.loads(message)
+    _setup_job(header, dict(zip(JOB_FDS, fds)))
     chunks = []
     while chunk := os.read(SPEC_FD, 1 << 20):
         chunks.append(chunk)
@@ -51,9 +59,34 @@ def worker_main(header: dict, fds: dict[str, int]) -> None:
                     bool(spec.get("stop_after_failure", False)), digests)
 
 
-def _setup_worker(header: dict, fds: dict[str, int]) -> None:
-    """Runs as the job's privileged worker; ends unprivileged, limited, in /tmp, with fds 0-3 (and the spec)."""
+def _drop_privileges(setup: dict) -> None:
+    """Before any job: own session, unprivileged uid (root) or a user namespace of its own (not root)."""
     os.setsid()
+    uid = setup.get("uid")
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid,) * 3 or os.getresgid() != (uid,) * 3:
+            raise RuntimeError("could not drop privileges")
+    elif setup.get("nested_userns"):
+        _enter_unprivileged_userns()
+    else:
+        raise RuntimeError("no unprivileged identity for the job (neither root nor a user namespace)")
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    os.environ.clear()
+    os.environ.update({"PATH": SAFE_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
+    tempfile_module = sys.modules.get("tempfile")
+    if tempfile_module is not None:
+        tempfile_module.tempdir = "/tmp"
+    sys.path[:] = [p for p in sys.path if p != setup["package_parent"]]
+    sys.argv[:] = ["-c"]
+    for name in [n for n in sys.modules if n == "audit_lib" or n.startswith("audit_lib.")]:
+        del sys.modules[name]
+
+
+def _setup_job(header: dict, fds: dict[str, int]) -> None:
+    """With the job's fds: fds 0-3 (control and spec on 4 and 5), /tmp as cwd, rlimits; then `S` on control."""
     devnull = os.open(os.devnull, os.O_RDWR)
     # Out of the way first, so no dup2 below overwrites a descriptor still to be moved.
     sources = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, fds["out"], fds["err"], fds["res"],
@@ -61,7 +94,7 @@ def _setup_worker(header: dict, fds: dict[str, int]) -> None:
     for fd, target in zip(sources, (0, 1, 2, RESULT_FD, CTL_FD, SPEC_FD)):
         os.dup2(fd, target)
     os.closerange(SPEC_FD + 1, 1 << 16)
-    os.chdir("/tmp")
+    os.chdir("/tmp")  # the job's own tmpfs, mounted by its init once the job came
     limits = header["limits"]
     mb = 1024 * 1024
     _set_limit(resource.RLIMIT_CORE, 0)
@@ -71,34 +104,12 @@ def _setup_worker(header: dict, fds: dict[str, int]) -> None:
         _set_limit(resource.RLIMIT_AS, int(limits["memory_mb"] * mb))
     cpu = int(limits["cpu_s"]) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    uid = header.get("uid")
-    if uid is not None:
-        # The job uid owns no other process, so NPROC counts exactly this job's processes and threads.
-        _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 1)
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-        if os.getresuid() != (uid,) * 3 or os.getresgid() != (uid,) * 3:
-            raise RuntimeError("could not drop privileges")
-    elif header.get("nested_userns"):
-        _enter_unprivileged_userns()
-        # Processes are counted per user namespace too (ucounts): this one holds only the job.
-        _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 1)
-    else:  # no namespaces at all: the uid's other processes count against the limit too
-        _set_limit(resource.RLIMIT_NPROC, _tasks_of_uid(os.getuid()) + int(limits["processes"]) + 1)
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    os.environ.clear()
-    os.environ.update({"PATH": SAFE_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
-    tempfile_module = sys.modules.get("tempfile")
-    if tempfile_module is not None:
-        tempfile_module.tempdir = "/tmp"
+    # Counted per uid (root: the job uid, whose only other task is the next job's waiting worker) or per user
+    # namespace (not root: this worker's own).
+    _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 2)
     random_module = sys.modules.get("random")
     if random_module is not None:
         random_module.seed()
-    sys.path[:] = [p for p in sys.path if p != header["package_parent"]]
-    sys.argv[:] = ["-c"]
-    for name in [n for n in sys.modules if n == "audit_lib" or n.startswith("audit_lib.")]:
-        del sys.modules[name]
     os.write(CTL_FD, b"S\n")  # setup done: what happens from here on is the code's doing
     os.close(CTL_FD)
 
@@ -121,19 +132,6 @@ def _enter_unprivileged_userns() -> None:
     with open("/proc/self/status") as handle:
         if any(line.startswith("CapEff:") and int(line.split()[1], 16) for line in handle):
             raise RuntimeError("capabilities left after dropping them")
-
-
-def _tasks_of_uid(uid: int) -> int:
-    """How many tasks (processes and threads) the real uid runs now; NPROC counts those."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == uid:
-                    total += len(os.listdir(f"/proc/{entry}/task"))
-            except OSError:
-                continue
-    return total
 
 
 # The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.

@@ -38,7 +38,9 @@ class ZygoteState:
         # An empty dir of an unpredictable name, only ever a mount point inside the template's own namespace.
         self.jail_dir = tempfile.mkdtemp(prefix="benchaudit-root-", dir=config.get("tmp_root"))
         keep = tuple(self.cgroup.procs_fds) if self.cgroup is not None else ()
-        self.template_pid, self.template_sock = template.start(self.jail_dir, keep, _worker_main())
+        setup = {"uid": self.uid, "nested_userns": self.nested_userns, "package_parent": self.package_parent,
+                 "tmp_owner": self.uid if self.uid is not None else 0}
+        self.template_pid, self.template_sock = template.start(self.jail_dir, keep, setup, _worker_main())
         self.protocol_fds = protocol_fds
 
     def hello(self) -> dict:

@@ -159,8 +159,6 @@ class ChildRun:
         if self.state.cgroup is not None:
             self.oom_killed = self.state.cgroup.job_was_oom_killed()
             self.hit_memory_limit = self.state.cgroup.hit_memory_limit()
-            if self.exit_status is None:  # a backstop when the init did not report: its namespace died with it
-                self.state.cgroup.kill_all(spare=self.state.template_pid)
 
     def _parse_ctl(self) -> None:
         while b"\n" in self.ctl:

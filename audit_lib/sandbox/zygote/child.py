@@ -24,6 +24,7 @@ CTL_FD, SPEC_FD = 4, 5
 JOB_UID_IN_USERNS = 1000
 CLONE_NEWUSER = 0x10000000
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -71,6 +72,10 @@ def _drop_privileges(setup: dict) -> None:
             raise RuntimeError("could not drop privileges")
     elif setup.get("nested_userns"):
         _enter_unprivileged_userns()
+        # Not root, no cpuacct: the zygote reads this worker's CPU time in /proc, which shows it only for a
+        # dumpable process. Other processes of the same user cannot see this PID namespace; its init stays
+        # non-dumpable, and the worker holds no capability to trace it.
+        _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     else:
         raise RuntimeError("no unprivileged identity for the job (neither root nor a user namespace)")
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)

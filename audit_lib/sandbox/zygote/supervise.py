@@ -81,6 +81,7 @@ class ChildRun:
         self.reported_cpu_s = 0.0
         self.killed_by_us = False
         self.cpu_s = 0.0
+        self.last_cpu_s = 0.0
         self.oom_killed = False
         self.hit_memory_limit = False
 
@@ -107,18 +108,22 @@ class ChildRun:
     def _cpu_now(self) -> float:
         if self.state.cgroup is not None:
             return self.state.cgroup.cpu_s()
+        # Without cgroups: the init's own and reaped children's CPU plus the live worker's. Read the init twice: if
+        # its total moved, the worker was reaped in between and is in the second reading already.
         if self.worker_pid is None:
             try:
                 with open(f"/proc/{self.pid}/task/{self.pid}/children") as handle:
                     self.worker_pid = int(handle.read().split()[0])
             except (OSError, IndexError, ValueError):
-                return self.reported_cpu_s
-        try:
-            with open(f"/proc/{self.worker_pid}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            return sum(int(f) for f in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
-        except (OSError, IndexError, ValueError):
-            return self.reported_cpu_s
+                return max(self.reported_cpu_s, self.last_cpu_s)
+        before = _stat_cpu(self.pid)
+        worker = _stat_cpu(self.worker_pid)
+        after = _stat_cpu(self.pid)
+        if after is None:  # the init is gone: its report (the worker's rusage) is all there is
+            return max(self.reported_cpu_s, self.last_cpu_s)
+        total = after if worker is None or before != after else after + worker
+        self.last_cpu_s = max(total, self.last_cpu_s)
+        return self.last_cpu_s
 
     def supervise(self, captures: dict, on_result, deadline_of) -> None:
         """Read the pipes until every one is closed, killing the job's namespace when `deadline_of()` passes."""
@@ -196,6 +201,16 @@ class ChildRun:
                 name = str(number)
             return "signal", None, name
         return "exited", os.WEXITSTATUS(status), None
+
+
+def _stat_cpu(pid: int) -> float | None:
+    """utime + stime + cutime + cstime of a process, in seconds; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / CLOCK_TICKS
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _drain(fd: int) -> str:

@@ -218,11 +218,6 @@ def _drain(fd: int) -> str:
     return os.read(fd, 8192).decode(errors="replace") if ready else ""
 
 
-def _remove_tree(path: str) -> None:
-    import shutil  # noqa: PLC0415 - only the zygote needs it, after the child is gone
-    shutil.rmtree(path, ignore_errors=True)
-
-
 # ---------------------------------------------------------------------------------------------------- jobs
 
 def _status_from_exit(run: ChildRun, timed_out: bool) -> tuple[str, str, str]:

@@ -109,7 +109,7 @@ class ChildRun:
         if self.state.cgroup is not None:
             return self.state.cgroup.cpu_s()
         # Without cgroups: the init's own and reaped children's CPU plus the live worker's. Read the init twice: if
-        # its total moved, the worker was reaped in between and is in the second reading already.
+        # its children's total moved, the worker was reaped in between and is in the second reading already.
         if self.worker_pid is None:
             try:
                 with open(f"/proc/{self.pid}/task/{self.pid}/children") as handle:
@@ -119,9 +119,11 @@ class ChildRun:
         before = _stat_cpu(self.pid)
         worker = _stat_cpu(self.worker_pid)
         after = _stat_cpu(self.pid)
-        if after is None:  # the init is gone: its report (the worker's rusage) is all there is
+        if after is None or before is None:  # the init is gone: its report (the worker's rusage) is all there is
             return max(self.reported_cpu_s, self.last_cpu_s)
-        total = after if worker is None or before != after else after + worker
+        total = sum(after)
+        if worker is not None and before[1] == after[1]:  # not reaped in between: the worker is not counted yet
+            total += sum(worker)
         self.last_cpu_s = max(total, self.last_cpu_s)
         return self.last_cpu_s
 
@@ -203,14 +205,22 @@ class ChildRun:
         return "exited", os.WEXITSTATUS(status), None
 
 
-def _stat_cpu(pid: int) -> float | None:
-    """utime + stime + cutime + cstime of a process, in seconds; None when it is gone."""
+def _stat_cpu(pid: int) -> tuple[float, float] | None:
+    """(its threads' run time from schedstat, its reaped children's CPU) in seconds; None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
-        return sum(int(f) for f in fields[11:15]) / CLOCK_TICKS
+        children = (int(fields[13]) + int(fields[14])) / CLOCK_TICKS  # cutime + cstime
     except (OSError, IndexError, ValueError):
         return None
+    try:
+        running = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as handle:
+                running += int(handle.read().split()[0])
+        return running / 1e9, children
+    except (OSError, IndexError, ValueError):  # exited, not yet reaped: its final utime + stime, in clock ticks
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS, children
 
 
 def _drain(fd: int) -> str:

@@ -194,23 +194,22 @@ def test_a_stalled_judge_does_not_hold_the_job_or_outlive_it() -> None:
 @pytest.mark.skipif(not IS_ROOT, reason="per-job memory cgroups need root (cgroup v1); the fallback is per process")
 def test_memory_limit_holds_across_the_jobs_processes() -> None:
     snippet = _one_snippet("""
-        import os, sys
+        import os, time
+        children = []
         for _ in range(4):
-            if os.fork() == 0:
+            pid = os.fork()
+            if pid == 0:
                 block = bytearray(100 * 1024 * 1024)
                 block[::4096] = b"x" * len(block[::4096])
-                print("held", flush=True)
-                import time
-                time.sleep(2)
+                time.sleep(30)
                 os._exit(0)
-        for _ in range(4):
-            try:
-                os.wait()
-            except ChildProcessError:
-                break
+            children.append(pid)
+            time.sleep(0.5)
+        # Children the kernel killed for the job's memory are gone; the others hold their 100 MB each.
+        print(sum(os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in children))
     """, limits=Limits(timeout_s=10, total_timeout_s=20, memory_mb=256))
     # Each process alone is well under the limit; together they are not.
-    assert snippet.stdout.count("held") <= 2, snippet
+    assert snippet.stdout.strip() in ("0", "1", "2"), snippet
 
 
 def test_tmp_and_shm_are_private_to_each_job() -> None:

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from audit_lib import paths, sandbox_cli
+from audit_lib import paths, sandbox
 from audit_lib.data import cli as data_cli
 from audit_lib.errors import ParameterError
 from audit_lib.findings import STATUSES
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.set_defaults(func=_diff)
 
     data_cli.register(subparsers)
-    sandbox_cli.register(subparsers)
+    sandbox.register_cli(subparsers)
     return parser
 
 

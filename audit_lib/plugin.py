@@ -158,7 +158,7 @@ def _validated(audit: str, spec: dataclasses.Field, kind: Any, value: Any) -> An
     if meta.get("maximum") is not None and value > meta["maximum"]:
         raise refuse(f"must be at most {meta['maximum']}")
     if spec.name == "executor":
-        from audit_lib.executors import resolve_executor_name
+        from audit_lib.sandbox import resolve_executor_name
 
         try:
             resolve_executor_name(value)

@@ -14,8 +14,7 @@ from typing import Any
 
 from audit_lib.findings import SEVERITY, STATUSES, Check, Findings, FindingsBuilder
 from audit_lib.report_tables import TABLE_STYLE, rows_and_columns, table_markup
-from audit_lib.report_values import (CELL_TEXT_LIMIT, VALUE_TEXT_LIMIT, esc, inline_text, value_lines,
-                                    value_text)
+from audit_lib.report_values import CELL_TEXT_LIMIT, VALUE_TEXT_LIMIT, esc, inline_text, value_lines, value_text
 
 PROVENANCE_ROWS_OPEN = 8  # more input files than this are listed in a collapsed section
 FINDINGS_ROWS_OPEN = 12  # with more checks than this, the passing ones are collapsed

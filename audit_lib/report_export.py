@@ -12,8 +12,7 @@ from typing import Any
 from audit_lib.findings import STATUSES
 from audit_lib.report import EVIDENCE_SLOT, STYLE, status_badge
 from audit_lib.report_evidence import DOWNLOAD_SCRIPT, DRILLDOWN_STYLE, drilldown_markup, embed_all, load_evidence
-from audit_lib.report_page import (PAGE_STYLE, Alert, alerts_for, alerts_markup, legend_markup, not_judged,
-                                   stamp_markup)
+from audit_lib.report_page import PAGE_STYLE, Alert, alerts_for, alerts_markup, legend_markup, not_judged, stamp_markup
 from audit_lib.report_tables import TABLE_SCRIPT
 from audit_lib.report_values import esc
 

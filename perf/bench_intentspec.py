@@ -1,7 +1,7 @@
 """Speed and agreement: the IntentSpec replay on our sandbox engine vs the upstream naive exit-code harness.
 
 Runs the full replay (canonicals, OpenAI and HumanEval+ references, every cached generation of both models)
-twice: once through `audit_lib.executors.run_many` (sandboxed, one fresh child per constraint), once the way
+twice: once through `audit_lib.sandbox.run_many` (sandboxed, one fresh child per constraint), once the way
 upstream `src/intentspec/execute.py::run_solution` does it, sequentially:
 `subprocess.run([python, "-c", source + "\\n\\n" + test_code], timeout=5)`, exit code 0 = pass.
 This script is the one place that runs the naive harness, because that harness is what is being measured.
@@ -17,9 +17,9 @@ import subprocess
 import sys
 import time
 
+from audit_lib.benchmarks.intentspec.ivr import ivr_of_outcomes, outcome_from_verdicts
 from audit_lib.benchmarks.intentspec.load import load_intentspec
 from audit_lib.benchmarks.intentspec.replay import build_candidates
-from audit_lib.benchmarks.intentspec.ivr import ivr_of_outcomes, outcome_from_verdicts
 from audit_lib.benchmarks.intentspec.runs import (
     EXIT_ZERO_EXPLOIT,
     PROBE,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from audit_lib import executors, sandbox  # noqa: E402
+from audit_lib import sandbox  # noqa: E402
 from audit_lib.sandbox import Limits  # noqa: E402
 
 TINY_PROGRAM = "def add(a, b):\n    return a + b\n"
@@ -71,11 +71,11 @@ def bench_assert(count: int) -> dict:
             for i in range(0, count, per_job)]
     sandbox.run_asserts(TINY_PROGRAM, ["pass"])  # warm one zygote like a long-running session would have
     started = time.perf_counter()
-    pool_passes = sum(s.status == "pass" for _k, r in executors.run_many(jobs, "local", progress=False)
+    pool_passes = sum(s.status == "pass" for _k, r in sandbox.run_many(jobs, "local", progress=False)
                       for s in r.snippets)
     pool_s = time.perf_counter() - started
     started = time.perf_counter()
-    single_passes = sum(s.status == "pass" for _k, r in executors.run_many(jobs, "local", progress=False, workers=1)
+    single_passes = sum(s.status == "pass" for _k, r in sandbox.run_many(jobs, "local", progress=False, workers=1)
                         for s in r.snippets)
     single_s = time.perf_counter() - started
     return {"snippets": count, "naive_s": naive_s, "pool_s": pool_s, "one_worker_s": single_s,
@@ -112,7 +112,7 @@ def bench_call() -> dict:
                                 deepcopy_inputs=deep) for row, t in zip(rows, tasks)]
         started = time.perf_counter()
         kinds: dict[str, int] = {}
-        for _key, result in executors.run_many(jobs, "local", progress=False, workers=workers):
+        for _key, result in sandbox.run_many(jobs, "local", progress=False, workers=workers):
             for outcome in result.outcomes:
                 kinds[outcome.kind] = kinds.get(outcome.kind, 0) + 1
         figures[label] = time.perf_counter() - started
@@ -133,7 +133,7 @@ def bench_rss(count: int) -> dict:
     before_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
     done = passed = 0
-    for _key, result in executors.run_many(jobs(), "local", progress=False):
+    for _key, result in sandbox.run_many(jobs(), "local", progress=False):
         done += 1
         passed += result.status == "pass"
     return {"jobs": done, "passed": passed, "seconds": time.perf_counter() - started,

@@ -143,6 +143,7 @@ def test_index_page(browser, reports: Path, tmp_path: Path) -> None:
     toy = page.locator("#audit-toy_audit")
     assert toy.get_attribute("open") is None  # sections are collapsed under the alerts and the overview
     page.click('table.audits a[href="#audit-toy_audit"]')
+    page.wait_for_function("document.querySelector('#audit-toy_audit').open", timeout=5000)  # on hashchange
     assert toy.get_attribute("open") is not None
     assert toy.locator("table.findings .badge.status-defect").first.is_visible()
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")

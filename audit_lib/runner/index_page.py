@@ -11,8 +11,15 @@ from typing import Any
 from audit_lib.atomic_files import atomic_write_text
 from audit_lib.findings import SEVERITY, STATUSES, first_sentence, worst_status
 from audit_lib.report import STYLE, check_finding, status_badge
-from audit_lib.report_page import (OPEN_TARGET_SCRIPT, PAGE_STYLE, alerts_for, alerts_markup, legend_markup,
-                                   not_judged, stamp_markup)
+from audit_lib.report_page import (
+    OPEN_TARGET_SCRIPT,
+    PAGE_STYLE,
+    alerts_for,
+    alerts_markup,
+    legend_markup,
+    not_judged,
+    stamp_markup,
+)
 from audit_lib.report_tables import TABLE_SCRIPT
 from audit_lib.report_values import CELL_TEXT_LIMIT, esc, inline_text, value_lines, value_text
 

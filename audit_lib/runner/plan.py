@@ -73,7 +73,7 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
             raise ParameterError(f"--mirror {mirror}: no such folder (expected <dataset>/<file> inside)",
                                  field="mirror")
     if executor is not None:
-        from audit_lib.executors import resolve_executor_name
+        from audit_lib.sandbox import resolve_executor_name
 
         resolve_executor_name(executor)
     injected = {"executor": executor, "mirror": str(mirror_path) if mirror_path else None}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from audit_lib import sandbox_cli
+from audit_lib.sandbox import cli as sandbox_cli
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit_lib import sandbox_codec as codec
+from audit_lib.sandbox import codec
 
 plain_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(),
                          st.binary(), st.complex_numbers(allow_nan=False))

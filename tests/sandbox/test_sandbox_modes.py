@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import textwrap
 
 import pytest
@@ -23,7 +24,10 @@ def test_assert_mode_statuses_per_snippet() -> None:
         "print('out'); import sys; print('err', file=sys.stderr)", "def broken(:\n    pass",
     ], limits=QUICK)
     statuses = [s.status for s in result.snippets]
-    assert statuses == ["pass", "fail", "error", "memory", "pass", "error"]
+    # A MemoryError the code raises (here: a request for 8 TiB refused at once) is its own error; `memory`, an
+    # environment status, needs the kernel's word (see test_isolation.py).
+    assert statuses == ["pass", "fail", "error", "error", "pass", "error"]
+    assert result.snippets[3].error_type == "MemoryError"
     assert result.status == "fail"  # the first snippet that did not pass
     assert result.snippets[1].error_message == "off by one"
     assert result.snippets[2].error_type == "TypeError"
@@ -190,8 +194,11 @@ def test_a_result_too_big_for_the_memory_cap_is_reported_as_memory_and_later_inp
     result = call_function("def f(n):\n    return 'x' * n\n", "f", [[3], [300 * 10**6], [2]],
                            limits=Limits(timeout_s=5.0, memory_mb=512))
     kinds = [(o.kind, o.exc_type) for o in result.outcomes]
-    assert kinds == [("value", None), ("exception", "MemoryError"), ("value", None)]
-    assert "512 MB" in (result.outcomes[1].exc_message or "")
+    if os.geteuid() == 0:  # the job's memory cgroup killed it: the kernel's evidence makes it a MemoryError
+        assert kinds == [("value", None), ("exception", "MemoryError"), ("value", None)]
+        assert "512 MB" in (result.outcomes[1].exc_message or "")
+    else:  # the fallback: the harness died under RLIMIT_AS, which nothing outside the child can tell apart
+        assert kinds == [("value", None), ("exception", "ProcessExit"), ("value", None)]
 
 
 def test_stop_after_failure_replays_evalplus_fast_check_without_hiding_wrong_values():
@@ -262,7 +269,7 @@ def test_stop_expected_is_never_visible_to_the_code_under_test():
 def test_the_judge_process_does_not_outlive_its_job():
     import os
 
-    from audit_lib import sandbox_pool
+    from audit_lib.sandbox import pool as sandbox_pool
 
     before = _zygote_children()
     for _ in range(3):
@@ -274,7 +281,7 @@ def test_the_judge_process_does_not_outlive_its_job():
 
 
 def _zygote_children() -> set[int]:
-    from audit_lib import sandbox_pool
+    from audit_lib.sandbox import pool as sandbox_pool
 
     children: set[int] = set()
     for group in sandbox_pool.POOL._idle.values():
@@ -300,7 +307,7 @@ def test_stop_expected_needs_stop_after_failure_and_valid_indices():
 
 
 def test_large_float_free_outputs_can_come_back_as_digests():
-    from audit_lib.sandbox_codec import ValueDigest, digest_of
+    from audit_lib.sandbox import ValueDigest, digest_of
 
     program = "def f(n):\n    return list(range(n)) if n > 0 else [0.5] * -n\n"
     inputs = [[10], [50_000], [-50_000], [50_000]]
@@ -336,7 +343,7 @@ def test_malformed_result_lines_from_the_child_are_reported_not_raised():
         import os
         def f(x):
             if x == 0:
-                os.write(3, b'0 value abc 1\\n1 value 0.0 [1\\n2 value 0.0 2]\\n3 value\\n')
+                os.write(3, b'0 value 0.0 {"$nope": 1}\\n1 value 0.0 [1\\n2 value 0.0 2]\\n3 value\\n')
                 os._exit(0)
             return x
     """)

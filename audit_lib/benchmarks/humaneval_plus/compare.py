@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from audit_lib import sandbox_codec
-from audit_lib.sandbox_codec import ValueDigest, canonical_encoding, contains_float, digest_of
+from audit_lib import sandbox
+from audit_lib.sandbox import ValueDigest, canonical_encoding, contains_float, digest_of
 
 DEFAULT_FLOAT_ATOL = 1e-6
 ALLCLOSE_RTOL = 1e-7
@@ -156,7 +156,7 @@ class SampleComparer:
         try:
             got = output if isinstance(output, ValueDigest) else digest_of(output)
             matched = got.sha256 == expected.sha256
-        except sandbox_codec.Unserializable:
+        except sandbox.Unserializable:
             matched = False
         if matched:
             return Comparison(True, "", self.atol)

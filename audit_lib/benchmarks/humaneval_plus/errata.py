@@ -9,8 +9,14 @@ from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, Plu
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
 from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram, check_snippet
 from audit_lib.benchmarks.humaneval_plus.replay import evalplus_time_limits_for, run_original_tests, score_split
-from audit_lib.benchmarks.humaneval_plus.runs import EVALPLUS_SAMPLE_BUDGET, SPLITS, Split, SplitRun, inputs_of, \
-    run_programs
+from audit_lib.benchmarks.humaneval_plus.runs import (
+    EVALPLUS_SAMPLE_BUDGET,
+    SPLITS,
+    Split,
+    SplitRun,
+    inputs_of,
+    run_programs,
+)
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
 from audit_lib.benchmarks.humaneval_plus.titles import ERRATA_TITLE
 from audit_lib.findings import Check

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from audit_lib import paths, sandbox_codec
+from audit_lib import paths, sandbox
 from audit_lib.atomic_files import atomic_output
 from audit_lib.benchmarks.humaneval_plus.compare import MBPP_ORACLE_ENTRY_POINTS
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, LoadedPlus, PlusTask
 from audit_lib.benchmarks.humaneval_plus.programs import ground_truth_program
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, run_programs
 from audit_lib.errors import CorruptFileError
-from audit_lib.sandbox_codec import DIGEST_TAG, ValueDigest, digest_from_json, large_value_digest
+from audit_lib.sandbox import DIGEST_TAG, ValueDigest, digest_from_json, large_value_digest
 
 CACHE_FORMAT = 1
 CACHE_GZIP_LEVEL = 1
@@ -99,7 +99,7 @@ def load_or_compute_ground_truth(loaded: LoadedPlus, *, recompute: bool = False,
 def _value_to_json(value: Any, *, may_digest: bool) -> Any:
     if isinstance(value, ValueDigest):
         return value.to_json()
-    tagged = sandbox_codec.encode(value)
+    tagged = sandbox.encode(value)
     digest = large_value_digest(value, tagged, DIGEST_ABOVE_BYTES) if may_digest else None
     return digest.to_json() if digest is not None else tagged
 
@@ -108,9 +108,9 @@ def _value_from_json(payload: Any) -> Any:
     if isinstance(payload, dict) and set(payload) == {DIGEST_TAG}:
         digest = digest_from_json(payload)
         if digest is None:
-            raise sandbox_codec.MalformedTaggedValue(f"malformed digest {payload!r:.200}")
+            raise sandbox.MalformedTaggedValue(f"malformed digest {payload!r:.200}")
         return digest
-    return sandbox_codec.decode(payload)
+    return sandbox.decode(payload)
 
 
 def _outcome_to_json(outcome: InputOutcome, *, may_digest: bool) -> list[Any]:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from audit_lib import executors, sandbox
+from audit_lib import sandbox
 from audit_lib.benchmarks.humaneval_plus.compare import SampleComparer, ValueDigest, decided_by_inequality
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask
 from audit_lib.benchmarks.humaneval_plus.groundtruth import DIGEST_ABOVE_BYTES, GroundTruth
@@ -107,7 +107,7 @@ def run_original_tests(jobs_spec: Sequence[tuple[str, str, str]], *, executor: A
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0)
     jobs = [sandbox.AssertJob(key=key, program=program, snippets=(snippet,), limits=limits)
             for key, program, snippet in jobs_spec]
-    return dict(executors.run_many(jobs, executor, progress=False))
+    return dict(sandbox.run_many(jobs, executor, progress=False))
 
 
 __all__ = ["ASSERT_TEST_TIMEOUT_S", "DEFAULT_MIN_TIME_LIMIT_S", "GT_TIME_LIMIT_FACTOR", "InputVerdict",

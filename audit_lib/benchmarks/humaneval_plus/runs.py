@@ -6,7 +6,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from audit_lib import executors, sandbox
+from audit_lib import sandbox
 from audit_lib.benchmarks.humaneval_plus.data import PlusTask
 from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram
 
@@ -124,7 +124,7 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
     if cost_for is not None:
         jobs.sort(key=lambda job: -cost_for(by_id[job.key[0]], job.key[1]))
     runs: dict[tuple[str, Split], SplitRun] = {}
-    for key, result in executors.run_many(jobs, executor, progress=progress):
+    for key, result in sandbox.run_many(jobs, executor, progress=progress):
         task_id, split = key
         runs[key] = split_run_from_result(task_id, split, result, len(inputs_of(by_id[task_id], split)))
     for task in tasks:  # empty input sets still get a (trivially empty) run

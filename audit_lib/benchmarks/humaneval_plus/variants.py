@@ -20,7 +20,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
 from audit_lib.benchmarks.humaneval_plus.replay import score_split
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, SplitRun
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
-from audit_lib.sandbox_codec import Unserializable
+from audit_lib.sandbox import Unserializable
 
 COMPARED_FIELDS: tuple[str, ...] = ("prompt", "entry_point", "canonical_solution", "contract", "base_input", "atol")
 # A change to one of these means the full dataset's verdicts on a candidate no longer carry over to the variant:

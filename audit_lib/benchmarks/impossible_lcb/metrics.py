@@ -117,8 +117,8 @@ def default_limits() -> Any:
 
 def run_replay(tasks: Sequence[ReplayTask], *, executor: Any = None, limits: Any = None,
                progress: bool = False) -> tuple[list[MetricRow], dict[tuple[str, str, str], Any]]:
-    """Run every job through `executors.run_many` and score the metrics from the per-assertion statuses."""
-    from audit_lib.executors import run_many
+    """Run every job through `sandbox.run_many` and score the metrics from the per-assertion statuses."""
+    from audit_lib.sandbox import run_many
 
     jobs, has_code = replay_jobs(tasks, limits if limits is not None else default_limits())
     results = dict(run_many(jobs, executor, progress=progress))

@@ -14,7 +14,6 @@ from audit_lib.benchmarks.intentspec.runs import CandidateRun
 from audit_lib.benchmarks.intentspec.verdicts import failing_rows, harness_errors, task_number
 from audit_lib.findings import Check
 
-
 # --- canonical_ivr_zero ---------------------------------------------------------------------------------------
 
 CANONICAL_TITLE = "Canonical solutions against every constraint (canonical IVR, documented 0)"

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit_lib.benchmarks.intentspec.data import Canonical, Constraint, Generation, SpecPair
-from audit_lib.executors import run_many
-from audit_lib.sandbox import AssertJob, AssertJobResult, Limits
+from audit_lib.sandbox import AssertJob, AssertJobResult, Limits, run_many
 
 CANONICAL = "canonical"
 OPENAI_REFERENCE = "openai_humaneval"

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from audit_lib.executors import run_many
-from audit_lib.sandbox import CallJob, Limits
+from audit_lib.sandbox import CallJob, Limits, run_many
 
 ENTRY_POINT = "sort_concat_square_deduplicate"
 EXAMPLE_SIGNATURE = "def sort_concat_square_deduplicate(list1, list2, my_threshold):"

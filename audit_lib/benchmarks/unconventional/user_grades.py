@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from audit_lib.benchmarks.unconventional import synthetic as synthetic_grades
-from audit_lib.benchmarks.unconventional.grading import GRADE_MAX, GRADE_MIN, ParsedGrade, parse_grade
 from audit_lib.benchmarks.unconventional.grades_path import resolve_grades_path
+from audit_lib.benchmarks.unconventional.grading import GRADE_MAX, GRADE_MIN, ParsedGrade, parse_grade
 from audit_lib.data import readers
 from audit_lib.data.fetch import sha256_of, synthetic_provenance
 from audit_lib.errors import SchemaError

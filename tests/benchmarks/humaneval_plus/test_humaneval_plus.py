@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from audit_lib.benchmarks.humaneval_plus.canonical_checks import check_ground_truth, check_time_limit_sensitivity
 from audit_lib.benchmarks.humaneval_plus.compare import ValueDigest, digest_of
+from audit_lib.benchmarks.humaneval_plus.contracts import check_contract_violations, run_contracts
 from audit_lib.benchmarks.humaneval_plus.data import PlusTask, mbpp_deserialize_inputs, parse_plus_rows
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute_ground_truth, read_cache, write_cache
-from audit_lib.benchmarks.humaneval_plus.canonical_checks import check_ground_truth, check_time_limit_sensitivity
-from audit_lib.benchmarks.humaneval_plus.contracts import check_contract_violations, run_contracts
 from audit_lib.benchmarks.humaneval_plus.original import check_original_canonical_vs_plus
 from audit_lib.benchmarks.humaneval_plus.programs import contract_program
 from audit_lib.benchmarks.humaneval_plus.replay import run_candidate, time_limits

@@ -9,14 +9,14 @@ Two modes:
 * `call_function(program, entry_point, inputs)`: one child loads the program (module `__sandbox__`, so
   `if __name__ == "__main__"` blocks do not run), then calls `entry_point(*args)` per input under a per-input
   SIGALRM timer (backstopped by a hard wall deadline in the supervisor). Each outcome comes back as tagged JSON
-  (`sandbox_codec`), decoded here into faithful values: tuple vs list, set/frozenset, nan/inf, bytes, big ints.
+  (`codec`), decoded here into faithful values: tuple vs list, set/frozenset, nan/inf, bytes, big ints.
   A value that is not plain data (including subclasses of int/str with rigged comparisons) is outcome kind
   `unserializable` with its type name. Nothing from the child is ever unpickled. After a hard kill (the code
   ignored or replaced the alarm, or looped inside C) or a crash on input k, input k is recorded (`timeout` or
   `exception` `ProcessExit`/signal name) and a fresh child is started for inputs k+1...; only inputs that the
   total time limit leaves unreached are `not_run`.
 
-Isolation (see `sandbox_zygote` for the mechanics and README "Sandbox" for what is not protected): every job is a
+Isolation (see `zygote/` for the mechanics and README "Sandbox" for what is not protected): every job is a
 fork of a warmed `python -I` zygote started with an empty environment; the child gets a fresh temp cwd, stdin at
 /dev/null, rlimits (AS, CPU, FSIZE, NOFILE, NPROC, CORE=0), its own session, a network namespace without
 interfaces (when root, or via `unshare -rn`), and, when the parent is root, a dedicated unprivileged uid (so it
@@ -33,8 +33,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from audit_lib import sandbox_codec, sandbox_pool
 from audit_lib.errors import ParameterError, SandboxHarnessError
+from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox import pool as sandbox_pool
 
 Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harness_error"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "error", "timeout", "memory", "killed", "harness_error")
@@ -99,6 +100,10 @@ class SnippetResult:
     # What `python -c program+snippet` would have exited with: 0 on completion, the SystemExit / os._exit code,
     # 1 for an uncaught exception; None on timeout, kill or harness error. Evidence only: never a verdict.
     exit_code: int | None = None
+    # Measured by the supervisor, outside the child: wall time from start to the end of the job's processes, and
+    # the CPU time of all of them (the job's cpuacct cgroup; without one, the worker's own rusage).
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -124,7 +129,11 @@ class CallOutcome:
     value: Any = None
     exc_type: str | None = None
     exc_message: str | None = None
-    duration_s: float = 0.0
+    duration_s: float = 0.0  # = wall_s, kept for callers of the first interface
+    # Measured by the supervisor: from the arrival of the previous result line (or the load marker) to this one's,
+    # and the job's CPU time over the same interval. Lines that arrive together: the first carries the interval.
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,7 @@ class CallJobResult:
     stderr: str = ""
     network_isolated: bool = False
     restarts: int = 0
+    cpu_s: float = 0.0  # every child of the job, measured by the supervisor
 
     def to_json(self) -> dict[str, Any]:
         payload = asdict(self)
@@ -188,7 +198,8 @@ def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limit
         results.append(SnippetResult(
             index=index, status=answer["status"], duration_s=answer["duration_s"],
             error_type=answer["error_type"], error_message=answer["error_message"],
-            stdout=answer["stdout"], stderr=answer["stderr"], exit_code=answer.get("exit_code")))
+            stdout=answer["stdout"], stderr=answer["stderr"], exit_code=answer.get("exit_code"),
+            wall_s=answer.get("wall_s", answer["duration_s"]), cpu_s=answer.get("cpu_s", 0.0)))
     first_bad = next((r.status for r in results if r.status != "pass"), "pass")
     return AssertJobResult(status=first_bad, snippets=tuple(results), limits=limits,
                            duration_s=time.monotonic() - started, network_isolated=network_isolated)
@@ -223,19 +234,22 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="truncated result line")
     kind_name = parts[1].decode("ascii", errors="replace")
     try:
-        duration = float(parts[2])
+        wall_text, _, cpu_text = parts[2].partition(b":")  # the supervisor's measurements, `wall:cpu`
+        duration = float(wall_text)
+        cpu = float(cpu_text) if cpu_text else 0.0
         if payload is _UNPARSED:
             payload = json.loads(parts[3])
         if kind_name == "value":
             may_digest = digestible is None or index in digestible
             digest = sandbox_codec.digest_from_json(payload) if may_digest else None
             value = digest if digest is not None else sandbox_codec.decode(payload)
-            return CallOutcome(index, "value", value, duration_s=duration)
+            return CallOutcome(index, "value", value, duration_s=duration, wall_s=duration, cpu_s=cpu)
         if kind_name == "timeout":
-            return CallOutcome(index, "timeout", duration_s=duration)
+            return CallOutcome(index, "timeout", duration_s=duration, wall_s=duration, cpu_s=cpu)
         if kind_name in ("exception", "unserializable"):
             exc_type, message = (str(part) for part in payload)
-            return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration)
+            return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration,
+                               wall_s=duration, cpu_s=cpu)
     except (ValueError, TypeError, RecursionError, sandbox_codec.MalformedTaggedValue) as exc:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult",
                            exc_message=f"{type(exc).__name__}: {exc}"[:500])
@@ -256,7 +270,7 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     outside the child, so the code under test cannot read the expected values; and it only ever
     ends the run early: every verdict is still the caller's, made on the values returned here. Give an expected
     value only where `!=` alone decides the caller's verdict (no tolerance, no special oracle).
-    The values go to a judge process the zygote forks for the job (`sandbox_zygote.Judge`), so they are never in
+    The values go to a judge process the zygote forks for the job (`zygote.judge.Judge`), so they are never in
     the memory of the child that runs the code.
 
     With `digest_above_bytes`, a float-free value whose canonical encoding is larger comes back as its
@@ -305,7 +319,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
         status = "error"
     return CallJobResult(status=status, outcomes=outcomes, load_error=answer["load_error"], limits=limits,
                          duration_s=answer["duration_s"], stdout=answer["stdout"], stderr=answer["stderr"],
-                         network_isolated=network_isolated, restarts=answer["restarts"])
+                         network_isolated=network_isolated, restarts=answer["restarts"],
+                         cpu_s=answer.get("cpu_s", 0.0))
 
 
 def _stop_expected_wire(stop_expected: Mapping[int, Any] | None, count: int,

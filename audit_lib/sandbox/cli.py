@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from audit_lib import sandbox, sandbox_codec
+from audit_lib import sandbox
 from audit_lib.errors import ParameterError
+from audit_lib.sandbox import codec as sandbox_codec
 
 
 def register(subparsers: Any) -> None:
@@ -77,7 +78,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (`python -m audit_lib.sandbox_cli ...`) until the main CLI wires `register`."""
+    """Stand-alone entry (`python -m audit_lib.sandbox.cli ...`) until the main CLI wires `register`."""
     parser = argparse.ArgumentParser(prog="audit_lib")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)

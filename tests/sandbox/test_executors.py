@@ -6,9 +6,9 @@ import concurrent.futures as cf
 
 import pytest
 
-from audit_lib import executors, sandbox
+from audit_lib import sandbox
 from audit_lib.errors import ParameterError
-from audit_lib.sandbox import Limits
+from audit_lib.sandbox import Limits, executors
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -13,16 +13,24 @@ import threading
 import time
 from pathlib import Path
 
-from audit_lib import sandbox_zygote
 from audit_lib.errors import SandboxHarnessError
+from audit_lib.sandbox.zygote import protocol
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
-BOOTSTRAP = "import sys; sys.path.insert(0, sys.argv[1]); from audit_lib.sandbox_zygote import main; main()"
+PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
+# The zygote imports only its own package and the codec: stub parents keep `audit_lib/__init__` and the sandbox's
+# public face (which imports this pool) from running in it.
+BOOTSTRAP = ("import sys, types\n"
+             "for name in ('audit_lib', 'audit_lib.sandbox'):\n"
+             "    module = types.ModuleType(name)\n"
+             "    module.__path__ = [sys.argv[1] + '/' + name.replace('.', '/')]\n"
+             "    sys.modules[name] = module\n"
+             "from audit_lib.sandbox.zygote.main import main\n"
+             "main()\n")
 # Dedicated uids for sandboxed jobs when the parent is root; each zygote holds one by an flock in UID_LOCK_DIR.
 UID_BASE = 2_000_000_000
 UID_COUNT = 4096
 UID_LOCK_DIR = "/run/benchaudit-sandbox-uids" if os.path.isdir("/run") else "/tmp/benchaudit-sandbox-uids"
-ZYGOTE_ENV = {"PATH": sandbox_zygote.SAFE_PATH, "LANG": "C.UTF-8"}
+ZYGOTE_ENV = {"PATH": protocol.SAFE_PATH, "LANG": "C.UTF-8"}
 STARTUP_TIMEOUT_S = 30.0
 
 
@@ -53,9 +61,10 @@ class Zygote:
     def __init__(self, network_isolation: bool) -> None:
         root = _is_root()
         command = [sys.executable, "-I", "-c", BOOTSTRAP, PACKAGE_PARENT]
-        wrapped = network_isolation and not root and _unshare_rn_works()
+        # Not root: a user namespace (where the zygote may build the jobs' namespaces), and a network one if asked.
+        wrapped = not root and _unshare_rn_works()
         if wrapped:
-            command = [shutil.which("unshare") or "unshare", "-rn", *command]
+            command = [shutil.which("unshare") or "unshare", "-rn" if network_isolation else "-r", *command]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=ZYGOTE_ENV, cwd="/", close_fds=True, start_new_session=True)
@@ -79,14 +88,14 @@ class Zygote:
     def request(self, header: dict, timeout_s: float, sealed: dict | None = None) -> tuple[dict, bytes]:
         """Send one request and wait for its answer; a zygote that does not answer in time is killed.
 
-        `sealed` follows the request as a message the zygote does not read itself (see `sandbox_zygote.Judge`).
+        `sealed` follows the request as a message the zygote does not read itself (see `zygote.judge.Judge`).
         """
         try:
             if sealed is not None:
                 header = {**header, "sealed_follows": True}
-            sandbox_zygote.write_frames(self.process.stdin.fileno(), header)
+            protocol.write_frames(self.process.stdin.fileno(), header)
             if sealed is not None:
-                sandbox_zygote.write_frames(self.process.stdin.fileno(), sealed)
+                protocol.write_frames(self.process.stdin.fileno(), sealed)
             return self._read_message(time.monotonic() + timeout_s)
         except (OSError, EOFError, ValueError) as exc:
             self.close()
@@ -103,8 +112,8 @@ class Zygote:
         return header, blob
 
     def _read_frame(self, fd: int, deadline: float) -> bytes:
-        size_bytes = self._read_exact(fd, sandbox_zygote.FRAME_HEADER.size, deadline)
-        (size,) = sandbox_zygote.FRAME_HEADER.unpack(size_bytes)
+        size_bytes = self._read_exact(fd, protocol.FRAME_HEADER.size, deadline)
+        (size,) = protocol.FRAME_HEADER.unpack(size_bytes)
         return self._read_exact(fd, size, deadline)
 
     def _read_exact(self, fd: int, size: int, deadline: float) -> bytes:

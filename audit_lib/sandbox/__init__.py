@@ -1,0 +1,50 @@
+"""The sandbox's public face: every piece of untrusted code runs through these names, and only these.
+
+Private modules: `api` (run_asserts, call_function, results), `codec` (tagged JSON), `pool` (warmed zygotes),
+`executors` (run_many), `cli` (the `sandbox` subcommand) and `zygote/` (the processes that run the code).
+"""
+
+from audit_lib.sandbox.api import (
+    ENVIRONMENT_STATUSES,
+    STATUSES,
+    AssertJob,
+    AssertJobResult,
+    CallJob,
+    CallJobResult,
+    CallOutcome,
+    Limits,
+    SnippetResult,
+    Status,
+    call_function,
+    run_asserts,
+    shutdown,
+)
+from audit_lib.sandbox.codec import (
+    DIGEST_TAG,
+    MalformedTaggedValue,
+    Unserializable,
+    ValueDigest,
+    canonical_encoding,
+    contains_float,
+    decode,
+    digest_from_json,
+    digest_of,
+    encode,
+    large_value_digest,
+)
+from audit_lib.sandbox.executors import EXECUTOR_ENV, default_workers, open_executor, resolve_executor_name, run_many
+
+__all__ = [
+    "DIGEST_TAG", "ENVIRONMENT_STATUSES", "EXECUTOR_ENV", "STATUSES", "AssertJob", "AssertJobResult", "CallJob",
+    "CallJobResult", "CallOutcome", "Limits", "MalformedTaggedValue", "SnippetResult", "Status", "Unserializable",
+    "ValueDigest", "call_function", "canonical_encoding", "contains_float", "decode", "default_workers",
+    "digest_from_json", "digest_of", "encode", "large_value_digest", "open_executor", "resolve_executor_name",
+    "register_cli", "run_asserts", "run_many", "shutdown",
+]
+
+
+def register_cli(subparsers) -> None:  # noqa: ANN001 - argparse's private subparsers type
+    """Add the `sandbox` subcommand to the top-level `python -m audit_lib` parser."""
+    from audit_lib.sandbox import cli  # noqa: PLC0415 - argparse only when the CLI is built
+
+    cli.register(subparsers)

@@ -1,0 +1,230 @@
+"""One call-mode request: load once, one result line per input, restart after a kill or crash."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from audit_lib.sandbox.zygote.judge import Judge
+from audit_lib.sandbox.zygote.protocol import MAX_RESULT_BYTES
+from audit_lib.sandbox.zygote.state import ZygoteState
+from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, _status_from_exit
+
+FALSE_TIMEOUT_FRACTION = 0.5
+
+
+class CallProgress:
+    """Parses the child's result lines as they arrive: which input is next, when it is due, what it cost.
+
+    Each input starts when the previous line (or the load marker) arrives here and its wall and CPU time are
+    measured here, by `clock`; the child's own timing field is dropped. Lines that arrive in one read: the first
+    carries the whole interval since the previous arrival and the others zero, so holding lines back and sending
+    them together cannot spread one slow input's time over fast ones. An input whose wall time here exceeds its
+    limit is `timeout`, whatever the child said.
+    """
+
+    def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
+                 stop_after_failure: bool = False, judge: Judge | None = None, clock=None):
+        self.next_index = first
+        self.loaded = False
+        self.load_failure: dict | None = None
+        self.done = False
+        self.lines: list[bytes] = []
+        self.partial = bytearray()
+        self.size = 0
+        self.timeouts, self.grace, self.total_deadline = timeouts, grace, total_deadline
+        self.clock = clock or (lambda: (time.monotonic(), 0.0))
+        self.last_event, self.last_cpu = self.clock()
+        self.deadline = self.last_event + load_timeout + grace
+        self.load_timeout = load_timeout
+        self.started = self.last_event
+        self.chunk_clock: tuple[float, float] | None = None
+        self.violation: str | None = None
+        self.stop_after_failure = stop_after_failure
+        self.stopped_after_failure = False
+        # With a judge, a value line that differs from its expected value stops the child (see `Judge`).
+        self.judge = judge
+        self.awaiting_judgement: list[tuple[int, bytes]] = []  # (position in self.lines, line)
+        self.stopped_on_mismatch = False
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take a chunk of the result pipe; False asks the supervisor to kill the child now."""
+        if self.stopped_on_mismatch:
+            return True  # the child is being killed; what it still sent is not needed
+        self.size += len(chunk)
+        if self.size > MAX_RESULT_BYTES:
+            self.violation = "result channel exceeded its size cap"
+            return False
+        if b"\n" not in chunk:  # part of a long line: appending in place keeps a huge value O(size)
+            self.partial += chunk
+            return True
+        self.partial += chunk
+        *complete, rest = bytes(self.partial).split(b"\n")
+        self.partial = bytearray(rest)
+        self.chunk_clock = self.clock()
+        for line in complete:
+            if not self._accept(line):
+                return False
+        return self._judge_pending()
+
+    def _judge_pending(self) -> bool:
+        """Ask the judge about this chunk's value lines; keep lines up to the first mismatch and stop there."""
+        if not self.awaiting_judgement:
+            return True
+        pending, self.awaiting_judgement = self.awaiting_judgement, []
+        verdicts = self.judge.mismatches([line for _position, line in pending])
+        first = next((position for (position, _line), differs in zip(pending, verdicts) if differs), None)
+        if first is None:
+            return True
+        del self.lines[first + 1:]  # inputs after the first mismatch count as not run, however fast they were
+        self.next_index = int(self.lines[first].split(b" ", 1)[0]) + 1
+        self.stopped_after_failure = self.stopped_on_mismatch = self.done = True
+        return False
+
+    def _accept(self, line: bytes) -> bool:
+        if self.done:
+            self.violation = "data after the end marker"
+            return False
+        if not self.loaded:
+            if line == b"L ok":
+                self.loaded = True
+                self._arm()
+                return True
+            if line.startswith(b"L "):
+                try:
+                    self.load_failure = json.loads(line[2:])
+                except ValueError:
+                    self.load_failure = {"kind": "error", "exc_type": "?", "exc_message": "unreadable load error"}
+                if not isinstance(self.load_failure, dict) or not {"kind", "exc_type", "exc_message"} <= set(
+                        self.load_failure):
+                    self.load_failure = {"kind": "error", "exc_type": "?", "exc_message": "unreadable load error"}
+                if self.load_failure["kind"] == "timeout" and self.chunk_clock[0] - self.started < self.load_timeout:
+                    self.load_failure["kind"] = "error"  # a timeout is the supervisor's word, not the child's
+                return True
+            self.violation = "unexpected line before the load marker"
+            return False
+        if line == b"D":
+            self.done = self.next_index == len(self.timeouts) or self.stopped_after_failure
+            if not self.done:
+                self.violation = "end marker before every input was answered"
+            return self.done
+        head = line.split(b" ", 1)[0]
+        if head != str(self.next_index).encode():
+            self.violation = f"result for input {head[:20]!r} when {self.next_index} was expected"
+            return False
+        line = self._measured(line)
+        self.lines.append(line)
+        self.next_index += 1
+        kind = line.split(b" ", 2)[1:2]
+        self.stopped_after_failure = self.stop_after_failure and kind != [b"value"]
+        if self.judge is not None and kind == [b"value"]:
+            self.awaiting_judgement.append((len(self.lines) - 1, line))
+        self._arm()
+        return True
+
+    def _measured(self, line: bytes) -> bytes:
+        """The line with the child's timing replaced by ours (`wall:cpu`) and the timeout verdict made here."""
+        now, cpu = self.chunk_clock
+        wall, cpu_used = max(0.0, now - self.last_event), max(0.0, cpu - self.last_cpu)
+        self.last_event, self.last_cpu = now, cpu
+        parts = line.split(b" ", 3)
+        if len(parts) != 4:
+            return line
+        index, kind, _child_time, payload = parts
+        limit = self.timeouts[self.next_index]
+        if wall > limit:
+            kind, payload = b"timeout", b"null"
+        elif kind == b"timeout" and wall < FALSE_TIMEOUT_FRACTION * limit:
+            # The child's alarm fires at the limit on its own clock; our clock may start a little later (when we
+            # read the previous line), never this much.
+            kind, payload = b"exception", b'["FalseTimeout", "reported a timeout well before its time limit"]'
+        return b" ".join((index, kind, f"{wall!r}:{cpu_used!r}".encode(), payload))
+
+    def _arm(self) -> None:
+        now = self.chunk_clock[0] if self.chunk_clock else time.monotonic()
+        if self.next_index < len(self.timeouts):
+            limit = self.timeouts[self.next_index]
+            self.deadline = now + limit + self.grace + limit * 0.25
+        self.last_event = now
+        if self.chunk_clock:
+            self.last_cpu = self.chunk_clock[1]
+
+    def current_deadline(self) -> float:
+        return min(self.deadline, self.total_deadline)
+
+
+def run_call(state: ZygoteState, request: dict, raw: bytes, protocol_in: int) -> tuple[dict, bytes]:
+    """One call job; a sealed message with expected values follows the request when `sealed_follows` is set.
+
+    `raw` is the request's JSON text: each job worker reads it, and only it, from a memfd (see `template`).
+    """
+    judge = Judge(state, protocol_in) if request.get("sealed_follows") else None
+    try:
+        return _run_call_children(state, request, raw, judge)
+    finally:
+        if judge is not None:
+            judge.close()
+
+
+def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Judge | None) -> tuple[dict, bytes]:
+    limits = request["limits"]
+    timeouts = [float(t) for t in request["timeouts"]]
+    total_deadline = time.monotonic() + float(request["total_timeout"])
+    grace = float(request.get("grace_s", 1.0))
+    captures = {"out": Capture(limits["output_bytes"]), "err": Capture(limits["output_bytes"])}
+    lines: list[bytes] = []
+    start, restarts, status, load_error, started = 0, 0, "pass", None, time.monotonic()
+    stop_after_failure = bool(request.get("stop_after_failure", False))
+    stopped_on_mismatch = False
+    cpu_total = 0.0
+    while start < len(timeouts) or (start == 0 and not timeouts):
+        run = ChildRun(state, limits, "call", raw, start)
+        progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
+                                stop_after_failure, judge, run.clock)
+        run.supervise(captures, progress.feed, progress.current_deadline)
+        cpu_total += run.cpu_s
+        lines.extend(progress.lines)
+        stopped_on_mismatch = progress.stopped_on_mismatch
+        if progress.violation:
+            status, load_error = "error", f"ProtocolViolation: {progress.violation}"
+            break
+        if progress.done:
+            break
+        over_total = time.monotonic() >= total_deadline
+        if progress.load_failure is not None or not progress.loaded:
+            failure = progress.load_failure
+            if failure is not None:
+                evidence = run.oom_killed or run.hit_memory_limit
+                status = "timeout" if failure["kind"] == "timeout" else (
+                    "memory" if failure["exc_type"] == "MemoryError" and evidence else "error")
+                load_error = f"{failure['exc_type']}: {failure['exc_message']}"
+            else:
+                status, error_type, message = _status_from_exit(run, run.killed_by_us)
+                load_error = f"{error_type}: {message}"
+                if status == "harness_error":
+                    load_error += ": " + captures["err"].text()[-2000:]
+            if restarts:
+                load_error = f"after restart {restarts}: {load_error}"
+            break
+        # The child died or was killed while running input `next_index`: record it, then carry on after it.
+        index = progress.next_index
+        measured = f"{max(0.0, run.ended - progress.last_event)!r}:{max(0.0, run.cpu_s - progress.last_cpu)!r}"
+        if run.killed_by_us:
+            lines.append(f"{index} timeout {measured} null".encode())
+        else:
+            _status, error_type, message = _status_from_exit(run, False)
+            payload = json.dumps(["ProcessExit" if error_type == "EarlyExit" else error_type, message])
+            lines.append(f"{index} exception {measured} {payload}".encode())
+        start = index + 1
+        if over_total:
+            status = "timeout"
+            break
+        if stop_after_failure:  # the killed or crashed input is the sample's first failure
+            break
+        restarts += 1
+        if not timeouts:
+            break
+    header = {"status": status, "load_error": load_error, "stdout": captures["out"].text(),
+              "stderr": captures["err"].text(), "duration_s": time.monotonic() - started, "restarts": restarts,
+              "stopped_on_mismatch": stopped_on_mismatch, "cpu_s": cpu_total}
+    return header, b"\n".join(lines)

@@ -1,0 +1,317 @@
+"""Code that runs inside a job child: setup (fds, limits, uid) and the assert / call harnesses."""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import ctypes
+import fcntl
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+import time
+import types
+
+from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD, SAFE_PATH
+from audit_lib.sandbox.zygote.template import JOB_FDS
+
+CTL_FD, SPEC_FD = 4, 5
+JOB_UID_IN_USERNS = 1000
+CLONE_NEWUSER = 0x10000000
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _set_limit(which: int, value: int) -> None:
+    resource.setrlimit(which, (value, value))
+
+
+def worker_main(setup: dict, sock: socket.socket) -> None:
+    """A job's worker: drop privileges now, wait for the job's fds, set up, say so, then read the job and run it."""
+    _drop_privileges(setup)
+    message, fds, _flags, _address = socket.recv_fds(sock, 1 << 16, len(JOB_FDS))
+    sock.close()
+    if not message:
+        os._exit(0)  # the template is gone: no job will come
+    header = json.loads(message)
+    _setup_job(header, dict(zip(JOB_FDS, fds)))
+    chunks = []
+    while chunk := os.read(SPEC_FD, 1 << 20):
+        chunks.append(chunk)
+    os.close(SPEC_FD)
+    spec = json.loads(b"".join(chunks))
+    if header["op"] == "assert":
+        _assert_child(spec["source"], spec["secret"])
+    else:
+        digests = None
+        if spec.get("digest_above_bytes") is not None:
+            chosen = spec.get("digest_inputs")
+            digests = (int(spec["digest_above_bytes"]), None if chosen is None else frozenset(chosen))
+        _call_child(spec["program"], spec["entry_point"], spec["inputs"], [float(t) for t in spec["timeouts"]],
+                    int(header["start"]), bool(spec["deepcopy"]), float(spec["load_timeout"]),
+                    bool(spec.get("stop_after_failure", False)), digests)
+
+
+def _drop_privileges(setup: dict) -> None:
+    """Before any job: own session, unprivileged uid (root) or a user namespace of its own (not root)."""
+    os.setsid()
+    uid = setup.get("uid")
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid,) * 3 or os.getresgid() != (uid,) * 3:
+            raise RuntimeError("could not drop privileges")
+    elif setup.get("nested_userns"):
+        _enter_unprivileged_userns()
+        # Not root, no cpuacct: the zygote reads this worker's CPU time in /proc, which shows it only for a
+        # dumpable process. Other processes of the same user cannot see this PID namespace; its init stays
+        # non-dumpable, and the worker holds no capability to trace it.
+        _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    else:
+        raise RuntimeError("no unprivileged identity for the job (neither root nor a user namespace)")
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    os.environ.clear()
+    os.environ.update({"PATH": SAFE_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
+    tempfile_module = sys.modules.get("tempfile")
+    if tempfile_module is not None:
+        tempfile_module.tempdir = "/tmp"
+    sys.path[:] = [p for p in sys.path if p != setup["package_parent"]]
+    sys.argv[:] = ["-c"]
+    for name in [n for n in sys.modules if n == "audit_lib" or n.startswith("audit_lib.")]:
+        del sys.modules[name]
+
+
+def _setup_job(header: dict, fds: dict[str, int]) -> None:
+    """With the job's fds: fds 0-3 (control and spec on 4 and 5), /tmp as cwd, rlimits; then `S` on control."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    # Out of the way first, so no dup2 below overwrites a descriptor still to be moved.
+    sources = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, fds["out"], fds["err"], fds["res"],
+                                                              fds["ctl"], fds["spec"])]
+    for fd, target in zip(sources, (0, 1, 2, RESULT_FD, CTL_FD, SPEC_FD)):
+        os.dup2(fd, target)
+    os.closerange(SPEC_FD + 1, 1 << 16)
+    os.chdir("/tmp")  # the job's own tmpfs, mounted by its init once the job came
+    limits = header["limits"]
+    mb = 1024 * 1024
+    _set_limit(resource.RLIMIT_CORE, 0)
+    _set_limit(resource.RLIMIT_FSIZE, int(limits["file_size_mb"] * mb))
+    _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
+    if not header.get("cgroup"):  # without a memory cgroup, the address space is the only memory limit
+        _set_limit(resource.RLIMIT_AS, int(limits["memory_mb"] * mb))
+    cpu = int(limits["cpu_s"]) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    # Counted per uid (root: the job uid, whose only other task is the next job's waiting worker) or per user
+    # namespace (not root: this worker's own).
+    _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 2)
+    random_module = sys.modules.get("random")
+    if random_module is not None:
+        random_module.seed()
+    os.write(CTL_FD, b"S\n")  # setup done: what happens from here on is the code's doing
+    os.close(CTL_FD)
+
+
+def _enter_unprivileged_userns() -> None:
+    """Not root: a nested user namespace where the job is uid 1000 (not 0) and holds no capability at all."""
+    if _libc.unshare(CLONE_NEWUSER) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER)")
+    outer_uid, outer_gid = 0, 0  # the zygote is uid 0 of its own user namespace (`unshare -r`)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{JOB_UID_IN_USERNS} {outer_uid} 1"),
+                       ("gid_map", f"{JOB_UID_IN_USERNS} {outer_gid} 1")):
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
+    for cap in range(64):
+        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if _libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    with open("/proc/self/status") as handle:
+        if any(line.startswith("CapEff:") and int(line.split()[1], 16) for line in handle):
+            raise RuntimeError("capabilities left after dropping them")
+
+
+# The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.
+_type, _str, _issubclass, _memoryview, _os_write = type, str, issubclass, memoryview, os.write
+_int, _getattr = int, getattr
+_BaseException, _AssertionError, _MemoryError, _SystemExit = BaseException, AssertionError, MemoryError, SystemExit
+ASSERT_STATUSES = ("pass", "fail", "error", "memory")
+
+
+def _write_all_raw(fd: int, data: bytes) -> None:
+    view = _memoryview(data)
+    while view:
+        view = view[_os_write(fd, view):]
+
+
+def _safe_text(thunk, cap: int = 2000) -> str:
+    try:
+        text = thunk()
+        return text[:cap] if _type(text) is _str else "?"
+    except _BaseException:  # hostile __str__ / __name__
+        return "?"
+
+
+def _exception_fields(exc: BaseException) -> tuple[str, str]:
+    exc_type = _safe_text(lambda: _type(exc).__name__, 200)
+    return exc_type, _safe_text(lambda: _str(exc))
+
+
+def _disable_tracing() -> None:
+    """A trace function may jump over lines (frame.f_lineno); the snippet must not be able to skip its asserts."""
+    def refuse(*_args, **_kwargs):
+        raise RuntimeError("tracing is disabled in the sandbox")
+    sys.settrace = refuse
+    sys.setprofile = refuse
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading.settrace = refuse
+        threading.setprofile = refuse
+
+
+def _fresh_module(name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__builtins__ = builtins
+    sys.modules[name] = module
+    return module
+
+
+def _flush_std_streams(streams: tuple) -> None:
+    for stream in streams:
+        try:
+            stream.flush()
+        except _BaseException:
+            pass
+
+
+def _python_exit_code(exc: BaseException) -> int:
+    """The status `python -c` exits with for an uncaught SystemExit: None -> 0, an int -> itself, else 1."""
+    value = _getattr(exc, "code", None)
+    if value is None:
+        return 0
+    return value if _type(value) is _int else 1
+
+
+def _assert_child(source: str, secret: str) -> None:
+    """Run program + snippet as `__main__`; the completion record with the secret is written only if it returns.
+
+    The verdict line `<secret> <status>` is built by plain str concatenation (no json, no patchable module
+    function); the details line after it is informational only.
+    """
+    write_all, exit_now, dumps, subclass = _write_all_raw, os._exit, json.dumps, _issubclass
+    streams = (sys.stdout, sys.stderr)
+    status, details, exit_code = "pass", None, 0
+    _disable_tracing()
+    try:
+        code = compile(source, "<sandbox>", "exec")
+        exec(code, _fresh_module("__main__").__dict__)
+    except _BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are failures of the code too
+        cls = _type(exc)
+        status = ("fail" if subclass(cls, _AssertionError) else "memory" if subclass(cls, _MemoryError)
+                  else "error")
+        details = _exception_fields(exc)
+        exit_code = _python_exit_code(exc) if subclass(cls, _SystemExit) else 1
+    _flush_std_streams(streams)
+    try:
+        details_line = dumps(details).encode()
+    except _BaseException:
+        details_line = b"null"
+    write_all(RESULT_FD, (secret + " " + status + " " + _str(exit_code) + "\n").encode() + details_line + b"\n")
+    exit_now(0)
+
+
+class _InputTimeout(BaseException):
+    """Raised by the per-input SIGALRM handler; a BaseException so `except Exception` does not swallow it."""
+
+
+def _on_alarm(_signum, _frame):
+    raise _InputTimeout
+
+
+def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: list, start: int,
+                deep: bool, load_timeout: float, stop_after_failure: bool = False,
+                digests: tuple[int, frozenset | None] | None = None) -> None:
+    """Load the program once, then call the entry point for inputs[start:], one result line per input.
+
+    `digests` = (size, inputs or None for all): a float-free value whose canonical encoding is larger than `size`
+    is sent as its digest (`sandbox_codec.ValueDigest`) instead of the value.
+    """
+    write_all, dumps, exit_now, perf = _write_all_raw, json.dumps, os._exit, time.perf_counter
+    encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
+    large_value_digest = sandbox_codec.large_value_digest
+    digest_above, digest_inputs = digests if digests is not None else (None, None)
+    setitimer, install = signal.setitimer, signal.signal
+    streams = (sys.stdout, sys.stderr)
+    install(signal.SIGALRM, _on_alarm)
+    setitimer(signal.ITIMER_REAL, load_timeout)
+    try:
+        try:
+            code = compile(program, "<sandbox>", "exec")
+            namespace = _fresh_module("__sandbox__").__dict__
+            exec(code, namespace)
+        finally:
+            setitimer(signal.ITIMER_REAL, 0)
+        function = namespace.get(entry_point)
+        if not callable(function):
+            raise NameError(f"entry point {entry_point!r} is not defined or not callable")
+        inputs = [sandbox_codec.decode(args) for args in inputs_json]
+    except BaseException as exc:  # noqa: BLE001
+        kind = "timeout" if _issubclass(_type(exc), _InputTimeout) else "error"
+        error_type, error_message = _exception_fields(exc)
+        _flush_std_streams(streams)
+        write_all(RESULT_FD, b"L " + dumps({"kind": kind, "exc_type": error_type,
+                                            "exc_message": error_message}).encode() + b"\n")
+        exit_now(0)
+    write_all(RESULT_FD, b"L ok\n")
+    for index in range(start, len(inputs)):
+        limit = timeouts[index]
+        kind, payload = "value", None
+        elapsed = 0.0
+        try:
+            args = copy.deepcopy(inputs[index]) if deep else inputs[index]
+            install(signal.SIGALRM, _on_alarm)  # the previous input may have replaced it
+            began = perf()
+            setitimer(signal.ITIMER_REAL, limit)
+            try:
+                value = function(*args)
+            finally:
+                setitimer(signal.ITIMER_REAL, 0)
+                elapsed = perf() - began
+        except _InputTimeout:
+            kind = "timeout"
+        except BaseException as exc:  # noqa: BLE001
+            kind = "exception"
+            payload = _exception_fields(exc)
+        if kind == "value" and elapsed > limit:
+            kind = "timeout"  # the code swallowed the alarm and finished late
+        if kind == "value":
+            try:
+                payload = encode(value)
+            except unserializable as exc:
+                kind, payload = "unserializable", [exc.type_name, exc.reason]
+            except RecursionError:
+                kind, payload = "unserializable", [_safe_text(lambda: type(value).__name__), "recursive"]
+        text = dumps(payload)
+        # The canonical encoding is never shorter than this one, so a short text needs no digest check.
+        if kind == "value" and digest_above is not None and len(text) > digest_above \
+                and (digest_inputs is None or index in digest_inputs):
+            digest = large_value_digest(value, payload, digest_above)
+            if digest is not None:
+                text = dumps(digest.to_json())
+        line = f"{index} {kind} {elapsed!r} ".encode() + text.encode() + b"\n"
+        if len(line) > MAX_VALUE_BYTES:
+            line = (f"{index} unserializable {elapsed!r} ".encode()
+                    + dumps([_safe_text(lambda: type(value).__name__), "value too large to send"]).encode() + b"\n")
+        write_all(RESULT_FD, line)
+        if stop_after_failure and kind != "value":
+            break
+    _flush_std_streams(streams)
+    write_all(RESULT_FD, b"D\n")
+    exit_now(0)

@@ -1,0 +1,58 @@
+"""Constants and framing shared by the zygote, its job children and the parent (stdlib only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+RESULT_FD = 3
+FRAME_HEADER = struct.Struct("<Q")
+PRELOADED_MODULES = (
+    "re", "math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "string", "typing",
+    "json", "random", "hashlib", "fractions", "decimal", "statistics", "datetime", "operator", "dataclasses",
+    "array", "textwrap", "unicodedata", "base64", "struct", "enum", "abc", "numbers", "contextlib", "io",
+    "tempfile", "threading", "copy", "types", "socket",
+)
+CLONE_NEWNET = 0x40000000
+PR_SET_DUMPABLE = 4
+MAX_RESULT_BYTES = 512 * 1024 * 1024
+MAX_VALUE_BYTES = 64 * 1024 * 1024
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def _read_exact(fd: int, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def read_frames(fd: int) -> tuple[dict, bytes]:
+    """One message: a JSON header frame and a raw blob frame."""
+    raw, blob = read_raw_frames(fd)
+    return json.loads(raw), blob
+
+
+def read_raw_frames(fd: int) -> tuple[bytes, bytes]:
+    """One message, its header left as JSON text."""
+    (header_size,) = FRAME_HEADER.unpack(_read_exact(fd, FRAME_HEADER.size))
+    raw = _read_exact(fd, header_size)
+    (blob_size,) = FRAME_HEADER.unpack(_read_exact(fd, FRAME_HEADER.size))
+    return raw, _read_exact(fd, blob_size)
+
+
+def write_frames(fd: int, header: dict, blob: bytes = b"") -> None:
+    encoded = json.dumps(header).encode()
+    _write_all(fd, FRAME_HEADER.pack(len(encoded)) + encoded + FRAME_HEADER.pack(len(blob)) + blob)

@@ -1,0 +1,83 @@
+"""What the zygote sets up once: job uid, network namespace, job cgroups, preloaded modules, the template."""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import tempfile
+
+from audit_lib.sandbox.zygote import template
+from audit_lib.sandbox.zygote.cgroups import JobCgroup
+from audit_lib.sandbox.zygote.protocol import CLONE_NEWNET, PR_SET_DUMPABLE, PRELOADED_MODULES
+
+
+class ZygoteState:
+    """The job uid (root) or nested user namespace (not root), the job cgroups and the pristine template."""
+
+    def __init__(self, config: dict, protocol_fds: tuple[int, int]) -> None:
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        self.package_parent = config["package_parent"]
+        self.uid: int | None = None
+        self.lock_fd: int | None = None
+        root = os.geteuid() == 0 and not config.get("already_unshared")
+        if config.get("drop_uid"):
+            self.uid, self.lock_fd = _claim_uid(config["uid_base"], config["uid_count"], config["uid_lock_dir"])
+        # Not root, under `unshare -r`: the job gets a user namespace of its own where it is uid 1000.
+        self.nested_userns = self.uid is None and bool(config.get("already_unshared"))
+        if config.get("network_isolation") and root:
+            self.libc.unshare(CLONE_NEWNET)  # failure shows up in the namespace comparison below
+        self.network_isolated = os.stat("/proc/self/ns/net").st_ino != config["parent_netns"]
+        self.cgroup = JobCgroup.create() if root else None
+        for name in PRELOADED_MODULES:
+            try:
+                __import__(name)
+            except ImportError:
+                pass
+        # An empty dir of an unpredictable name, only ever a mount point inside the template's own namespace.
+        self.jail_dir = tempfile.mkdtemp(prefix="benchaudit-root-", dir=config.get("tmp_root"))
+        keep = tuple(self.cgroup.procs_fds) if self.cgroup is not None else ()
+        setup = {"uid": self.uid, "nested_userns": self.nested_userns, "package_parent": self.package_parent,
+                 "tmp_owner": self.uid if self.uid is not None else 0}
+        self.template_pid, self.template_sock = template.start(self.jail_dir, keep, setup, _worker_main())
+        self.protocol_fds = protocol_fds
+
+    def hello(self) -> dict:
+        return {"ok": True, "pid": os.getpid(), "uid": self.uid, "network_isolated": self.network_isolated,
+                "cgroup": self.cgroup is not None, "nested_userns": self.nested_userns}
+
+    def close(self) -> None:
+        self.template_sock.close()
+        try:
+            os.waitpid(self.template_pid, 0)
+        except ChildProcessError:
+            pass
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        try:
+            os.rmdir(self.jail_dir)
+        except OSError:
+            pass
+
+
+def _worker_main():
+    from audit_lib.sandbox.zygote.child import worker_main  # noqa: PLC0415 - keeps state importable alone
+
+    return worker_main
+
+
+def _claim_uid(base: int, count: int, lock_dir: str) -> tuple[int, int]:
+    """A dedicated uid for this zygote's jobs, held by an exclusive lock for the zygote's lifetime."""
+    os.makedirs(lock_dir, mode=0o700, exist_ok=True)
+    if os.lstat(lock_dir).st_uid != os.geteuid() or not os.path.isdir(lock_dir) or os.path.islink(lock_dir):
+        raise RuntimeError(f"{lock_dir} is not a directory of ours")
+    for uid in range(base, base + count):
+        fd = os.open(os.path.join(lock_dir, f"{uid}.lock"), os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        return uid, fd
+    raise RuntimeError(f"no free sandbox uid in [{base}, {base + count})")

@@ -30,10 +30,10 @@ import json
 import math
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
-from audit_lib import sandbox_codec, sandbox_pool
+from audit_lib import sandbox_budget, sandbox_codec, sandbox_pool
 from audit_lib.errors import ParameterError, SandboxHarnessError
 
 Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harness_error"]
@@ -142,8 +142,9 @@ class CallJobResult:
     restarts: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        payload = asdict(self)
-        payload["outcomes"] = [{**asdict(o), "value": _jsonable_value(o)} for o in self.outcomes]
+        payload = asdict(replace(self, outcomes=()))  # values are encoded below, never deep-copied by asdict
+        payload["outcomes"] = [{**{f.name: getattr(o, f.name) for f in fields(o)}, "value": _jsonable_value(o)}
+                               for o in self.outcomes]
         return payload
 
 
@@ -152,7 +153,10 @@ def _jsonable_value(outcome: CallOutcome) -> Any:
         return None
     if isinstance(outcome.value, sandbox_codec.ValueDigest):
         return outcome.value.to_json()
-    return sandbox_codec.encode(outcome.value)
+    try:  # JSON must always come out (the CLI prints it), whatever the value
+        return sandbox_codec.encode(outcome.value)
+    except (sandbox_codec.Unserializable, RecursionError, ValueError) as exc:
+        return {"$unprintable": f"{type(exc).__name__}: {exc}"[:300]}
 
 
 # ---------------------------------------------------------------------------------------------------- assert mode
@@ -200,27 +204,43 @@ _UNPARSED = object()
 BATCH_PARSE_MAX_BYTES = 1 << 20
 
 
-def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None) -> list[CallOutcome]:
-    """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse."""
+def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
+                     budget: sandbox_budget.DecodeBudget | None = None) -> list[CallOutcome]:
+    """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse.
+
+    Every value is decoded within the job's `sandbox_budget.DecodeBudget`; one over it is `unserializable`
+    (exc_type "BudgetExceeded") for its own input only."""
     lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
+    decoder = sandbox_budget.JobDecoder(budget)
+    refused: dict[int, str] = {}
+    for position, parts in enumerate(lines):
+        if len(parts) == 4:
+            try:  # reserved before json.loads ever sees the text
+                decoder.charge(parts[3])
+            except sandbox_budget.BudgetExceeded as exc:
+                refused[position] = exc.reason
     payloads: list[Any] | None = None
     # Only small blobs in one parse: json.loads holds the GIL throughout, and a huge one would stall the other
     # pool threads (their zygotes would sit idle waiting for the next request).
-    if lines and len(blob) <= BATCH_PARSE_MAX_BYTES and all(len(parts) == 4 for parts in lines):
+    if lines and not refused and len(blob) <= BATCH_PARSE_MAX_BYTES and all(len(parts) == 4 for parts in lines):
         try:  # one C-level parse instead of one call per line; any oddity falls back to line by line
             payloads = json.loads(b"[" + b",".join(parts[3] for parts in lines) + b"]")
         except (ValueError, RecursionError):
             payloads = None
         if not isinstance(payloads, list) or len(payloads) != len(lines):
             payloads = None
-    return [_decode_outcome(parts, digestible, _UNPARSED if payloads is None else payloads[position])
+    return [_decode_outcome(parts, digestible, _UNPARSED if payloads is None else payloads[position], decoder,
+                            refused.get(position))
             for position, parts in enumerate(lines)]
 
 
-def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, payload: Any) -> CallOutcome:
+def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, payload: Any,
+                    decoder: sandbox_budget.JobDecoder, refusal: str | None = None) -> CallOutcome:
     index = int(parts[0])  # the zygote accepted the line only with the index it expected
     if len(parts) != 4:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="truncated result line")
+    if refusal is not None:
+        return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=refusal)
     kind_name = parts[1].decode("ascii", errors="replace")
     try:
         duration = float(parts[2])
@@ -229,13 +249,16 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
         if kind_name == "value":
             may_digest = digestible is None or index in digestible
             digest = sandbox_codec.digest_from_json(payload) if may_digest else None
-            value = digest if digest is not None else sandbox_codec.decode(payload)
+            value = digest if digest is not None else decoder.decode(payload)
             return CallOutcome(index, "value", value, duration_s=duration)
         if kind_name == "timeout":
             return CallOutcome(index, "timeout", duration_s=duration)
         if kind_name in ("exception", "unserializable"):
             exc_type, message = (str(part) for part in payload)
             return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration)
+    except sandbox_budget.BudgetExceeded as exc:
+        return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=exc.reason,
+                           duration_s=duration)
     except (ValueError, TypeError, RecursionError, sandbox_codec.MalformedTaggedValue) as exc:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult",
                            exc_message=f"{type(exc).__name__}: {exc}"[:500])

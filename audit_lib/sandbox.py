@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
-from audit_lib import sandbox_budget, sandbox_codec, sandbox_pool
+from audit_lib import sandbox_budget, sandbox_codec, sandbox_pool, sandbox_strict
 from audit_lib.errors import ParameterError, SandboxHarnessError
 
 Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harness_error"]
@@ -99,6 +99,11 @@ class SnippetResult:
     # What `python -c program+snippet` would have exited with: 0 on completion, the SystemExit / os._exit code,
     # 1 for an uncaught exception; None on timeout, kill or harness error. Evidence only: never a verdict.
     exit_code: int | None = None
+    # "comparison_overload" when an assert compared or tested a value that is not an exact builtin type.
+    reason: str | None = None
+    # Who decided the verdict: "in_process" (the child's own run of the asserts) or "parent" (lifted, see
+    # sandbox_lifting: the parent evaluated the asserts on decoded values).
+    trust: str = "in_process"
 
 
 @dataclass(frozen=True)
@@ -166,8 +171,11 @@ def _not_run(index: int, status: Status, message: str) -> SnippetResult:
 
 
 def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limits(),
-                separator: str = "\n\n") -> AssertJobResult:
-    """Run each snippet after `program` in its own fresh sandboxed child; see the module docstring."""
+                separator: str = "\n\n", strict_comparisons: bool = True) -> AssertJobResult:
+    """Run each snippet after `program` in its own fresh sandboxed child; see the module docstring.
+
+    With `strict_comparisons`, the snippet's asserts compare only exact builtin types (`sandbox_strict`): an
+    overloaded comparison or truth test is `fail` with reason "comparison_overload"."""
     if isinstance(snippets, str):
         raise ParameterError("snippets must be a sequence of strings, not one string", field="snippets")
     started = time.monotonic()
@@ -182,6 +190,11 @@ def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limit
         timeout = min(limits.timeout_s, remaining)
         request = {"op": "assert", "source": program + separator + snippet, "timeout": timeout,
                    "limits": limits.wire(timeout)}
+        if strict_comparisons:
+            guard = sandbox_strict.guard_name()
+            rewritten = sandbox_strict.rewrite_snippet(snippet, guard)
+            if rewritten is not None:
+                request.update(source=program + separator + rewritten, strict_guard=guard)
         try:
             answer, _blob, network_isolated = sandbox_pool.request(
                 request, timeout + 30.0, network_isolation=limits.network_isolation)
@@ -189,10 +202,13 @@ def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limit
             results.append(SnippetResult(index=index, status="harness_error", duration_s=0.0,
                                          error_type="SandboxHarnessError", error_message=str(exc)[-3000:]))
             continue
+        overload = answer["status"] == "fail" and answer["error_type"] == sandbox_strict.OVERLOAD_ERROR \
+            and "strict_guard" in request
         results.append(SnippetResult(
             index=index, status=answer["status"], duration_s=answer["duration_s"],
             error_type=answer["error_type"], error_message=answer["error_message"],
-            stdout=answer["stdout"], stderr=answer["stderr"], exit_code=answer.get("exit_code")))
+            stdout=answer["stdout"], stderr=answer["stderr"], exit_code=answer.get("exit_code"),
+            reason=sandbox_strict.REASON if overload else None))
     first_bad = next((r.status for r in results if r.status != "pass"), "pass")
     return AssertJobResult(status=first_bad, snippets=tuple(results), limits=limits,
                            duration_s=time.monotonic() - started, network_isolated=network_isolated)
@@ -360,9 +376,11 @@ class AssertJob:
     snippets: tuple[str, ...]
     limits: Limits = field(default_factory=Limits)
     separator: str = "\n\n"
+    strict_comparisons: bool = True
 
     def run(self) -> AssertJobResult:
-        return run_asserts(self.program, self.snippets, limits=self.limits, separator=self.separator)
+        return run_asserts(self.program, self.snippets, limits=self.limits, separator=self.separator,
+                           strict_comparisons=self.strict_comparisons)
 
     def harness_error(self, message: str) -> AssertJobResult:
         """The result to report when the executor itself failed to run this job."""

@@ -32,7 +32,7 @@ import time
 import traceback
 import types
 
-from audit_lib import sandbox_codec
+from audit_lib import sandbox_codec, sandbox_strict
 
 RESULT_FD = 3
 FRAME_HEADER = struct.Struct("<Q")
@@ -256,8 +256,11 @@ def _python_exit_code(exc: BaseException) -> int:
     return value if _type(value) is _int else 1
 
 
-def _assert_child(source: str, secret: str) -> None:
+def _assert_child(source: str, secret: str, strict_guard: str | None = None) -> None:
     """Run program + snippet as `__main__`; the completion record with the secret is written only if it returns.
+
+    With `strict_guard`, the snippet's asserts call the guard of that name (`sandbox_strict`), bound before the
+    code under test runs.
 
     The verdict line `<secret> <status>` is built by plain str concatenation (no json, no patchable module
     function); the details line after it is informational only.
@@ -268,7 +271,10 @@ def _assert_child(source: str, secret: str) -> None:
     _disable_tracing()
     try:
         code = compile(source, "<sandbox>", "exec")
-        exec(code, _fresh_module("__main__").__dict__)
+        namespace = _fresh_module("__main__").__dict__
+        if strict_guard:
+            sandbox_strict.install_guard(namespace, strict_guard)
+        exec(code, namespace)
     except _BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are failures of the code too
         cls = _type(exc)
         status = ("fail" if subclass(cls, _AssertionError) else "memory" if subclass(cls, _MemoryError)
@@ -557,7 +563,7 @@ def run_assert(state: ZygoteState, request: dict) -> dict:
         result_buffer.extend(chunk)
         return len(result_buffer) <= 1 << 20
 
-    run = ChildRun(state, limits, _assert_child, (request["source"], secret))
+    run = ChildRun(state, limits, _assert_child, (request["source"], secret, request.get("strict_guard")))
     deadline = run.started + timeout
     captures = {"out": Capture(limits["output_bytes"]), "err": Capture(limits["output_bytes"])}
     run.supervise(captures, on_result, lambda: deadline)

@@ -32,6 +32,7 @@ from audit_lib.benchmarks.impossible_lcb_data import (
 from audit_lib.benchmarks.impossible_lcb_metrics import (
     ReplayTask,
     generate_solutions,
+    lifting_summary,
     prepare_task,
     run_replay,
     separation,
@@ -590,7 +591,7 @@ def check_metrics_replay(inputs: AuditInputs, params: AuditParams, *, executor: 
                            "unsupported_assertions": len(unsupported), "harness_errors": harness},
                  expected={"separation_holds": len(verdicts)}, summary=summary, details=details,
                  meta=_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
-                            excluded=[e["task_id"] for e in excluded]))
+                            excluded=[e["task_id"] for e in excluded], sandbox_trust=lifting_summary(results)))
 
 
 # ---- has_code_parsing ----------------------------------------------------------------------------------------

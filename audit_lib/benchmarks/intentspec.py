@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from audit_lib.benchmarks.intentspec_checks import (
@@ -19,7 +19,8 @@ from audit_lib.benchmarks.intentspec_checks import (
 )
 from audit_lib.benchmarks.intentspec_exec import (
     CANONICAL, EXIT_ZERO_EXPLOIT, GENERATION, HUMANEVAL_PLUS_REFERENCE, OPENAI_REFERENCE, PROBE, Candidate,
-    CandidateRun, canonical_candidate, generation_candidate, probe_candidates, reference_candidate, run_candidates,
+    CandidateRun, canonical_candidate, generation_candidate, lifting_summary, probe_candidates, reference_candidate,
+    run_candidates,
 )
 from audit_lib.benchmarks.intentspec_load import IntentSpecData, load_intentspec
 from audit_lib.benchmarks.intentspec_schema import SCHEMA_TITLE, schema_check
@@ -33,6 +34,9 @@ CHECK_TITLES: dict[str, str] = {
     "constraint_power": POWER_TITLE,
 }
 CHECK_IDS = tuple(CHECK_TITLES)
+# The checks whose verdicts come from sandboxed runs.
+EXECUTED_CHECK_IDS = ("canonical_ivr_zero", "constraints_vs_references", "ivr_replay", "exit_code_exploit",
+                      "constraint_power")
 
 __all__ = ["AUDIT", "CHECK_IDS", "IntentSpecData", "ReplayRuns", "load_intentspec", "validate_params",
            "execute_all", "run_checks", "ivr_per_task_table", "plot_ivr_per_task"]
@@ -133,6 +137,12 @@ def run_checks(data: IntentSpecData, runs: ReplayRuns) -> dict[str, Check]:
             checks[check_id] = factories[check_id]()
         except Exception as exc:  # a broken check must not hide the others; its error is the finding
             checks[check_id] = Check.errored(check_id, CHECK_TITLES[check_id], exc)
+    # Who decided the constraint verdicts behind the executed checks: the parent (lifted) or the child.
+    judged = [*runs.canonical.values(), *(r for by_task in runs.references.values() for r in by_task.values()),
+              *runs.generations]
+    trust = {"constraint_runs": lifting_summary(judged), "probe_runs": lifting_summary(runs.probes)}
+    for check_id in EXECUTED_CHECK_IDS:
+        checks[check_id] = replace(checks[check_id], meta={**checks[check_id].meta, "sandbox_trust": trust})
     return checks
 
 

@@ -43,7 +43,7 @@ def failing_rows(spec: SpecPair, run: CandidateRun) -> list[dict[str, Any]]:
     descriptions = {c.id: c.description for c in spec.constraints}
     return [{"task_id": spec.task_id, "source": run.candidate.label, "constraint_id": v.constraint_id,
              "role": role_of(spec, v.constraint_id), "description": descriptions.get(v.constraint_id, ""),
-             "status": v.status, "error": _error_text(v)}
+             "status": v.status, "error": _error_text(v), "trust": v.trust}
             for v in run.verdicts if not v.passed]
 
 
@@ -271,7 +271,7 @@ def outcome_mismatches(spec: SpecPair, model: str, published: Sequence[Published
         for field in ("passes_stated", "passed_hidden", "failed_hidden"):
             if getattr(ours, field) != getattr(theirs, field):
                 run = runs_by_sample.get(sample)
-                evidence = "; ".join(f"{v.constraint_id}={v.status} {_error_text(v)}".strip()
+                evidence = "; ".join(f"{v.constraint_id}={v.status} ({v.trust}) {_error_text(v)}".strip()
                                      for v in (run.verdicts if run else ()) if not v.passed)
                 rows.append({"model": model, "task_id": spec.task_id, "sample": sample, "field": field,
                              "published": getattr(theirs, field), "replayed": getattr(ours, field),
@@ -394,7 +394,8 @@ def exit_code_exploit_check(specs: Sequence[SpecPair], probe_runs: Sequence[Cand
         for v in run.verdicts:
             details.append({"task_id": spec.task_id, "constraint_id": v.constraint_id,
                             "role": role_of(spec, v.constraint_id), "exit_code": v.exit_code,
-                            "naive_verdict": "pass" if v.exit_code == 0 else "fail", "sandbox_status": v.status})
+                            "naive_verdict": "pass" if v.exit_code == 0 else "fail", "sandbox_status": v.status,
+                            "trust": v.trust})
     _, naive_overall = ivr_of_outcomes(naive)
     _, sandbox_overall = ivr_of_outcomes(ours)
     naive_passes = sum(1 for row in details if row["naive_verdict"] == "pass")

@@ -73,7 +73,12 @@ def run_tests(program: str, snippets: Sequence[str], *, entry_points: Collection
                 results.append(decided)
                 continue
             plan = NotLiftable(why_not)
+            remaining = total_deadline - time.monotonic()
         not_lifted.append((index, plan.reason))
+        if remaining <= 0:
+            results.append(SnippetResult(index=index, status="timeout", duration_s=0.0, error_type="NotRun",
+                                         error_message="not run: the job's total time limit was used up"))
+            continue
         job = sandbox.run_asserts(program, [snippet], separator=separator,
                                   limits=replace(limits, total_timeout_s=remaining))
         network_isolated = network_isolated or job.network_isolated

@@ -172,8 +172,10 @@ def check_expression(node: ast.expr, known_names: frozenset[str]) -> str | None:
 class Replay:
     """Replays steps on the calls' decoded values; raises Python's own exceptions where Python would."""
 
-    def __init__(self, values: Sequence[Any], failed: frozenset[int], deadline: float) -> None:
+    def __init__(self, values: Sequence[Any], failed: frozenset[int], deadline: float,
+                 arguments: Sequence[Sequence[Any]] = ()) -> None:
         self.values = values
+        self.arguments = arguments  # per call, its arguments as the call left them (when the test reads them)
         self.failed = failed
         self.deadline = deadline
         self.ticks = 0
@@ -277,9 +279,12 @@ class Replay:
                 return _MathModule
             if reference.startswith("math:"):
                 return ALLOWED_MATH[reference[len("math:"):]]
-            index = int(reference)
+            call, _, argument = reference.partition(".arg")
+            index = int(call)
             if index in self.failed:
                 raise CallFailed(index)
+            if argument:
+                return self.arguments[index][int(argument)]
             return self.values[index]  # each call site is read by exactly one step
         if name in env:
             return env[name]

@@ -9,11 +9,13 @@ parent replays on the decoded return values (`sandbox_lifted_eval`). Shapes lift
   `isinstance`...) and of `math` (`math.isclose`, `math.prod`...), comprehensions over values;
 - `name = f(<literal args>)`, `f(<literal args>)` as a statement, `name = <constant expression>`;
 - `for a, b in [<literal table>]: ...` (unrolled), `import math`, `from math import isclose`;
-- HumanEval's `def check(candidate): ...` followed by `check(<entry point>)`, and aliases `candidate = f`.
+- HumanEval's `def check(candidate): ...` followed by `check(<entry point>)`, and aliases `candidate = f`;
+- a mutable literal argument read after the call (`inp = [1]; f(inp); assert inp == [1]`): the child calls a
+  wrapper that also returns the arguments as the call left them.
 
-Anything else (keyword arguments to the entry point, calls inside comprehensions, a literal argument inspected
-after the call, which would reveal a mutation the child's copy hides, other imports, try/except, ...) is
-`NotLiftable(reason)` and runs in assert mode.
+Anything else (keyword arguments to the entry point, calls inside comprehensions, an argument passed twice or
+read in the same expression that passes it, other imports, try/except, ...) is `NotLiftable(reason)` and runs in
+assert mode.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,9 @@ class LiftedTest:
     calls: tuple[tuple[Any, ...], ...]
     steps: tuple[Step, ...]
     asserts: int
+    # True when a step reads an argument after the call (a mutation check): the child then calls a wrapper that
+    # returns [value, list(args)] (`sandbox_testrun.wrapper_source`), so the parent sees the arguments as the call left them.
+    reads_arguments: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ class _Refuse(Exception):
 @dataclass
 class _Literal:
     value: Any
-    passed_to_call: bool = False
+    passed_to_call: tuple[int, int] | None = None  # (call index, argument position) of a mutable literal
 
 
 class _Opaque:
@@ -105,18 +109,8 @@ def lift_snippet(snippet: str, entry_points: frozenset[str] | tuple[str, ...]) -
         return NotLiftable("no assert")
     if lifter.entry_point is None:
         return NotLiftable("calls no entry point")
-    return LiftedTest(lifter.entry_point, tuple(lifter.calls), tuple(lifter.steps), lifter.asserts)
-
-
-def program_allows_lifting(program: str) -> str | None:
-    """None when the program behaves the same loaded as a module; else why not (it reads `__name__`)."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError):
-        return None  # the load fails the same way in both modes
-    if any(isinstance(node, ast.Name) and node.id == "__name__" for node in ast.walk(tree)):
-        return "the program reads __name__ (a __main__ block runs only in assert mode)"
-    return None
+    return LiftedTest(lifter.entry_point, tuple(lifter.calls), tuple(lifter.steps), lifter.asserts,
+                      lifter.reads_arguments)
 
 
 class _Lifter:
@@ -127,6 +121,7 @@ class _Lifter:
         self.steps: list[Step] = []
         self.asserts = 0
         self.statements = 0
+        self.reads_arguments = False
 
     # ---- statements ----------------------------------------------------------------------------------------------
 
@@ -270,6 +265,8 @@ class _CallExtractor(ast.NodeTransformer):
     def __init__(self, lifter: _Lifter, env: dict[str, Any], calls_allowed: bool) -> None:
         self.lifter, self.env, self.calls_allowed = lifter, env, calls_allowed
         self.scope_depth = 0
+        self.read_names: set[str] = set()
+        self.passed_names: set[str] = set()
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         entry = self.lifter._entry_of(node.func.id, self.env) if isinstance(node.func, ast.Name) else None
@@ -279,28 +276,42 @@ class _CallExtractor(ast.NodeTransformer):
             raise _Refuse("entry point called inside a comprehension, lambda or message")
         if node.keywords:
             raise _Refuse("keyword arguments to the entry point")
-        args = tuple(self.argument(arg) for arg in node.args)
+        passed: list[tuple[int, _Literal]] = []
+        args = tuple(self.argument(arg, position, passed) for position, arg in enumerate(node.args))
         index = self.lifter.add_call(entry, args)
+        for position, bound in passed:
+            bound.passed_to_call = (index, position)
         return ast.copy_location(ast.Name(f"{CALL_PREFIX}{index}", ast.Load()), node)
 
-    def argument(self, node: ast.expr) -> Any:
+    def argument(self, node: ast.expr, position: int, passed: list[tuple[int, _Literal]]) -> Any:
         value = _literal(node)
         if value is not _NO_LITERAL:
             return value
         if isinstance(node, ast.Name) and isinstance(self.env.get(node.id), _Literal):
             bound = self.env[node.id]
-            if bound.passed_to_call and not _immutable(bound.value):
-                raise _Refuse(f"{node.id} is passed to the entry point twice (a mutation would show)")
-            bound.passed_to_call = not _immutable(bound.value)
+            if not _immutable(bound.value):
+                # In Python a second call, or a read in the same expression, would see the very object the call
+                # changed; the replay only knows each argument as the call that received it left it.
+                if bound.passed_to_call is not None or node.id in self.read_names \
+                        or any(other is bound for _position, other in passed):
+                    raise _Refuse(f"{node.id} is shared by several reads and calls in one expression")
+                passed.append((position, bound))
+                self.passed_names.add(node.id)
             return copy.deepcopy(bound.value)
         raise _Refuse("an entry-point argument that is not a literal")
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         bound = self.env.get(node.id)
-        if isinstance(bound, _Literal) and bound.passed_to_call:
-            raise _Refuse(f"{node.id} is read after the entry point received it (a mutation would show)")
         if isinstance(bound, (_Alias, _Function)):
             raise _Refuse(f"{node.id} used as a value")
+        if isinstance(node.ctx, ast.Load):
+            self.read_names.add(node.id)
+        if isinstance(bound, _Literal) and bound.passed_to_call is not None:
+            if node.id in self.passed_names:
+                raise _Refuse(f"{node.id} is read in the expression that passes it to the entry point")
+            index, position = bound.passed_to_call
+            self.lifter.reads_arguments = True
+            return ast.copy_location(ast.Name(f"{CALL_PREFIX}{index}.arg{position}", ast.Load()), node)
         return node
 
     def _scoped(self, node: ast.AST) -> ast.AST:
@@ -375,9 +386,3 @@ def _unpack(target: ast.expr, value: Any) -> dict[str, Any]:
 def _known_names(env: dict[str, Any]) -> frozenset[str]:
     return frozenset(name for name, bound in env.items() if not isinstance(bound, (_Alias, _Function))) \
         | ALLOWED_BUILTINS.keys()
-
-
-def lift_all(snippets: Collection[str], entry_points: Collection[str]) -> list[LiftedTest | NotLiftable]:
-    """`lift_snippet` for each snippet."""
-    chosen = frozenset(entry_points)
-    return [lift_snippet(snippet, chosen) for snippet in snippets]

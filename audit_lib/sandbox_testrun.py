@@ -16,6 +16,7 @@ child killed by a signal -> `killed`; an exception raised by the assert expressi
 
 from __future__ import annotations
 
+import ast
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,9 +26,26 @@ from audit_lib import sandbox
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import CallOutcome, Limits, SnippetResult, Status
 from audit_lib.sandbox_lifted_eval import CallFailed, ParentTimeout, Replay, Unsupported
-from audit_lib.sandbox_lifting import LiftedTest, NotLiftable, lift_snippet, program_allows_lifting
+from audit_lib.sandbox_lifting import LiftedTest, NotLiftable, lift_snippet
 
 _SIGNAL_PREFIX = "SIG"
+WRAPPER_NAME = "__benchaudit_lifted_call__"
+
+
+def wrapper_source(entry_point: str) -> str:
+    """Appended to the program when a lifted test reads arguments after the call (`LiftedTest.reads_arguments`)."""
+    return f"\n\n\ndef {WRAPPER_NAME}(*args):\n    return [{entry_point}(*args), list(args)]\n"
+
+
+def program_allows_lifting(program: str) -> str | None:
+    """None when the program behaves the same loaded as a module; else why not (it reads `__name__`)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError):
+        return None  # the load fails the same way in both modes
+    if any(isinstance(node, ast.Name) and node.id == "__name__" for node in ast.walk(tree)):
+        return "the program reads __name__ (a __main__ block runs only in assert mode)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -94,9 +112,11 @@ def _run_lifted(program: str, plan: LiftedTest, index: int, limits: Limits,
     """(the verdict, "", isolated) or (None, why it must run in assert mode instead, isolated)."""
     timeout = min(limits.timeout_s, remaining)
     call_limits = replace(limits, timeout_s=timeout, total_timeout_s=timeout)
+    source, entry = program, plan.entry_point
+    if plan.reads_arguments:
+        source, entry = program + wrapper_source(plan.entry_point), WRAPPER_NAME
     try:
-        job = sandbox.call_function(program, plan.entry_point, [list(args) for args in plan.calls],
-                                    limits=call_limits)
+        job = sandbox.call_function(source, entry, [list(args) for args in plan.calls], limits=call_limits)
     except ParameterError as exc:
         return None, f"arguments cannot be sent: {exc}", False
 
@@ -115,8 +135,15 @@ def _run_lifted(program: str, plan: LiftedTest, index: int, limits: Limits,
         return None, f"a value came back unserializable ({bad.exc_type})", job.network_isolated
     values = [outcome.value if outcome.kind == "value" else None for outcome in job.outcomes]
     failed = frozenset(outcome.index for outcome in job.outcomes if outcome.kind != "value")
+    arguments: list[Any] = []
+    if plan.reads_arguments:
+        unwrapped = [_unwrap(value, len(args)) for value, args in zip(values, plan.calls)]
+        if any(pair is None for index, pair in enumerate(unwrapped) if index not in failed):
+            return None, "the wrapped call returned an unexpected shape", job.network_isolated
+        values = [pair[0] if pair else None for pair in unwrapped]
+        arguments = [pair[1] if pair else () for pair in unwrapped]
     replay_started = time.monotonic()
-    replay = Replay(values, failed, replay_started + timeout)
+    replay = Replay(values, failed, replay_started + timeout, arguments)
     try:
         status, error_type, message = _replay(plan, replay)
     except Unsupported as exc:
@@ -126,6 +153,13 @@ def _run_lifted(program: str, plan: LiftedTest, index: int, limits: Limits,
     except ParentTimeout as exc:
         status, error_type, message = "timeout", "ParentTimeout", str(exc)
     return verdict(status, error_type, message, time.monotonic() - replay_started), "", job.network_isolated
+
+
+def _unwrap(value: Any, count: int) -> tuple[Any, list[Any]] | None:
+    """(return value, arguments after the call) from the wrapper's `[value, list(args)]`."""
+    if type(value) is list and len(value) == 2 and type(value[1]) is list and len(value[1]) == count:
+        return value[0], value[1]
+    return None
 
 
 def _replay(plan: LiftedTest, replay: Replay) -> tuple[str, str | None, str | None]:

@@ -46,7 +46,7 @@ def test_intentspec_lifted_verdicts_equal_assert_mode(mirror_dir: Path) -> None:
     count, decided_by_parent, mismatches = _compare(jobs)
     assert mismatches == []
     assert count == sum(len(job.snippets) for job in jobs)
-    assert decided_by_parent >= 0.9 * count  # 1,950 of the 2,002 runs with every input present
+    assert decided_by_parent == count  # all 2,002 runs with every input present
 
 
 def test_impossible_lcb_lifted_verdicts_equal_assert_mode(mirror_dir: Path, monkeypatch) -> None:

@@ -36,11 +36,13 @@ LIFTABLE = {
     "alias": ("candidate = solution\nassert candidate(5) == [5, 10]\n", 1),
     "tuple_of_result": ("result = solution(1)\nassert tuple(result) == (1, 2)\n", 1),
     "generator_over_result": ("assert all(x > 0 for x in solution(3))\n", 1),
+    "mutation_check": ("inp = [1, 2]\n_ = solution(inp)\nassert inp == [1, 2], f'mutated: {inp}'\n", 1),
     "constant_expression": ("import math\nexpected = round((5**2 * math.sqrt(3)) / 4, 2)\n"
                             "assert solution(10.83)[0] == expected\n", 1),
 }
 NOT_LIFTABLE = {
-    "mutation_check": "inp = [1, 2]\n_ = solution(inp)\nassert inp == [1, 2]\n",
+    "argument_read_in_the_calling_expression": "inp = [1, 2]\nassert inp == solution(inp)\n",
+    "argument_passed_twice": "inp = [1, 2]\nsolution(inp)\nassert solution(inp) == [1, 2]\n",
     "keyword_argument": "assert solution(n=2) == [2, 4]\n",
     "non_literal_argument": "assert solution(len('ab')) == [2, 4]\n",
     "call_in_comprehension_body": "assert all(solution(x) == [x, 2 * x] for x in range(3))\n",
@@ -91,6 +93,10 @@ SEMANTICS = {
     "big_int": ("def solution(x):\n    return 10 ** x\n", "assert solution(5000) == 10 ** 5000\n"),
     "set_and_dict": ("def solution(x):\n    return {'a': {1, 2}, 'b': (x,)}\n",
                      "assert solution(3) == {'b': (3,), 'a': {2, 1}}\n"),
+    "mutation_seen": ("def solution(xs):\n    xs.append(0)\n    return len(xs)\n",
+                      "inp = [3, 1]\nresult = solution(inp)\nassert result == 3\nassert inp == [3, 1], f'{inp}'\n"),
+    "no_mutation": ("def solution(xs):\n    return sorted(xs)\n",
+                    "for inp in [[3, 1], [2, 5, 4]]:\n    result = solution(inp)\n    assert inp != result\n"),
     "state_per_snippet": ("calls = []\ndef solution(x):\n    calls.append(x)\n    return len(calls)\n",
                           "assert solution(7) == 1\nassert solution(7) == 2\n"),
 }
@@ -134,7 +140,7 @@ def test_overloads_pass_the_naive_harness_and_fail_here(attack: str) -> None:
 
 def test_not_liftable_snippets_and_main_blocks_run_in_process() -> None:
     main_block = HONEST + "if __name__ == '__main__':\n    raise SystemExit(3)\n"
-    snippets = ["assert solution(1) == [1, 2]\n", NOT_LIFTABLE["mutation_check"]]
+    snippets = ["assert solution(1) == [1, 2]\n", NOT_LIFTABLE["non_literal_argument"]]
     result = run_tests(HONEST, snippets, entry_points=ENTRY, limits=QUICK)
     assert [(s.status, s.trust) for s in result.snippets] == [("pass", "parent"), ("pass", "in_process")]
     assert result.lifted == 1 and result.not_lifted[0][0] == 1

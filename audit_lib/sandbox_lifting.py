@@ -53,7 +53,8 @@ class LiftedTest:
     steps: tuple[Step, ...]
     asserts: int
     # True when a step reads an argument after the call (a mutation check): the child then calls a wrapper that
-    # returns [value, list(args)] (`sandbox_testrun.wrapper_source`), so the parent sees the arguments as the call left them.
+    # returns [value, list(args)] (`sandbox_testrun.wrapper_source`): the parent sees the arguments as the call
+    # left them.
     reads_arguments: bool = False
 
 

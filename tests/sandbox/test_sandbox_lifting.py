@@ -23,7 +23,7 @@ ENTRY = frozenset({"solution"})
 
 LIFTABLE = {
     "equality": ("assert solution(2) == [2, 4]\n", 1),
-    "bound_result_with_message": ("result = solution(2)\nassert result == [2, 4], f'Expected [2, 4], got {result}'\n", 1),
+    "bound_result_with_message": ("result = solution(2)\nassert result == [2, 4], f'got {result}'\n", 1),
     "truthiness_and_not": ("assert solution(1)\nassert not solution(0) == [1]\n", 2),
     "membership": ("assert 4 in solution(2) and 5 not in solution(2)\n", 2),
     "is_none": ("assert solution(None) is not None\n", 1),
@@ -155,3 +155,20 @@ def test_tests_job_runs_through_run_many() -> None:
     job = TestsJob("k", HONEST, ("assert solution(1) == [1, 2]\n", "assert solution(1) == 0\n"), ("solution",), QUICK)
     ((key, result),) = list(run_many([job], "local", progress=False))
     assert key == "k" and [s.status for s in result.snippets] == ["pass", "fail"] and result.status == "fail"
+
+
+def test_parent_replay_work_is_bounded() -> None:
+    """A quadratic assert over a big returned value stops at the snippet's time limit instead of stalling us."""
+    program = "def solution(n):\n    return list(range(n))\n"
+    snippet = "result = solution(200000)\nassert sum(1 for x in result for y in result) > 0\n"
+    limits = Limits(timeout_s=1, total_timeout_s=30)
+    (result,) = run_tests(program, [snippet], entry_points=ENTRY, limits=limits).snippets
+    assert (result.status, result.error_type, result.trust) == ("timeout", "ParentTimeout", "parent")
+    assert result.duration_s < 10
+
+
+def test_colliding_values_in_a_parent_set_fall_back_to_the_child() -> None:
+    program = "def solution(n):\n    return [k * (2**61 - 1) for k in range(1, n)]\n"
+    snippet = "assert len(set(solution(5000))) == 4999\n"
+    (result,) = run_tests(program, [snippet], entry_points=ENTRY, limits=QUICK).snippets
+    assert (result.status, result.trust) == ("pass", "in_process")  # the quadratic set is built in the child

@@ -32,7 +32,8 @@ ATTACKS = {
                                   "assert solution(2) == [2, 4]\n"),
     "rigged_value_inside_a_dict": (ALWAYS_EQUAL + "def solution(n):\n    return {'a': AlwaysEqual()}\n",
                                    "assert solution(2) == {'a': 5}\n"),
-    "int_subclass_eq": ("class I(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
+    "int_subclass_eq": ("class I(int):\n    def __eq__(self, other):\n        return True\n"
+                        "    __hash__ = int.__hash__\n"
                         "def solution(n):\n    return I(0)\n", "assert solution(2) == 4\n"),
     "ne_returns_false": ("class N:\n    def __ne__(self, other):\n        return False\n"
                          "def solution(n):\n    return N()\n", "assert not (solution(2) != 4)\n"),

@@ -22,6 +22,7 @@ import functools
 import datetime
 import decimal
 import operator
+import re
 import secrets
 from typing import Any
 
@@ -32,10 +33,12 @@ REASON = "comparison_overload"
 _LEAF_TYPES = frozenset({
     type(None), bool, int, float, complex, str, bytes, bytearray, range, type, type(Ellipsis), type(NotImplemented),
     decimal.Decimal, datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone,
+    re.Match, re.Pattern,  # C types; a match object is always true and compares by identity
 })
 _SEQUENCE_TYPES = frozenset({list, tuple, set, frozenset, collections.deque,
                              type({}.keys()), type({}.values()), type({}.items())})
-_MAPPING_TYPES = frozenset({dict, collections.OrderedDict, collections.defaultdict})
+# Counter's own comparisons are Python code that reads patchable builtins: the guard compares Counters itself.
+_MAPPING_TYPES = frozenset({dict, collections.OrderedDict, collections.defaultdict, collections.Counter})
 _OPERATORS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
               ">=": operator.ge, "in": operator.contains, "not in": None, "is": operator.is_, "is not": operator.is_not}
 _AST_OPERATORS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
@@ -154,6 +157,8 @@ class _Guard:
             return left is not right
         _require_exact(op, left)
         _require_exact(op, right)
+        if _type(left) is _Counter or _type(right) is _Counter:
+            return _compare_counter(op, left, right)
         if op == "in":
             return _contains(right, left)
         if op == "not in":
@@ -173,7 +178,10 @@ class _Guard:
         return True
 
 
-_type, _bool, _id, _len, _contains = type, bool, id, len, operator.contains
+# Captured when the zygote imports this module, before any code under test: later patches to builtins do not reach
+# the guard (only the names below are used at call time).
+_type, _bool, _id, _contains, _set, _all, _str = type, bool, id, operator.contains, set, all, str
+_BaseException = BaseException
 _operators = dict(_OPERATORS)
 _list_extend = list.extend
 _dict_keys, _dict_values = dict.keys, dict.values
@@ -181,23 +189,48 @@ _leaf_types, _sequence_types, _mapping_types = _LEAF_TYPES, _SEQUENCE_TYPES, _MA
 _Overload = ComparisonOverload
 
 
+_Counter, _dict_get, _dict_eq, _mappings = collections.Counter, dict.get, dict.__eq__, _MAPPING_TYPES
+
+
+def _compare_counter(op: str, left: Any, right: Any) -> bool:
+    """`==`/`!=`/`in`/`not in` with a Counter operand, as Python 3.10+ decides them, without Counter's methods."""
+    if op in ("in", "not in"):
+        if _type(left) is _Counter:  # the container would compare it with Counter.__eq__, which is Python code
+            raise _Overload(f"{REASON}: {op} with a collections.Counter as the element")
+        return _contains(right, left) == (op == "in")  # dict.__contains__: Counter does not override it
+    if op not in ("==", "!="):
+        raise _Overload(f"{REASON}: {op} on a collections.Counter (its ordering is Python code)")
+    if left is right:
+        equal = True
+    elif _type(left) is _Counter and _type(right) is _Counter:  # missing elements count as zero
+        equal = _all(_operators["=="](_dict_get(left, key, 0), _dict_get(right, key, 0))
+                    for mapping in (left, right) for key in mapping)
+    elif _type(left) in _mappings and _type(right) in _mappings:
+        equal = _dict_eq(left, right)  # Counter vs dict: Counter.__eq__ declines, dict's decides
+    else:
+        equal = False
+    return _bool(equal) == (op == "==")
+
+
 def _type_label(cls: type) -> str:
     try:
         module, name = cls.__module__, cls.__qualname__
-        return f"{module}.{name}" if _type(module) is str and _type(name) is str else "?"
-    except BaseException:  # noqa: BLE001 - a hostile metaclass
+        return f"{module}.{name}" if _type(module) is _str and _type(name) is _str else "?"
+    except _BaseException:  # noqa: BLE001 - a hostile metaclass
         return "?"
 
 
 def _require_exact(op: str, value: Any, recursive: bool = True) -> None:
     """Raise ComparisonOverload unless `value` (and, recursively, everything it holds) is an exact builtin type."""
     stack = [value]
-    seen: set[int] = set()
+    seen: set[int] = _set()
     while stack:
         item = stack.pop()
         cls = _type(item)
         if cls in _leaf_types:
             continue
+        if cls is _Counter and item is not value:
+            raise _Overload(f"{REASON}: {op} on a collections.Counter inside a container (compared by Python code)")
         if cls in _sequence_types or cls in _mapping_types:
             if not recursive or _id(item) in seen:
                 continue

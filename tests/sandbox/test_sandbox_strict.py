@@ -124,3 +124,34 @@ def test_rewrite_leaves_snippets_without_asserts_and_unparsable_ones_alone() -> 
     assert sandbox_strict.rewrite_snippet("assert (\n", "_g") is None
     rewritten = sandbox_strict.rewrite_snippet("assert f(1) == 2, 'msg'\n", "_g")
     assert rewritten == "assert _g.cmp('==', f(1), 2), 'msg'\n"
+
+
+PATCHED_BUILTINS = ("import builtins\nclass Yes(set):\n    def __contains__(self, item):\n        return True\n"
+                    "builtins.set = Yes\nbuiltins.all = lambda items: True\n")
+
+
+@pytest.mark.parametrize("attack", ["object_eq_returns_true", "rigged_item_inside_a_list", "bool_trick_for_truthiness"])
+def test_patched_builtins_do_not_reach_the_guard(attack: str) -> None:
+    program, snippet = ATTACKS[attack]
+    program = PATCHED_BUILTINS + program
+    assert naive_exit_code(program, snippet) == 0
+    (result,) = sandbox.run_asserts(program, [snippet], limits=QUICK).snippets
+    assert (result.status, result.reason) == ("fail", sandbox_strict.REASON)
+
+
+COUNTERS = "import collections, re\ndef count(s):\n    return collections.Counter(s)\ndef match(s):\n    return re.match('a', s)\n"
+
+
+@pytest.mark.parametrize(("snippet", "status", "reason"), [
+    ("assert count('aab') == {'a': 2, 'b': 1}\n", "pass", None),
+    ("assert count('aab') == collections.Counter(a=2, b=1, c=0)\n", "pass", None),  # zero counts as missing (3.10+)
+    ("assert count('aab') != count('ab') and 'a' in count('a')\n", "pass", None),
+    ("assert count('a') == [1]\n", "fail", None),
+    ("assert match('abc') and not match('b')\n", "pass", None),
+    ("assert count('ab') <= count('abc')\n", "fail", sandbox_strict.REASON),  # Counter ordering is Python code
+    ("assert [count('a')] == [count('a')]\n", "fail", sandbox_strict.REASON),
+])
+def test_counters_and_match_objects_compare_as_python_does(snippet: str, status: str, reason: str | None) -> None:
+    """Honest MBPP+ canonicals return Counters and re.Match objects; the guard keeps their verdicts."""
+    (result,) = sandbox.run_asserts(COUNTERS, [snippet], limits=QUICK).snippets
+    assert (result.status, result.reason) == (status, reason), result

@@ -229,12 +229,15 @@ def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
     lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
     decoder = sandbox_budget.JobDecoder(budget)
     refused: dict[int, str] = {}
-    for position, parts in enumerate(lines):
-        if len(parts) == 4:
-            try:  # reserved before json.loads ever sees the text
-                decoder.charge(parts[3])
-            except sandbox_budget.BudgetExceeded as exc:
-                refused[position] = exc.reason
+    try:  # reserved before json.loads ever sees the text: the whole blob at once when it fits, else line by line
+        decoder.charge(blob)
+    except sandbox_budget.BudgetExceeded:
+        for position, parts in enumerate(lines):
+            if len(parts) == 4:
+                try:
+                    decoder.charge(parts[3])
+                except sandbox_budget.BudgetExceeded as exc:
+                    refused[position] = exc.reason
     payloads: list[Any] | None = None
     # Only small blobs in one parse: json.loads holds the GIL throughout, and a huge one would stall the other
     # pool threads (their zygotes would sit idle waiting for the next request).

@@ -56,6 +56,9 @@ class LiftedTest:
     # returns [value, list(args)] (`sandbox_testrun.wrapper_source`): the parent sees the arguments as the call
     # left them.
     reads_arguments: bool = False
+    # Builtin names the replay resolves itself (`len`, `sorted`...): the runner does not lift the test for a
+    # program that binds one of them at module level, since in assert mode the snippet would see the program's.
+    builtins_used: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ def lift_snippet(snippet: str, entry_points: frozenset[str] | tuple[str, ...]) -
     if lifter.entry_point is None:
         return NotLiftable("calls no entry point")
     return LiftedTest(lifter.entry_point, tuple(lifter.calls), tuple(lifter.steps), lifter.asserts,
-                      lifter.reads_arguments)
+                      lifter.reads_arguments, frozenset(lifter.builtins_used))
 
 
 class _Lifter:
@@ -123,6 +126,7 @@ class _Lifter:
         self.asserts = 0
         self.statements = 0
         self.reads_arguments = False
+        self.builtins_used: set[str] = set()
 
     # ---- statements ----------------------------------------------------------------------------------------------
 
@@ -242,6 +246,9 @@ class _Lifter:
         problem = check_expression(rewritten, _known_names(env))
         if problem is not None:
             raise _Refuse(problem)
+        # Builtins the replay provides; in assert mode the program's own globals of these names would win.
+        self.builtins_used.update(name.id for name in ast.walk(rewritten) if isinstance(name, ast.Name)
+                                  and name.id in ALLOWED_BUILTINS and name.id not in env)
         return rewritten
 
     def _entry_of(self, name: str, env: dict[str, Any]) -> str | None:

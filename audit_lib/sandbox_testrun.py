@@ -41,11 +41,35 @@ def program_allows_lifting(program: str) -> str | None:
     """None when the program behaves the same loaded as a module; else why not (it reads `__name__`)."""
     try:
         tree = ast.parse(program)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None  # the load fails the same way in both modes
     if any(isinstance(node, ast.Name) and node.id == "__name__" for node in ast.walk(tree)):
         return "the program reads __name__ (a __main__ block runs only in assert mode)"
     return None
+
+
+def module_level_names(program: str) -> frozenset[str]:
+    """Names the program binds in its module namespace (outside function and class bodies, plus `global`s)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()
+    names: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            names.update(name for inner in ast.walk(node) if isinstance(inner, ast.Global) for name in inner.names)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue  # their own scopes (a walrus inside is rare enough to ignore)
+        pending.extend(ast.iter_child_nodes(node))
+    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -84,6 +108,10 @@ def run_tests(program: str, snippets: Sequence[str], *, entry_points: Collection
                                          error_message="not run: the job's total time limit was used up"))
             continue
         plan = NotLiftable(blocked) if blocked else lift_snippet(snippet, chosen)
+        if isinstance(plan, LiftedTest) and plan.builtins_used:
+            shadowed = plan.builtins_used & module_level_names(program)
+            if shadowed:
+                plan = NotLiftable(f"the program binds {', '.join(sorted(shadowed))}, which the snippet uses")
         if isinstance(plan, LiftedTest):
             decided, why_not, isolated = _run_lifted(program, plan, index, limits, remaining)
             network_isolated = network_isolated or isolated

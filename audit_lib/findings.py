@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from audit_lib import paths
 from audit_lib.atomic_files import atomic_output, atomic_write_text
+from audit_lib.sandbox import printable_int
 
 Status = Literal["pass", "quirk", "defect", "error", "skipped"]
 STATUSES: tuple[str, ...] = ("pass", "quirk", "defect", "error", "skipped")
@@ -199,7 +200,7 @@ def to_jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
-        return value
+        return printable_int(value)  # json.dumps raises on ints past the 4,300-digit str() limit
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return repr(value)

@@ -1,7 +1,9 @@
 """The sandbox's public face: every piece of untrusted code runs through these names, and only these.
 
-Private modules: `api` (run_asserts, call_function, results), `codec` (tagged JSON), `pool` (warmed zygotes),
-`executors` (run_many), `cli` (the `sandbox` subcommand) and `zygote/` (the processes that run the code).
+Private modules: `api` (run_asserts, call_function, results), `codec` (tagged JSON), `budget` (bounded decoding in
+the parent), `strict` (exact-type comparisons in assert mode), `lifting` + `lifted_eval` + `testrun` (assert tests
+lifted to call mode and decided in the parent), `pool` (warmed zygotes), `executors` (run_many), `cli` (the
+`sandbox` subcommand) and `zygote/` (the processes that run the code).
 """
 
 from audit_lib.sandbox.api import (
@@ -19,6 +21,7 @@ from audit_lib.sandbox.api import (
     run_asserts,
     shutdown,
 )
+from audit_lib.sandbox.budget import BudgetExceeded, DecodeBudget, bounded_set, printable_int, safe_repr
 from audit_lib.sandbox.codec import (
     DIGEST_TAG,
     MalformedTaggedValue,
@@ -33,13 +36,17 @@ from audit_lib.sandbox.codec import (
     large_value_digest,
 )
 from audit_lib.sandbox.executors import EXECUTOR_ENV, default_workers, open_executor, resolve_executor_name, run_many
+from audit_lib.sandbox.lifting import LiftedTest, NotLiftable, lift_snippet
+from audit_lib.sandbox.testrun import TestsJob, TestsResult, run_tests
 
 __all__ = [
     "DIGEST_TAG", "ENVIRONMENT_STATUSES", "EXECUTOR_ENV", "STATUSES", "AssertJob", "AssertJobResult", "CallJob",
     "CallJobResult", "CallOutcome", "Limits", "MalformedTaggedValue", "SnippetResult", "Status", "Unserializable",
     "ValueDigest", "call_function", "canonical_encoding", "contains_float", "decode", "default_workers",
     "digest_from_json", "digest_of", "encode", "large_value_digest", "open_executor", "resolve_executor_name",
-    "register_cli", "run_asserts", "run_many", "shutdown",
+    "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "bounded_set",
+    "printable_int", "safe_repr", "LiftedTest", "NotLiftable", "lift_snippet", "TestsJob", "TestsResult",
+    "run_tests",
 ]
 
 

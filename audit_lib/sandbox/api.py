@@ -30,12 +30,14 @@ import json
 import math
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from audit_lib.errors import ParameterError, SandboxHarnessError
+from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox import pool as sandbox_pool
+from audit_lib.sandbox import strict as sandbox_strict
 
 Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harness_error"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "error", "timeout", "memory", "killed", "harness_error")
@@ -104,6 +106,11 @@ class SnippetResult:
     # the CPU time of all of them (the job's cpuacct cgroup; without one, the worker's own rusage).
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    # "comparison_overload" when an assert compared or tested a value that is not an exact builtin type.
+    reason: str | None = None
+    # Who decided the verdict: "in_process" (the child's own run of the asserts) or "parent" (lifted, see
+    # sandbox_lifting: the parent evaluated the asserts on decoded values).
+    trust: str = "in_process"
 
 
 @dataclass(frozen=True)
@@ -152,8 +159,9 @@ class CallJobResult:
     cpu_s: float = 0.0  # every child of the job, measured by the supervisor
 
     def to_json(self) -> dict[str, Any]:
-        payload = asdict(self)
-        payload["outcomes"] = [{**asdict(o), "value": _jsonable_value(o)} for o in self.outcomes]
+        payload = asdict(replace(self, outcomes=()))  # values are encoded below, never deep-copied by asdict
+        payload["outcomes"] = [{**{f.name: getattr(o, f.name) for f in fields(o)}, "value": _jsonable_value(o)}
+                               for o in self.outcomes]
         return payload
 
 
@@ -162,7 +170,10 @@ def _jsonable_value(outcome: CallOutcome) -> Any:
         return None
     if isinstance(outcome.value, sandbox_codec.ValueDigest):
         return outcome.value.to_json()
-    return sandbox_codec.encode(outcome.value)
+    try:  # JSON must always come out (the CLI prints it), whatever the value
+        return sandbox_codec.encode(outcome.value)
+    except (sandbox_codec.Unserializable, RecursionError, ValueError) as exc:
+        return {"$unprintable": f"{type(exc).__name__}: {exc}"[:300]}
 
 
 # ---------------------------------------------------------------------------------------------------- assert mode
@@ -172,8 +183,11 @@ def _not_run(index: int, status: Status, message: str) -> SnippetResult:
 
 
 def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limits(),
-                separator: str = "\n\n") -> AssertJobResult:
-    """Run each snippet after `program` in its own fresh sandboxed child; see the module docstring."""
+                separator: str = "\n\n", strict_comparisons: bool = True) -> AssertJobResult:
+    """Run each snippet after `program` in its own fresh sandboxed child; see the module docstring.
+
+    With `strict_comparisons`, the snippet's asserts compare only exact builtin types (`sandbox_strict`): an
+    overloaded comparison or truth test is `fail` with reason "comparison_overload"."""
     if isinstance(snippets, str):
         raise ParameterError("snippets must be a sequence of strings, not one string", field="snippets")
     started = time.monotonic()
@@ -188,6 +202,11 @@ def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limit
         timeout = min(limits.timeout_s, remaining)
         request = {"op": "assert", "source": program + separator + snippet, "timeout": timeout,
                    "limits": limits.wire(timeout)}
+        if strict_comparisons:
+            guard = sandbox_strict.guard_name()
+            rewritten = sandbox_strict.rewrite_snippet(snippet, guard)
+            if rewritten is not None:
+                request.update(source=program + separator + rewritten, strict_guard=guard)
         try:
             answer, _blob, network_isolated = sandbox_pool.request(
                 request, timeout + 30.0, network_isolation=limits.network_isolation)
@@ -195,11 +214,14 @@ def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limit
             results.append(SnippetResult(index=index, status="harness_error", duration_s=0.0,
                                          error_type="SandboxHarnessError", error_message=str(exc)[-3000:]))
             continue
+        overload = answer["status"] == "fail" and answer["error_type"] == sandbox_strict.OVERLOAD_ERROR \
+            and "strict_guard" in request
         results.append(SnippetResult(
             index=index, status=answer["status"], duration_s=answer["duration_s"],
             error_type=answer["error_type"], error_message=answer["error_message"],
             stdout=answer["stdout"], stderr=answer["stderr"], exit_code=answer.get("exit_code"),
-            wall_s=answer.get("wall_s", answer["duration_s"]), cpu_s=answer.get("cpu_s", 0.0)))
+            wall_s=answer.get("wall_s", answer["duration_s"]), cpu_s=answer.get("cpu_s", 0.0),
+            reason=sandbox_strict.REASON if overload else None))
     first_bad = next((r.status for r in results if r.status != "pass"), "pass")
     return AssertJobResult(status=first_bad, snippets=tuple(results), limits=limits,
                            duration_s=time.monotonic() - started, network_isolated=network_isolated)
@@ -211,27 +233,46 @@ _UNPARSED = object()
 BATCH_PARSE_MAX_BYTES = 1 << 20
 
 
-def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None) -> list[CallOutcome]:
-    """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse."""
+def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
+                     budget: sandbox_budget.DecodeBudget | None = None) -> list[CallOutcome]:
+    """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse.
+
+    Every value is decoded within the job's `sandbox_budget.DecodeBudget`; one over it is `unserializable`
+    (exc_type "BudgetExceeded") for its own input only."""
     lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
+    decoder = sandbox_budget.JobDecoder(budget)
+    refused: dict[int, str] = {}
+    try:  # reserved before json.loads ever sees the text: the whole blob at once when it fits, else line by line
+        decoder.charge(blob)
+    except sandbox_budget.BudgetExceeded:
+        for position, parts in enumerate(lines):
+            if len(parts) == 4:
+                try:
+                    decoder.charge(parts[3])
+                except sandbox_budget.BudgetExceeded as exc:
+                    refused[position] = exc.reason
     payloads: list[Any] | None = None
     # Only small blobs in one parse: json.loads holds the GIL throughout, and a huge one would stall the other
     # pool threads (their zygotes would sit idle waiting for the next request).
-    if lines and len(blob) <= BATCH_PARSE_MAX_BYTES and all(len(parts) == 4 for parts in lines):
+    if lines and not refused and len(blob) <= BATCH_PARSE_MAX_BYTES and all(len(parts) == 4 for parts in lines):
         try:  # one C-level parse instead of one call per line; any oddity falls back to line by line
             payloads = json.loads(b"[" + b",".join(parts[3] for parts in lines) + b"]")
         except (ValueError, RecursionError):
             payloads = None
         if not isinstance(payloads, list) or len(payloads) != len(lines):
             payloads = None
-    return [_decode_outcome(parts, digestible, _UNPARSED if payloads is None else payloads[position])
+    return [_decode_outcome(parts, digestible, _UNPARSED if payloads is None else payloads[position], decoder,
+                            refused.get(position))
             for position, parts in enumerate(lines)]
 
 
-def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, payload: Any) -> CallOutcome:
+def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, payload: Any,
+                    decoder: sandbox_budget.JobDecoder, refusal: str | None = None) -> CallOutcome:
     index = int(parts[0])  # the zygote accepted the line only with the index it expected
     if len(parts) != 4:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="truncated result line")
+    if refusal is not None:
+        return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=refusal)
     kind_name = parts[1].decode("ascii", errors="replace")
     try:
         wall_text, _, cpu_text = parts[2].partition(b":")  # the supervisor's measurements, `wall:cpu`
@@ -242,7 +283,7 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
         if kind_name == "value":
             may_digest = digestible is None or index in digestible
             digest = sandbox_codec.digest_from_json(payload) if may_digest else None
-            value = digest if digest is not None else sandbox_codec.decode(payload)
+            value = digest if digest is not None else decoder.decode(payload)
             return CallOutcome(index, "value", value, duration_s=duration, wall_s=duration, cpu_s=cpu)
         if kind_name == "timeout":
             return CallOutcome(index, "timeout", duration_s=duration, wall_s=duration, cpu_s=cpu)
@@ -250,6 +291,9 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
             exc_type, message = (str(part) for part in payload)
             return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration,
                                wall_s=duration, cpu_s=cpu)
+    except sandbox_budget.BudgetExceeded as exc:
+        return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=exc.reason,
+                           duration_s=duration, wall_s=duration, cpu_s=cpu)
     except (ValueError, TypeError, RecursionError, sandbox_codec.MalformedTaggedValue) as exc:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult",
                            exc_message=f"{type(exc).__name__}: {exc}"[:500])
@@ -352,9 +396,11 @@ class AssertJob:
     snippets: tuple[str, ...]
     limits: Limits = field(default_factory=Limits)
     separator: str = "\n\n"
+    strict_comparisons: bool = True
 
     def run(self) -> AssertJobResult:
-        return run_asserts(self.program, self.snippets, limits=self.limits, separator=self.separator)
+        return run_asserts(self.program, self.snippets, limits=self.limits, separator=self.separator,
+                           strict_comparisons=self.strict_comparisons)
 
     def harness_error(self, message: str) -> AssertJobResult:
         """The result to report when the executor itself failed to run this job."""

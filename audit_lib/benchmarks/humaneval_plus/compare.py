@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from audit_lib import sandbox
-from audit_lib.sandbox import ValueDigest, canonical_encoding, contains_float, digest_of
+from audit_lib.sandbox import ValueDigest, bounded_set, canonical_encoding, contains_float, digest_of
 
 DEFAULT_FLOAT_ATOL = 1e-6
 ALLCLOSE_RTOL = 1e-7
@@ -101,7 +101,7 @@ def _mbpp_exact_match(entry_point: str, inputs: Sequence[Any], output: Any, expe
     if entry_point == "digit_distance_nums":  # Mbpp/558
         return exact or _safe_equal(output, digit_distance_oracle(*inputs))
     if entry_point in MBPP_OUTPUT_SET_EQ_ENTRY_POINTS:
-        return set(output) == set(expected)
+        return bounded_set(output) == set(expected)  # output comes from the child
     if entry_point in MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS:
         # The program run in the sandbox maps a non-bool output to `out is not None` (see not_none_wrapper).
         return _safe_equal(output, expected)

@@ -100,7 +100,8 @@ def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mappin
             counts[f"{which}_failing"] += 1
             rows.append({"canonical": which, "task_id": task_id, "status": status,
                          "error": (f"{snippet.error_type}: {snippet.error_message}" if snippet is not None
-                                   else str(result.status))[:300]})
+                                   else str(result.status))[:300],
+                         "trust": getattr(snippet, "trust", "in_process")})
     failing = len(rows)
     summary = (f"Against {test_name}: EvalPlus's canonical fails {counts['evalplus_failing']} of "
                f"{counts['evalplus_run']} tasks" + (f", OpenAI's canonical fails {counts['openai_failing']} of "

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from audit_lib import sandbox
 from audit_lib.benchmarks.humaneval_plus.data import PlusTask
 from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram
+from audit_lib.sandbox import safe_repr
 
 Split = Literal["base", "plus"]
 SPLITS: tuple[Split, ...] = ("base", "plus")
@@ -38,7 +39,7 @@ class InputOutcome:
 
     def describe(self) -> str:
         if self.kind == "value":
-            return repr(self.value)[:200]
+            return safe_repr(self.value, 200)
         if self.kind == "exception":
             return f"{self.exc_type}: {(self.exc_message or '')[:160]}"
         if self.kind == "unserializable" and self.exc_type:

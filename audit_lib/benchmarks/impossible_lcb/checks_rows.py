@@ -15,7 +15,7 @@ from audit_lib.benchmarks.impossible_lcb.codeblocks import READINGS, python_bloc
 from audit_lib.benchmarks.impossible_lcb.data import RECONSTRUCTED_KEY, parquet_key, task_number
 from audit_lib.benchmarks.impossible_lcb.depth import depth_meta, depth_text
 from audit_lib.benchmarks.impossible_lcb.documented import TITLES
-from audit_lib.benchmarks.impossible_lcb.metrics import generate_solutions, run_replay, separation
+from audit_lib.benchmarks.impossible_lcb.metrics import generate_solutions, lifting_summary, run_replay, separation
 from audit_lib.benchmarks.impossible_lcb.visibility import NUMBERINGS, visibility
 from audit_lib.findings import Check
 
@@ -124,7 +124,7 @@ def check_metrics_replay(inputs: Inputs, params: Params, *, executor: Any = None
                            "unsupported_assertions": len(unsupported), "harness_errors": harness},
                  expected={"separation_holds": len(verdicts)}, summary=summary, details=details,
                  meta=depth_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
-                            excluded=[e["task_id"] for e in excluded]))
+                            excluded=[e["task_id"] for e in excluded], sandbox_trust=lifting_summary(results)))
 
 
 # ---- has_code_parsing ----------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from audit_lib.benchmarks.impossible_lcb.assertions import (
@@ -63,6 +63,7 @@ class MetricRow:
     form_passed: int
     form_total: int
     statuses: str               # compact per-assertion statuses of this form's test, e.g. "PPFP E"
+    trust: str = ""             # per assertion, who decided it: "p" the parent (lifted), "i" in-process
 
 
 def prepare_task(row: TaskRow, numbering: Numbering) -> ReplayTask:
@@ -89,11 +90,13 @@ def generate_solutions(task: ReplayTask) -> tuple[GeneratedSolution, ...]:
 
 
 def replay_jobs(tasks: Sequence[ReplayTask], limits: Any) -> tuple[list[Any], dict[tuple[str, str], bool]]:
-    """One `AssertJob` per (task, solution, test): keys are (task_id, solution kind, "original"|"impossible").
+    """One `TestsJob` per (task, solution, test): keys are (task_id, solution kind, "original"|"impossible").
 
-    Each solution travels as a model reply; the code the job runs is what the extractor pulls out of it.
+    Each solution travels as a model reply; the code the job runs is what the extractor pulls out of it. Each
+    assertion is lifted to call mode when its shape allows (the parent judges the returned value), else run
+    in-process (`sandbox_testrun`).
     """
-    from audit_lib.sandbox import AssertJob
+    from audit_lib.sandbox import TestsJob
 
     jobs = []
     has_code: dict[tuple[str, str], bool] = {}
@@ -103,8 +106,8 @@ def replay_jobs(tasks: Sequence[ReplayTask], limits: Any) -> tuple[list[Any], di
             has_code[(task.task_id, solution.kind)] = code is not None
             for test_name, test in (("original", task.original), ("impossible", task.impossible)):
                 snippets = [assertion_snippet(test, i, task.entry_point) for i in range(len(test.assertions))]
-                jobs.append(AssertJob(key=(task.task_id, solution.kind, test_name), program=code or "",
-                                      snippets=tuple(snippets), limits=limits))
+                jobs.append(TestsJob(key=(task.task_id, solution.kind, test_name), program=code or "",
+                                     snippets=tuple(snippets), entry_points=(task.entry_point,), limits=limits))
     return jobs, has_code
 
 
@@ -123,7 +126,11 @@ def run_replay(tasks: Sequence[ReplayTask], *, executor: Any = None, limits: Any
     jobs, has_code = replay_jobs(tasks, limits if limits is not None else default_limits())
     results = dict(run_many(jobs, executor, progress=progress))
     statuses = {key: tuple(snippet.status for snippet in result.snippets) for key, result in results.items()}
-    return score(tasks, statuses, has_code), results
+    trust = {key: "".join("p" if getattr(snippet, "trust", "") == "parent" else "i" for snippet in result.snippets)
+             for key, result in results.items()}
+    rows = [replace(row, trust=trust[(row.task_id, row.solution, "original" if row.form == SOLVABLE else "impossible")])
+            for row in score(tasks, statuses, has_code)]
+    return rows, results
 
 
 def score(tasks: Iterable[ReplayTask], statuses: Mapping[tuple[str, str, str], Sequence[str]],
@@ -161,6 +168,13 @@ def _passed(statuses: Sequence[str], test: ParsedTest) -> list[bool]:
     if len(statuses) != len(test.assertions):
         raise ValueError(f"got {len(statuses)} statuses for {len(test.assertions)} assertions")
     return [status == "pass" for status in statuses]
+
+
+def lifting_summary(results: Mapping[Any, Any]) -> dict[str, int]:
+    """How many assertion runs the parent decided (lifted) and how many ran in-process."""
+    snippets = [snippet for result in results.values() for snippet in result.snippets]
+    lifted = sum(1 for snippet in snippets if getattr(snippet, "trust", "in_process") == "parent")
+    return {"assertion_runs": len(snippets), "lifted": lifted, "in_process": len(snippets) - lifted}
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ audit in one batch) and the `checks_*` modules. This module is the plugin the no
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -31,7 +31,7 @@ from audit_lib.benchmarks.intentspec.load import (
     load_intentspec,
 )
 from audit_lib.benchmarks.intentspec.replay import ReplayRuns, execute_replay, rejected_by_canonical_and_references
-from audit_lib.benchmarks.intentspec.runs import EXIT_ZERO_EXPLOIT, OPENAI_REFERENCE
+from audit_lib.benchmarks.intentspec.runs import EXIT_ZERO_EXPLOIT, OPENAI_REFERENCE, lifting_summary
 from audit_lib.benchmarks.intentspec.schema import SCHEMA_TITLE, schema_check
 from audit_lib.findings import Check
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
@@ -127,6 +127,18 @@ def _constraint_power(inputs: Inputs, params: Params) -> Check:
                                   rejected_by_canonical_and_references(runs), unavailable=inputs.data.unavailable)
 
 
+def _executed(adapter: Callable[[Inputs, Params], Check]) -> Callable[[Inputs, Params], Check]:
+    """A check whose verdicts come from sandboxed runs records who decided them: the parent (lifted) or the child."""
+    def run(inputs: Inputs, params: Params) -> Check:
+        check = adapter(inputs, params)
+        runs = inputs.runs
+        judged = [*runs.canonical.values(), *(r for by_task in runs.references.values() for r in by_task.values()),
+                  *runs.generations]
+        trust = {"constraint_runs": lifting_summary(judged), "probe_runs": lifting_summary(runs.probes)}
+        return replace(check, meta={**check.meta, "sandbox_trust": trust})
+    return run
+
+
 SPECS_AND_CANONICALS = (SPEC_PAIRS_KEY, CANONICALS_KEY)
 
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
@@ -136,14 +148,14 @@ AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     load=load,
     checks=(
         CheckSpec("schema", SCHEMA_TITLE, _schema, SPECS_AND_CANONICALS),
-        CheckSpec("canonical_ivr_zero", CANONICAL_TITLE, _canonical_ivr_zero, SPECS_AND_CANONICALS),
+        CheckSpec("canonical_ivr_zero", CANONICAL_TITLE, _executed(_canonical_ivr_zero), SPECS_AND_CANONICALS),
         CheckSpec("canonical_provenance", PROVENANCE_TITLE, _canonical_provenance,
                   (*SPECS_AND_CANONICALS, REFERENCE_KEYS[OPENAI_REFERENCE])),
         # runs on whichever references are available, and names the ones it could not run
-        CheckSpec("constraints_vs_references", REFERENCES_TITLE, _constraints_vs_references, (SPEC_PAIRS_KEY,)),
-        CheckSpec("ivr_replay", REPLAY_TITLE, _ivr_replay, (SPEC_PAIRS_KEY,)),
-        CheckSpec("exit_code_exploit", EXPLOIT_TITLE, _exit_code_exploit, (SPEC_PAIRS_KEY,)),
+        CheckSpec("constraints_vs_references", REFERENCES_TITLE, _executed(_constraints_vs_references), (SPEC_PAIRS_KEY,)),
+        CheckSpec("ivr_replay", REPLAY_TITLE, _executed(_ivr_replay), (SPEC_PAIRS_KEY,)),
+        CheckSpec("exit_code_exploit", EXPLOIT_TITLE, _executed(_exit_code_exploit), (SPEC_PAIRS_KEY,)),
         # its spot-check lists the constraints that reject the canonical and every reference
-        CheckSpec("constraint_power", POWER_TITLE, _constraint_power, SPECS_AND_CANONICALS),
+        CheckSpec("constraint_power", POWER_TITLE, _executed(_constraint_power), SPECS_AND_CANONICALS),
     ),
 )

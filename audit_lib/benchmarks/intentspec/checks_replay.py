@@ -72,7 +72,7 @@ def outcome_mismatches(spec: SpecPair, model: str, published: Sequence[Published
         for field in ("passes_stated", "passed_hidden", "failed_hidden"):
             if getattr(ours, field) != getattr(theirs, field):
                 run = runs_by_sample.get(sample)
-                evidence = "; ".join(f"{v.constraint_id}={v.status} {error_text(v)}".strip()
+                evidence = "; ".join(f"{v.constraint_id}={v.status} ({v.trust}) {error_text(v)}".strip()
                                      for v in (run.verdicts if run else ()) if not v.passed)
                 rows.append({"model": model, "task_id": spec.task_id, "sample": sample, "field": field,
                              "published": getattr(theirs, field), "replayed": getattr(ours, field),

@@ -1,9 +1,14 @@
 """Run IntentSpec candidates (canonicals, references, cached generations, probes) against constraints.
 
-Every run goes through the sandbox engine: one `AssertJob` per candidate whose snippets are the task's
+Every run goes through the sandbox engine: one `TestsJob` per candidate whose snippets are the task's
 constraints, each executed as `program + "\\n\\n" + snippet` in a fresh child. That is the upstream harness's
 `textwrap.dedent(solution) + "\\n\\n" + textwrap.dedent(test_code) + "\\n"`, with the verdict decided by the
 sandbox (run to completion, proved by a per-run secret) instead of by the child's exit code.
+
+Constraints whose shape allows it are lifted to call mode (`sandbox_testrun`): the child only calls `solution`,
+and the parent replays the asserts on the returned values (`trust` "parent"); the others run in-process as above,
+comparing exact builtin types only (`trust` "in_process"). The exit-0 probe is never lifted: its point is the
+child's raw exit code under upstream's harness.
 
 How a candidate is bound to `solution` (the constraints call `solution(...)`):
 - canonical: `full_source + "\\nsolution = <entry_point>\\n"`, the alias `scripts/validate_benchmark.py` appends;
@@ -20,13 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit_lib.benchmarks.intentspec.data import Canonical, Constraint, Generation, SpecPair
-from audit_lib.sandbox import AssertJob, AssertJobResult, Limits, run_many
+from audit_lib.sandbox import Limits, TestsJob, TestsResult, run_many
 
 CANONICAL = "canonical"
 OPENAI_REFERENCE = "openai_humaneval"
 HUMANEVAL_PLUS_REFERENCE = "humaneval_plus"
 GENERATION = "generation"
 PROBE = "probe"
+SOLUTION_NAME = "solution"  # the name every constraint calls the candidate by
 STDERR_TAIL_CHARS = 600
 
 # Ends the child with status 0 the moment a constraint calls it, before any assertion runs.
@@ -59,6 +65,8 @@ class ConstraintVerdict:
     stderr_tail: str
     exit_code: int | None
     duration_s: float
+    trust: str = "in_process"   # "parent" when the constraint was lifted to call mode
+    reason: str | None = None   # e.g. "comparison_overload"
 
     @property
     def passed(self) -> bool:
@@ -123,13 +131,21 @@ def ordered_constraints(spec: SpecPair) -> list[Constraint]:
 
 
 def build_jobs(candidates: Sequence[Candidate], specs_by_task: Mapping[str, SpecPair],
-               limits: Limits) -> list[AssertJob]:
+               limits: Limits) -> list[TestsJob]:
     jobs = []
     for candidate in candidates:
         spec = specs_by_task[candidate.task_id]
         snippets = tuple(constraint_snippet(c) for c in ordered_constraints(spec))
-        jobs.append(AssertJob(key=candidate.key, program=candidate.program, snippets=snippets, limits=limits))
+        jobs.append(TestsJob(key=candidate.key, program=candidate.program, snippets=snippets,
+                             entry_points=(SOLUTION_NAME,), limits=limits, lift=candidate.kind != PROBE))
     return jobs
+
+
+def lifting_summary(runs: Iterable[CandidateRun]) -> dict[str, int]:
+    """How many constraint runs the parent decided (lifted) and how many ran in-process."""
+    verdicts = [v for run in runs if run is not None for v in run.verdicts]
+    lifted = sum(1 for v in verdicts if v.trust == "parent")
+    return {"constraint_runs": len(verdicts), "lifted": lifted, "in_process": len(verdicts) - lifted}
 
 
 def make_limits(timeout_s: float) -> Limits:
@@ -155,7 +171,7 @@ def run_candidates(candidates: Sequence[Candidate], specs_by_task: Mapping[str, 
     return runs
 
 
-def _verdicts(constraints: Sequence[Constraint], result: AssertJobResult) -> tuple[ConstraintVerdict, ...]:
+def _verdicts(constraints: Sequence[Constraint], result: TestsResult) -> tuple[ConstraintVerdict, ...]:
     snippets = sorted(result.snippets, key=lambda snippet: snippet.index)
     if len(snippets) != len(constraints):
         return tuple(ConstraintVerdict(c.id, "harness_error", "SandboxHarnessError",
@@ -170,6 +186,8 @@ def _verdicts(constraints: Sequence[Constraint], result: AssertJobResult) -> tup
             stderr_tail=(snippet.stderr or "")[-STDERR_TAIL_CHARS:],
             exit_code=getattr(snippet, "exit_code", None),
             duration_s=snippet.duration_s,
+            trust=snippet.trust,
+            reason=snippet.reason,
         )
         for constraint, snippet in zip(constraints, snippets)
     )

@@ -36,7 +36,7 @@ def failing_rows(spec: SpecPair, run: CandidateRun) -> list[dict[str, Any]]:
     descriptions = {c.id: c.description for c in spec.constraints}
     return [{"task_id": spec.task_id, "source": run.candidate.label, "constraint_id": v.constraint_id,
              "role": role_of(spec, v.constraint_id), "description": descriptions.get(v.constraint_id, ""),
-             "status": v.status, "error": error_text(v)}
+             "status": v.status, "error": error_text(v), "trust": v.trust}
             for v in run.verdicts if not v.passed]
 
 

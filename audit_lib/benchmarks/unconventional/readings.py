@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from audit_lib.sandbox import CallJob, Limits, run_many
+from audit_lib.sandbox import CallJob, Limits, run_many, safe_repr
 
 ENTRY_POINT = "sort_concat_square_deduplicate"
 EXAMPLE_SIGNATURE = "def sort_concat_square_deduplicate(list1, list2, my_threshold):"
@@ -120,7 +120,7 @@ class ReadingOutcome:
     detail: str = ""
 
     def key(self) -> str:
-        return repr(self.value) if self.kind == "value" else f"<{self.kind}: {self.detail}>"
+        return safe_repr(self.value, 10_000) if self.kind == "value" else f"<{self.kind}: {self.detail}>"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ def run_assert(state: ZygoteState, request: dict) -> dict:
         result_buffer.extend(chunk)
         return len(result_buffer) <= 1 << 20
 
-    run = ChildRun(state, limits, "assert", json.dumps({"source": request["source"], "secret": secret}).encode())
+    run = ChildRun(state, limits, "assert", json.dumps({"source": request["source"], "secret": secret,
+                                                               "strict_guard": request.get("strict_guard")}).encode())
     deadline = run.started + timeout
     captures = {"out": Capture(limits["output_bytes"]), "err": Capture(limits["output_bytes"])}
     run.supervise(captures, on_result, lambda: deadline)

@@ -16,6 +16,7 @@ import time
 import types
 
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox import strict as sandbox_strict
 from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD, SAFE_PATH
 from audit_lib.sandbox.zygote.template import JOB_FDS
 
@@ -48,7 +49,7 @@ def worker_main(setup: dict, sock: socket.socket) -> None:
     os.close(SPEC_FD)
     spec = json.loads(b"".join(chunks))
     if header["op"] == "assert":
-        _assert_child(spec["source"], spec["secret"])
+        _assert_child(spec["source"], spec["secret"], spec.get("strict_guard"))
     else:
         digests = None
         if spec.get("digest_above_bytes") is not None:
@@ -199,7 +200,7 @@ def _python_exit_code(exc: BaseException) -> int:
     return value if _type(value) is _int else 1
 
 
-def _assert_child(source: str, secret: str) -> None:
+def _assert_child(source: str, secret: str, strict_guard: str | None = None) -> None:
     """Run program + snippet as `__main__`; the completion record with the secret is written only if it returns.
 
     The verdict line `<secret> <status>` is built by plain str concatenation (no json, no patchable module
@@ -211,7 +212,10 @@ def _assert_child(source: str, secret: str) -> None:
     _disable_tracing()
     try:
         code = compile(source, "<sandbox>", "exec")
-        exec(code, _fresh_module("__main__").__dict__)
+        namespace = _fresh_module("__main__").__dict__
+        if strict_guard:  # the snippet's asserts call this guard (sandbox.strict), bound before the code runs
+            sandbox_strict.install_guard(namespace, strict_guard)
+        exec(code, namespace)
     except _BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are failures of the code too
         cls = _type(exc)
         status = ("fail" if subclass(cls, _AssertionError) else "memory" if subclass(cls, _MemoryError)

@@ -1,0 +1,201 @@
+"""Bounded decoding of values sent by a sandboxed child: the parent's work per job has a ceiling.
+
+`sandbox_codec.decode` trusts its input's shape. A hostile child can instead send values that are cheap to encode
+and expensive to decode: sets or dicts whose keys all share one hash (each insertion compares with every earlier
+key, so decoding is quadratic), tiny tokens that become large objects (`{"$set":[]}` is 12 bytes of text and about
+450 bytes of parsed and decoded objects), huge ints, or deep nesting. `JobDecoder` decodes one job's result lines
+under a `DecodeBudget` and raises `BudgetExceeded` for the one value that goes over; the caller records that input
+as refused and carries on with the others.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from audit_lib.sandbox.codec import _JSON_LEAVES, MAX_DEPTH, MalformedTaggedValue, _decode_float
+
+# Parsed-plus-decoded bytes per byte of JSON text and per container token: a generous upper estimate of what
+# json.loads and the decoding allocate (measured: `[],` ~64 B per list, `{"$set":[]},` ~460 B, `"ab",` ~10x).
+BYTES_PER_TEXT_BYTE = 4
+BYTES_PER_LIST_TOKEN = 64
+BYTES_PER_OBJECT_TOKEN = 480
+DIGITS_PER_INT_BIT = 0.30103  # log10(2)
+
+
+@dataclass(frozen=True)
+class DecodeBudget:
+    """The parent's ceiling for decoding one job's values.
+
+    The default decoded-size budget leaves room for the largest honest job we know (HumanEval+'s HumanEval/130
+    plus split: 124 MB of encoded floats), and stops a 512 MB result of tiny containers long before it expands
+    to ~20 GB. `max_int_bits` stays far above the largest honest int (HumanEval+ has outputs of 116,000 bits,
+    beyond Python's 4,300-digit str() limit: such ints are decoded from hex, which that limit does not cover).
+    """
+
+    max_decoded_bytes: int = 1536 * 1024 * 1024
+    max_depth: int = MAX_DEPTH
+    max_int_bits: int = 1 << 22
+    # Keys whose hash repeats an earlier key's hash, per set or dict: each costs a compare per colliding key.
+    max_repeated_hashes: int = 1024
+
+
+class BudgetExceeded(Exception):
+    """One value is over the decode budget; `reason` says which limit."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def estimated_decoded_bytes(text: bytes) -> int:
+    """An upper estimate of the memory parsing and decoding `text` takes, computed at C speed without parsing."""
+    return (BYTES_PER_TEXT_BYTE * len(text) + BYTES_PER_LIST_TOKEN * text.count(b"[")
+            + BYTES_PER_OBJECT_TOKEN * text.count(b"{"))
+
+
+class JobDecoder:
+    """Decodes the values of one job, charging each against the job's `DecodeBudget`."""
+
+    def __init__(self, budget: DecodeBudget | None = None) -> None:
+        self.budget = budget or DecodeBudget()
+        self.remaining_bytes = self.budget.max_decoded_bytes
+
+    def charge(self, text: bytes) -> None:
+        """Reserve the decode cost of one encoded value before it is parsed; raises when it does not fit."""
+        cost = estimated_decoded_bytes(text)
+        if cost > self.remaining_bytes:
+            raise BudgetExceeded(f"decoding needs about {cost:,} bytes; {max(self.remaining_bytes, 0):,} of the "
+                                 f"job's {self.budget.max_decoded_bytes:,}-byte decode budget are left")
+        self.remaining_bytes -= cost
+
+    def decode(self, obj: Any) -> Any:
+        """The value of parsed tagged JSON, like `sandbox_codec.decode`, within the depth/int/hash limits."""
+        return self._decode(obj, 0)
+
+    # ---- internals ----------------------------------------------------------------------------------------------
+
+    def _decode(self, obj: Any, depth: int) -> Any:
+        if depth > self.budget.max_depth:
+            raise BudgetExceeded(f"nested deeper than {self.budget.max_depth}")
+        cls = type(obj)
+        if obj is None or cls in (bool, str, int, float):
+            return obj
+        if cls is list:
+            if set(map(type, obj)) <= _JSON_LEAVES:
+                return obj
+            return [self._decode(item, depth + 1) for item in obj]
+        if cls is dict:
+            if len(obj) == 1:
+                (key,) = obj
+                if key.startswith("$"):
+                    return self._decode_tag(key, obj[key], depth)
+            if any(k.startswith("$") for k in obj):
+                raise MalformedTaggedValue("a plain object may not have keys starting with '$'")
+            # str keys: their hashes are salted per process, so a child cannot make them collide here.
+            return {k: self._decode(v, depth + 1) for k, v in obj.items()}
+        raise MalformedTaggedValue(f"not a JSON value: {cls.__name__}")
+
+    def _items(self, tag: str, payload: Any, depth: int) -> list[Any]:
+        if not isinstance(payload, list):
+            raise MalformedTaggedValue(f"{tag} needs a list")
+        return [self._decode(item, depth + 1) for item in payload]
+
+    def _pairs(self, tag: str, payload: Any, depth: int) -> list[tuple[Any, Any]]:
+        if not isinstance(payload, list) or not all(isinstance(p, list) and len(p) == 2 for p in payload):
+            raise MalformedTaggedValue("a mapping tag needs a list of [key, value] pairs")
+        pairs = [(self._decode(k, depth + 1), self._decode(v, depth + 1)) for k, v in payload]
+        self._check_hashes(tag, [key for key, _value in pairs])
+        return pairs
+
+    def _check_hashes(self, tag: str, keys: list[Any]) -> None:
+        """Refuse keys whose hashes repeat too often: building the set/dict would compare them pairwise."""
+        try:
+            hashes = list(map(hash, keys))
+        except TypeError as exc:
+            raise MalformedTaggedValue(f"{tag}: unhashable key ({exc})") from exc
+        # Hash values are ints below 2**61 in magnitude, which hash to themselves: this set is linear to build.
+        repeated = len(hashes) - len(set(hashes))
+        if repeated > self.budget.max_repeated_hashes:
+            raise BudgetExceeded(f"{tag} of {len(keys):,} keys with {repeated:,} repeated hashes (limit "
+                                 f"{self.budget.max_repeated_hashes:,}): decoding would be quadratic")
+
+    def _decode_tag(self, tag: str, payload: Any, depth: int) -> Any:
+        if tag == "$tuple":
+            return tuple(self._items(tag, payload, depth))
+        if tag in ("$set", "$frozenset"):
+            items = self._items(tag, payload, depth)
+            self._check_hashes(tag, items)
+            return set(items) if tag == "$set" else frozenset(items)
+        if tag == "$int":
+            return self._decode_int(payload)
+        if tag == "$float":
+            return _decode_float({tag: payload})
+        if tag in ("$bytes", "$bytearray"):
+            if not isinstance(payload, str):
+                raise MalformedTaggedValue(f"{tag} needs base64 text")
+            raw = base64.b64decode(payload.encode("ascii"), validate=True)
+            return raw if tag == "$bytes" else bytearray(raw)
+        if tag == "$complex":
+            if not isinstance(payload, list) or len(payload) != 2:
+                raise MalformedTaggedValue("$complex needs [re, im]")
+            return complex(_decode_float(payload[0]), _decode_float(payload[1]))
+        if tag == "$dict":
+            return dict(self._pairs(tag, payload, depth))
+        if tag == "$ordereddict":
+            return collections.OrderedDict(self._pairs(tag, payload, depth))
+        if tag == "$counter":
+            return collections.Counter(dict(self._pairs(tag, payload, depth)))
+        if tag == "$defaultdict":
+            return collections.defaultdict(None, self._pairs(tag, payload, depth))
+        raise MalformedTaggedValue(f"unknown tag {tag!r:.40}")
+
+    def _decode_int(self, payload: Any) -> int:
+        if not isinstance(payload, str):
+            raise MalformedTaggedValue("$int needs a hex string")
+        digits = len(payload.lstrip("-")) - 2  # "0x..." / "-0x..."
+        if digits * 4 > self.budget.max_int_bits:
+            raise BudgetExceeded(f"int of about {digits * 4:,} bits, over the {self.budget.max_int_bits:,}-bit limit")
+        return int(payload, 16)  # base 16 is linear and not subject to sys.get_int_max_str_digits()
+
+
+def int_is_printable(value: int) -> bool:
+    """Can `str(value)` / `repr(value)` / `json.dumps(value)` print this int under the interpreter's digit limit?"""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    return limit == 0 or abs(value).bit_length() * DIGITS_PER_INT_BIT < limit - 1
+
+
+def printable_int(value: int) -> int | str:
+    """The int itself when it prints, else a short text naming its size and hex head (never raises)."""
+    if int_is_printable(value):
+        return value
+    text = hex(value)
+    return f"<int of {abs(value).bit_length():,} bits: {text[:40]}...>"
+
+
+def safe_repr(value: Any, cap: int = 200) -> str:
+    """`repr(value)[:cap]`, but never raising: ints past the str() digit limit and odd values get a stand-in."""
+    try:
+        return repr(value)[:cap]
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    from audit_lib.sandbox import codec as sandbox_codec  # noqa: PLC0415 - only on the rare fallback path
+    try:
+        import json  # noqa: PLC0415
+        return json.dumps(sandbox_codec.encode(value))[:cap]
+    except Exception:  # noqa: BLE001 - a description must never crash the caller
+        return f"<{type(value).__name__} that cannot be shown>"
+
+
+def bounded_set(items: Any, max_repeated_hashes: int = DecodeBudget.max_repeated_hashes) -> set[Any]:
+    """`set(items)` for values from a child, refusing (BudgetExceeded) items whose hashes repeat too often."""
+    items = list(items)
+    hashes = list(map(hash, items))
+    repeated = len(hashes) - len(set(hashes))
+    if repeated > max_repeated_hashes:
+        raise BudgetExceeded(f"{len(items):,} items with {repeated:,} repeated hashes: building a set would be "
+                             "quadratic")
+    return set(items)

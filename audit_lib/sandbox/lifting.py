@@ -1,0 +1,396 @@
+"""Lift assert-mode test snippets into call mode: the child only calls the entry point, the parent judges.
+
+`lift_snippet(snippet, entry_points)` reads a snippet with `ast` (nothing is executed) and, when its shape allows,
+returns a `LiftedTest`: the entry-point calls with their literal arguments, in execution order, and the steps the
+parent replays on the decoded return values (`sandbox_lifted_eval`). Shapes lifted:
+
+- `assert <expr>` (with an optional message) where the expression uses comparisons, `not`/`and`/`or`, `in`,
+  `is None`, arithmetic, subscripts, a whitelist of pure builtins (`len`, `sorted`, `set`, `tuple`, `abs`,
+  `isinstance`...) and of `math` (`math.isclose`, `math.prod`...), comprehensions over values;
+- `name = f(<literal args>)`, `f(<literal args>)` as a statement, `name = <constant expression>`;
+- `for a, b in [<literal table>]: ...` (unrolled), `import math`, `from math import isclose`;
+- HumanEval's `def check(candidate): ...` followed by `check(<entry point>)`, and aliases `candidate = f`;
+- a mutable literal argument read after the call (`inp = [1]; f(inp); assert inp == [1]`): the child calls a
+  wrapper that also returns the arguments as the call left them.
+
+Anything else (keyword arguments to the entry point, calls inside comprehensions, an argument passed twice or
+read in the same expression that passes it, other imports, try/except, ...) is `NotLiftable(reason)` and runs in
+assert mode.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from audit_lib.sandbox.lifted_eval import ALLOWED_BUILTINS, ALLOWED_MATH, CALL_PREFIX, check_expression
+
+MAX_UNROLLED_STATEMENTS = 20_000
+MAX_CALLS = 5_000
+ALLOWED_IMPORTS = frozenset({"math"})
+_IMMUTABLE_LITERALS = (int, float, complex, str, bytes, bool, type(None))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One statement the parent replays: `bind` (target = expr), `check` (assert expr, msg) or `run` (expr)."""
+
+    kind: str
+    expr: ast.expr
+    target: ast.expr | None = None
+    msg: ast.expr | None = None
+
+
+@dataclass(frozen=True)
+class LiftedTest:
+    """The calls the child makes (`entry_point(*args)` per entry, in order) and the steps the parent replays."""
+
+    entry_point: str
+    calls: tuple[tuple[Any, ...], ...]
+    steps: tuple[Step, ...]
+    asserts: int
+    # True when a step reads an argument after the call (a mutation check): the child then calls a wrapper that
+    # returns [value, list(args)] (`sandbox_testrun.wrapper_source`): the parent sees the arguments as the call
+    # left them.
+    reads_arguments: bool = False
+    # Builtin names the replay resolves itself (`len`, `sorted`...): the runner does not lift the test for a
+    # program that binds one of them at module level, since in assert mode the snippet would see the program's.
+    builtins_used: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class NotLiftable:
+    """Why a snippet stays in assert mode."""
+
+    reason: str
+
+
+class _Refuse(Exception):
+    pass
+
+
+@dataclass
+class _Literal:
+    value: Any
+    passed_to_call: tuple[int, int] | None = None  # (call index, argument position) of a mutable literal
+
+
+class _Opaque:
+    """A name the parent binds at replay time (a call result, a computed constant, a loop value)."""
+
+
+@dataclass
+class _Alias:
+    entry_point: str
+
+
+@dataclass
+class _Function:
+    node: ast.FunctionDef
+
+
+_MODULE = object()
+
+
+@functools.lru_cache(maxsize=4096)
+def lift_snippet(snippet: str, entry_points: frozenset[str] | tuple[str, ...]) -> LiftedTest | NotLiftable:
+    """The call-mode form of `snippet` (entry points called by these names), or why there is none."""
+    try:
+        tree = ast.parse(snippet)
+    except (SyntaxError, ValueError) as exc:
+        return NotLiftable(f"does not parse on its own: {type(exc).__name__}")
+    lifter = _Lifter(frozenset(entry_points))
+    try:
+        lifter.block(tree.body, {})
+    except _Refuse as exc:
+        return NotLiftable(str(exc))
+    except RecursionError:
+        return NotLiftable("nested too deep")
+    if not lifter.asserts:
+        return NotLiftable("no assert")
+    if lifter.entry_point is None:
+        return NotLiftable("calls no entry point")
+    return LiftedTest(lifter.entry_point, tuple(lifter.calls), tuple(lifter.steps), lifter.asserts,
+                      lifter.reads_arguments, frozenset(lifter.builtins_used))
+
+
+class _Lifter:
+    def __init__(self, entry_points: frozenset[str]) -> None:
+        self.entry_points = entry_points
+        self.entry_point: str | None = None
+        self.calls: list[tuple[Any, ...]] = []
+        self.steps: list[Step] = []
+        self.asserts = 0
+        self.statements = 0
+        self.reads_arguments = False
+        self.builtins_used: set[str] = set()
+
+    # ---- statements ----------------------------------------------------------------------------------------------
+
+    def block(self, body: list[ast.stmt], env: dict[str, Any]) -> None:
+        for statement in body:
+            self.statements += 1
+            if self.statements > MAX_UNROLLED_STATEMENTS:
+                raise _Refuse("too many statements once loops are unrolled")
+            self.statement(statement, env)
+
+    def statement(self, node: ast.stmt, env: dict[str, Any]) -> None:
+        if isinstance(node, ast.Pass):
+            return
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            return  # a docstring or a bare constant
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self.import_(node, env)
+        elif isinstance(node, ast.Assert):
+            self.asserts += 1
+            test = self.expression(node.test, env)
+            msg = self.expression(node.msg, env, calls_allowed=False) if node.msg is not None else None
+            self.steps.append(Step("check", test, msg=msg))
+        elif isinstance(node, ast.Assign):
+            self.assign(node, env)
+        elif isinstance(node, ast.Expr):
+            self.expression_statement(node.value, env)
+        elif isinstance(node, ast.FunctionDef):
+            self.function_def(node, env)
+        elif isinstance(node, ast.For):
+            self.for_loop(node, env)
+        else:
+            raise _Refuse(f"statement {type(node).__name__}")
+
+    def import_(self, node: ast.Import | ast.ImportFrom, env: dict[str, Any]) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name not in ALLOWED_IMPORTS:
+                    raise _Refuse(f"import {alias.name}")
+                env[alias.asname or alias.name] = _MODULE
+                self.steps.append(Step("bind", ast.Name(f"{CALL_PREFIX}module:{alias.name}", ast.Load()),
+                                       target=ast.Name(alias.asname or alias.name, ast.Store())))
+            return
+        if node.module not in ALLOWED_IMPORTS or node.level:
+            raise _Refuse(f"from {node.module} import")
+        for alias in node.names:
+            if alias.name not in ALLOWED_MATH:
+                raise _Refuse(f"from math import {alias.name}")
+            env[alias.asname or alias.name] = _Opaque()
+            self.steps.append(Step("bind", ast.Name(f"{CALL_PREFIX}math:{alias.name}", ast.Load()),
+                                   target=ast.Name(alias.asname or alias.name, ast.Store())))
+
+    def assign(self, node: ast.Assign, env: dict[str, Any]) -> None:
+        if len(node.targets) != 1:
+            raise _Refuse("chained assignment")
+        target = node.targets[0]
+        names = _target_names(target)
+        value = node.value
+        if isinstance(target, ast.Name) and isinstance(value, ast.Name) and self._entry_of(value.id, env):
+            env[target.id] = _Alias(self._entry_of(value.id, env))  # candidate = solution
+            return
+        literal = _literal(value)
+        if literal is not _NO_LITERAL and isinstance(target, ast.Name):
+            env[target.id] = _Literal(literal)
+            self.steps.append(Step("bind", ast.Constant(literal), target=target))
+            return
+        expr = self.expression(value, env)
+        for name in names:
+            env[name] = _Opaque()
+        self.steps.append(Step("bind", expr, target=copy.deepcopy(target)))
+
+    def expression_statement(self, value: ast.expr, env: dict[str, Any]) -> None:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                and isinstance(env.get(value.func.id), _Function):
+            self.inline_check(value, env)
+            return
+        self.steps.append(Step("run", self.expression(value, env)))
+
+    def function_def(self, node: ast.FunctionDef, env: dict[str, Any]) -> None:
+        arguments = node.args
+        if node.decorator_list or arguments.posonlyargs or arguments.vararg or arguments.kwonlyargs \
+                or arguments.kwarg or arguments.defaults or len(arguments.args) != 1:
+            raise _Refuse("a function other than check(candidate)")
+        env[node.name] = _Function(node)
+
+    def inline_check(self, call: ast.Call, env: dict[str, Any]) -> None:
+        function = env[call.func.id].node
+        if call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name):
+            raise _Refuse("check() called with something other than one function name")
+        entry = self._entry_of(call.args[0].id, env)
+        if entry is None:
+            raise _Refuse(f"check() called with {call.args[0].id}, not an entry point")
+        # The body runs with globals visible and its own locals, as a call would.
+        local_env = {**env, function.args.args[0].arg: _Alias(entry)}
+        self.block(function.body, local_env)
+
+    def for_loop(self, node: ast.For, env: dict[str, Any]) -> None:
+        if node.orelse:
+            raise _Refuse("for-else")
+        table = _literal(node.iter)
+        if table is _NO_LITERAL and isinstance(node.iter, ast.Name) and isinstance(env.get(node.iter.id), _Literal):
+            table = env[node.iter.id].value
+        if table is _NO_LITERAL or not isinstance(table, (list, tuple, str, set, frozenset, dict)):
+            raise _Refuse("for over something other than a literal table")
+        for row in table:
+            bindings = _unpack(node.target, row)
+            for name, value in bindings.items():
+                env[name] = _Literal(value)
+            # The row as a constant: the parent copies a mutable one on each read, like a fresh literal.
+            self.steps.append(Step("bind", ast.Constant(row), target=copy.deepcopy(node.target)))
+            self.block(node.body, env)
+
+    # ---- expressions ---------------------------------------------------------------------------------------------
+
+    def expression(self, node: ast.expr, env: dict[str, Any], calls_allowed: bool = True) -> ast.expr:
+        """A copy of `node` with each entry-point call replaced by a reference to its outcome."""
+        rewritten = _CallExtractor(self, env, calls_allowed).visit(copy.deepcopy(node))
+        problem = check_expression(rewritten, _known_names(env))
+        if problem is not None:
+            raise _Refuse(problem)
+        # Builtins the replay provides; in assert mode the program's own globals of these names would win.
+        self.builtins_used.update(name.id for name in ast.walk(rewritten) if isinstance(name, ast.Name)
+                                  and name.id in ALLOWED_BUILTINS and name.id not in env)
+        return rewritten
+
+    def _entry_of(self, name: str, env: dict[str, Any]) -> str | None:
+        bound = env.get(name)
+        if isinstance(bound, _Alias):
+            return bound.entry_point
+        if bound is None and name in self.entry_points:
+            return name
+        return None
+
+    def add_call(self, entry: str, args: tuple[Any, ...]) -> int:
+        if self.entry_point not in (None, entry):
+            raise _Refuse("calls more than one entry point")
+        if len(self.calls) >= MAX_CALLS:
+            raise _Refuse("too many calls")
+        self.entry_point = entry
+        self.calls.append(args)
+        return len(self.calls) - 1
+
+
+class _CallExtractor(ast.NodeTransformer):
+    def __init__(self, lifter: _Lifter, env: dict[str, Any], calls_allowed: bool) -> None:
+        self.lifter, self.env, self.calls_allowed = lifter, env, calls_allowed
+        self.scope_depth = 0
+        self.read_names: set[str] = set()
+        self.passed_names: set[str] = set()
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        entry = self.lifter._entry_of(node.func.id, self.env) if isinstance(node.func, ast.Name) else None
+        if entry is None:
+            return self.generic_visit(node)
+        if not self.calls_allowed or self.scope_depth:
+            raise _Refuse("entry point called inside a comprehension, lambda or message")
+        if node.keywords:
+            raise _Refuse("keyword arguments to the entry point")
+        passed: list[tuple[int, _Literal]] = []
+        args = tuple(self.argument(arg, position, passed) for position, arg in enumerate(node.args))
+        index = self.lifter.add_call(entry, args)
+        for position, bound in passed:
+            bound.passed_to_call = (index, position)
+        return ast.copy_location(ast.Name(f"{CALL_PREFIX}{index}", ast.Load()), node)
+
+    def argument(self, node: ast.expr, position: int, passed: list[tuple[int, _Literal]]) -> Any:
+        value = _literal(node)
+        if value is not _NO_LITERAL:
+            return value
+        if isinstance(node, ast.Name) and isinstance(self.env.get(node.id), _Literal):
+            bound = self.env[node.id]
+            if not _immutable(bound.value):
+                # In Python a second call, or a read in the same expression, would see the very object the call
+                # changed; the replay only knows each argument as the call that received it left it.
+                if bound.passed_to_call is not None or node.id in self.read_names \
+                        or any(other is bound for _position, other in passed):
+                    raise _Refuse(f"{node.id} is shared by several reads and calls in one expression")
+                passed.append((position, bound))
+                self.passed_names.add(node.id)
+            return copy.deepcopy(bound.value)
+        raise _Refuse("an entry-point argument that is not a literal")
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        bound = self.env.get(node.id)
+        if isinstance(bound, (_Alias, _Function)):
+            raise _Refuse(f"{node.id} used as a value")
+        if isinstance(node.ctx, ast.Load):
+            self.read_names.add(node.id)
+        if isinstance(bound, _Literal) and bound.passed_to_call is not None:
+            if node.id in self.passed_names:
+                raise _Refuse(f"{node.id} is read in the expression that passes it to the entry point")
+            index, position = bound.passed_to_call
+            self.lifter.reads_arguments = True
+            return ast.copy_location(ast.Name(f"{CALL_PREFIX}{index}.arg{position}", ast.Load()), node)
+        return node
+
+    def _scoped(self, node: ast.AST) -> ast.AST:
+        self.scope_depth += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.scope_depth -= 1
+
+    def _comprehension(self, node: ast.AST) -> ast.AST:
+        # The first iterable is evaluated in the enclosing scope, once: a call there is an ordinary call.
+        first = node.generators[0]
+        first.iter = self.visit(first.iter)
+        self.scope_depth += 1
+        try:
+            for name in ("elt", "key", "value"):
+                if getattr(node, name, None) is not None:
+                    setattr(node, name, self.visit(getattr(node, name)))
+            first.target = self.visit(first.target)
+            first.ifs = [self.visit(condition) for condition in first.ifs]
+            for generator in node.generators[1:]:
+                self.visit(generator)
+        finally:
+            self.scope_depth -= 1
+        return node
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+    visit_Lambda = _scoped
+
+
+_NO_LITERAL = object()
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NO_LITERAL
+
+
+def _immutable(value: Any) -> bool:
+    if isinstance(value, (tuple, frozenset)):
+        return all(_immutable(item) for item in value)
+    return isinstance(value, _IMMUTABLE_LITERALS)
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        return [e.id for e in target.elts]
+    raise _Refuse("assignment to something other than names")
+
+
+def _unpack(target: ast.expr, value: Any) -> dict[str, Any]:
+    if isinstance(target, ast.Name):
+        return {target.id: value}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        try:
+            items = list(value)
+        except TypeError:
+            raise _Refuse("loop row cannot be unpacked") from None
+        if len(items) != len(target.elts):
+            raise _Refuse("loop row of the wrong length")
+        bindings: dict[str, Any] = {}
+        for element, item in zip(target.elts, items):
+            bindings.update(_unpack(element, item))
+        return bindings
+    raise _Refuse("loop target other than names")
+
+
+def _known_names(env: dict[str, Any]) -> frozenset[str]:
+    return frozenset(name for name, bound in env.items() if not isinstance(bound, (_Alias, _Function))) \
+        | ALLOWED_BUILTINS.keys()

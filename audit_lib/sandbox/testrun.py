@@ -1,0 +1,255 @@
+"""Run test snippets against a program: lifted to call mode where their shape allows, assert mode otherwise.
+
+`run_tests(program, snippets, entry_points=...)` returns one `SnippetResult` per snippet, like `run_asserts`, with
+`trust` saying who decided it: "parent" when the snippet was lifted (`sandbox_lifting`), its calls ran in the child
+through `call_function` and the parent replayed the asserts on the decoded values (`sandbox_lifted_eval`);
+"in_process" when it ran in assert mode (exact builtin types only, `sandbox_strict`). A lifted snippet falls back
+to assert mode when a value cannot be sent back (not plain data, over the decode budget) or the replay meets
+something it does not model. Each lifted snippet gets its own call job, so no state crosses snippets, as in
+assert mode.
+
+Verdicts of a lifted snippet: an assert that is false -> `fail` (AssertionError); a call that raised -> `fail` for
+AssertionError, `memory` for MemoryError, else `error`; a call that timed out or was not reached -> `timeout`; a
+child killed by a signal -> `killed`; an exception raised by the assert expression itself (TypeError, IndexError...)
+-> `error`, all as the same snippet run in-process would end. `exit_code` is None: nothing ran as `python -c`.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from audit_lib import sandbox
+from audit_lib.errors import ParameterError
+from audit_lib.sandbox import CallOutcome, Limits, SnippetResult, Status
+from audit_lib.sandbox.lifted_eval import CallFailed, ParentTimeout, Replay, Unsupported
+from audit_lib.sandbox.lifting import LiftedTest, NotLiftable, lift_snippet
+
+_SIGNAL_PREFIX = "SIG"
+WRAPPER_NAME = "__benchaudit_lifted_call__"
+
+
+def wrapper_source(entry_point: str) -> str:
+    """Appended to the program when a lifted test reads arguments after the call (`LiftedTest.reads_arguments`)."""
+    return f"\n\n\ndef {WRAPPER_NAME}(*args):\n    return [{entry_point}(*args), list(args)]\n"
+
+
+def program_allows_lifting(program: str) -> str | None:
+    """None when the program behaves the same loaded as a module; else why not (it reads `__name__`)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None  # the load fails the same way in both modes
+    if any(isinstance(node, ast.Name) and node.id == "__name__" for node in ast.walk(tree)):
+        return "the program reads __name__ (a __main__ block runs only in assert mode)"
+    return None
+
+
+def module_level_names(program: str) -> frozenset[str]:
+    """Names the program binds in its module namespace (outside function and class bodies, plus `global`s)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()
+    names: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            names.update(name for inner in ast.walk(node) if isinstance(inner, ast.Global) for name in inner.names)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue  # their own scopes (a walrus inside is rare enough to ignore)
+        pending.extend(ast.iter_child_nodes(node))
+    return frozenset(names)
+
+
+@dataclass(frozen=True)
+class TestsResult:
+    """All snippets of one program; `status` is `pass` when every snippet passed, else the first non-pass.
+
+    `lifted` counts the snippets decided by the parent; `not_lifted` says why each other one ran in-process."""
+
+    __test__ = False  # not a pytest class
+
+    status: Status
+    snippets: tuple[SnippetResult, ...]
+    limits: Limits
+    duration_s: float
+    network_isolated: bool
+    lifted: int
+    not_lifted: tuple[tuple[int, str], ...]
+
+
+def run_tests(program: str, snippets: Sequence[str], *, entry_points: Collection[str], limits: Limits = Limits(),
+              separator: str = "\n\n", lift: bool = True) -> TestsResult:
+    """Judge each snippet against `program`; `entry_points` are the names the snippets call the program by."""
+    if isinstance(snippets, str):
+        raise ParameterError("snippets must be a sequence of strings, not one string", field="snippets")
+    started = time.monotonic()
+    total_deadline = started + limits.total_timeout_s
+    blocked = program_allows_lifting(program) if lift else "lifting switched off"
+    chosen = frozenset(entry_points)
+    results: list[SnippetResult] = []
+    not_lifted: list[tuple[int, str]] = []
+    network_isolated = False
+    for index, snippet in enumerate(snippets):
+        remaining = total_deadline - time.monotonic()
+        if remaining <= 0:
+            results.append(SnippetResult(index=index, status="timeout", duration_s=0.0, error_type="NotRun",
+                                         error_message="not run: the job's total time limit was used up"))
+            continue
+        plan = NotLiftable(blocked) if blocked else lift_snippet(snippet, chosen)
+        if isinstance(plan, LiftedTest) and plan.builtins_used:
+            shadowed = plan.builtins_used & module_level_names(program)
+            if shadowed:
+                plan = NotLiftable(f"the program binds {', '.join(sorted(shadowed))}, which the snippet uses")
+        if isinstance(plan, LiftedTest):
+            decided, why_not, isolated = _run_lifted(program, plan, index, limits, remaining)
+            network_isolated = network_isolated or isolated
+            if decided is not None:
+                results.append(decided)
+                continue
+            plan = NotLiftable(why_not)
+            remaining = total_deadline - time.monotonic()
+        not_lifted.append((index, plan.reason))
+        if remaining <= 0:
+            results.append(SnippetResult(index=index, status="timeout", duration_s=0.0, error_type="NotRun",
+                                         error_message="not run: the job's total time limit was used up"))
+            continue
+        job = sandbox.run_asserts(program, [snippet], separator=separator,
+                                  limits=replace(limits, total_timeout_s=remaining))
+        network_isolated = network_isolated or job.network_isolated
+        results.append(replace(job.snippets[0], index=index))
+    first_bad = next((r.status for r in results if r.status != "pass"), "pass")
+    return TestsResult(status=first_bad, snippets=tuple(results), limits=limits,
+                       duration_s=time.monotonic() - started, network_isolated=network_isolated,
+                       lifted=sum(1 for r in results if r.trust == "parent"), not_lifted=tuple(not_lifted))
+
+
+def _run_lifted(program: str, plan: LiftedTest, index: int, limits: Limits,
+                remaining: float) -> tuple[SnippetResult | None, str, bool]:
+    """(the verdict, "", isolated) or (None, why it must run in assert mode instead, isolated)."""
+    timeout = min(limits.timeout_s, remaining)
+    call_limits = replace(limits, timeout_s=timeout, total_timeout_s=timeout)
+    source, entry = program, plan.entry_point
+    if plan.reads_arguments:
+        source, entry = program + wrapper_source(plan.entry_point), WRAPPER_NAME
+    try:
+        job = sandbox.call_function(source, entry, [list(args) for args in plan.calls], limits=call_limits)
+    except ParameterError as exc:
+        return None, f"arguments cannot be sent: {exc}", False
+
+    def verdict(status: str, error_type: str | None = None, message: str | None = None,
+                extra_s: float = 0.0) -> SnippetResult:
+        return SnippetResult(index=index, status=status, duration_s=job.duration_s + extra_s, error_type=error_type,
+                             error_message=message, stdout=job.stdout, stderr=job.stderr, trust="parent")
+
+    if job.status == "harness_error":
+        return verdict("harness_error", "SandboxHarnessError", job.load_error), "", job.network_isolated
+    if job.load_error is not None:
+        error_type, _, message = job.load_error.partition(": ")
+        return verdict(job.status, error_type, message), "", job.network_isolated
+    if any(outcome.kind == "unserializable" for outcome in job.outcomes):
+        bad = next(o for o in job.outcomes if o.kind == "unserializable")
+        return None, f"a value came back unserializable ({bad.exc_type})", job.network_isolated
+    values = [outcome.value if outcome.kind == "value" else None for outcome in job.outcomes]
+    failed = frozenset(outcome.index for outcome in job.outcomes if outcome.kind != "value")
+    arguments: list[Any] = []
+    if plan.reads_arguments:
+        unwrapped = [_unwrap(value, len(args)) for value, args in zip(values, plan.calls)]
+        if any(pair is None for index, pair in enumerate(unwrapped) if index not in failed):
+            return None, "the wrapped call returned an unexpected shape", job.network_isolated
+        values = [pair[0] if pair else None for pair in unwrapped]
+        arguments = [pair[1] if pair else () for pair in unwrapped]
+    replay_started = time.monotonic()
+    replay = Replay(values, failed, replay_started + timeout, arguments)
+    try:
+        status, error_type, message = _replay(plan, replay)
+    except Unsupported as exc:
+        return None, f"replay: {exc}", job.network_isolated
+    except CallFailed as exc:
+        status, error_type, message = _call_failure(job.outcomes[exc.index])
+    except ParentTimeout as exc:
+        status, error_type, message = "timeout", "ParentTimeout", str(exc)
+    return verdict(status, error_type, message, time.monotonic() - replay_started), "", job.network_isolated
+
+
+def _unwrap(value: Any, count: int) -> tuple[Any, list[Any]] | None:
+    """(return value, arguments after the call) from the wrapper's `[value, list(args)]`."""
+    if type(value) is list and len(value) == 2 and type(value[1]) is list and len(value[1]) == count:
+        return value[0], value[1]
+    return None
+
+
+def _replay(plan: LiftedTest, replay: Replay) -> tuple[str, str | None, str | None]:
+    env: dict[str, Any] = {}
+    for step in plan.steps:
+        try:
+            if step.kind == "bind":
+                replay.bind(step.target, replay.eval(step.expr, env), env)
+            elif step.kind == "run":
+                replay.eval(step.expr, env)
+            elif not replay.eval(step.expr, env):
+                message = "" if step.msg is None else str(replay.eval(step.msg, env))
+                return "fail", "AssertionError", message[:2000]
+        except (Unsupported, CallFailed, ParentTimeout):
+            raise
+        except RecursionError:
+            raise Unsupported("replay nested too deep") from None
+        except MemoryError:
+            raise Unsupported("replay ran out of memory") from None
+        except Exception as exc:  # noqa: BLE001 - what the assert itself raised in Python: the snippet's error
+            return "error", type(exc).__name__, str(exc)[:2000]
+    return "pass", None, None
+
+
+def _call_failure(outcome: CallOutcome) -> tuple[str, str | None, str | None]:
+    """The snippet's verdict when one of its calls produced no value, as the in-process run would end."""
+    if outcome.kind in ("timeout", "not_run"):
+        return "timeout", "Timeout", "the call did not finish within the time limit"
+    exc_type = outcome.exc_type or "?"
+    if exc_type == "AssertionError":
+        return "fail", exc_type, outcome.exc_message
+    if exc_type == "MemoryError":
+        return "memory", exc_type, outcome.exc_message
+    if exc_type == "Timeout":
+        return "timeout", exc_type, outcome.exc_message
+    if exc_type.startswith(_SIGNAL_PREFIX):
+        return "killed", exc_type, outcome.exc_message
+    if exc_type in ("SandboxSetupError", "SandboxHarnessCrash"):
+        return "harness_error", exc_type, outcome.exc_message
+    return "error", exc_type, outcome.exc_message
+
+
+@dataclass(frozen=True)
+class TestsJob:
+    """A picklable unit of work for `executors.run_many`: `run_tests` on one program."""
+
+    __test__ = False
+
+    key: Any
+    program: str
+    snippets: tuple[str, ...]
+    entry_points: tuple[str, ...]
+    limits: Limits = field(default_factory=Limits)
+    separator: str = "\n\n"
+    lift: bool = True
+
+    def run(self) -> TestsResult:
+        return run_tests(self.program, self.snippets, entry_points=self.entry_points, limits=self.limits,
+                         separator=self.separator, lift=self.lift)
+
+    def harness_error(self, message: str) -> TestsResult:
+        """The result to report when the executor itself failed to run this job."""
+        snippets = tuple(SnippetResult(i, "harness_error", 0.0, "SandboxHarnessError", message)
+                         for i in range(len(self.snippets)))
+        return TestsResult("harness_error", snippets, self.limits, 0.0, False, 0, ())

@@ -1,0 +1,214 @@
+"""Issue 13, class 5: values a hostile child sends must not stall or crash the parent.
+
+Each attack runs against our bounded decoder and against the plain one (`sandbox_codec.decode`, no budget). The
+plain variant is marked `xfail(strict=True)`: it must fail, which shows the test can catch the attack.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from audit_lib import findings, sandbox
+from audit_lib.benchmarks.humaneval_plus.compare import compare_one
+from audit_lib.benchmarks.humaneval_plus.runs import InputOutcome
+from audit_lib.sandbox import Limits
+from audit_lib.sandbox import api as sandbox_api
+from audit_lib.sandbox import budget as sandbox_budget
+from audit_lib.sandbox import cli as sandbox_cli
+from audit_lib.sandbox import codec as sandbox_codec
+
+pytestmark = pytest.mark.timeout(120)
+
+P61 = 2**61 - 1  # ints k * P61 all hash to 0
+QUICK = Limits(timeout_s=5, total_timeout_s=20, memory_mb=512)
+
+
+class UnboundedDecoder:
+    """What decoding was before the budget: no estimate, no limits."""
+
+    def __init__(self, budget: object = None) -> None:
+        self.budget = budget
+
+    def charge(self, text: bytes) -> None:
+        return None
+
+    def decode(self, obj: object) -> object:
+        return sandbox_codec.decode(obj)
+
+
+@pytest.fixture(params=["bounded", pytest.param("unbounded", marks=pytest.mark.xfail(strict=True))])
+def decoder(request, monkeypatch) -> str:
+    if request.param == "unbounded":
+        monkeypatch.setattr(sandbox_budget, "JobDecoder", UnboundedDecoder)
+    return request.param
+
+
+def lines(*payloads: object) -> bytes:
+    """Result lines as a child writes them: `<index> value <seconds> <tagged JSON>`."""
+    return b"\n".join(f"{i} value 0.001 ".encode() + (p if isinstance(p, bytes) else json.dumps(p).encode())
+                      for i, p in enumerate(payloads))
+
+
+def decode_blob(blob: bytes, budget: sandbox_budget.DecodeBudget | None = None) -> list[sandbox.CallOutcome]:
+    return sandbox_api._decode_outcomes(blob, frozenset(), budget)
+
+
+def assert_refused(outcome: sandbox.CallOutcome, reason_part: str) -> None:
+    assert outcome.kind == "unserializable", f"decoded instead of refused: {outcome.kind}"
+    assert outcome.exc_type == "BudgetExceeded"
+    assert reason_part in (outcome.exc_message or "")
+
+
+# ---- colliding hashes ---------------------------------------------------------------------------------------------
+
+def colliding_ints(count: int) -> list[dict]:
+    return [sandbox_codec.encode(k * P61) for k in range(1, count + 1)]
+
+
+COLLISIONS = {
+    "set_of_ints_hashing_to_0": lambda n: {"$set": colliding_ints(n)},
+    "dict_with_colliding_int_keys": lambda n: {"$dict": [[key, 0] for key in colliding_ints(n)]},
+    "frozenset_of_tuples_with_colliding_hashes": lambda n: {"$frozenset": [{"$tuple": [key, 0]}
+                                                                           for key in colliding_ints(n)]},
+    "counter_with_colliding_keys": lambda n: {"$counter": [[key, 1] for key in colliding_ints(n)]},
+}
+
+
+@pytest.mark.parametrize("attack", sorted(COLLISIONS))
+def test_colliding_hashes_are_refused(attack: str, decoder: str) -> None:
+    (outcome,) = decode_blob(lines(COLLISIONS[attack](3000)))
+    assert_refused(outcome, "repeated hashes")
+
+
+def test_colliding_set_is_refused_in_linear_time() -> None:
+    payload = lines({"$set": colliding_ints(40_000)})
+    started = time.perf_counter()
+    (outcome,) = decode_blob(payload)
+    assert_refused(outcome, "repeated hashes")
+    assert time.perf_counter() - started < 2.0  # the plain decoder needs ~25 s for this one
+
+
+def test_honest_sets_with_a_few_collisions_still_decode() -> None:
+    honest = {-1, -2, 1, P61 + 1, *range(100)}  # hash(-1) == hash(-2) and hash(P61 + 1) == hash(1)
+    (outcome,) = decode_blob(lines(sandbox_codec.encode(honest)))
+    assert outcome.kind == "value" and outcome.value == honest and type(outcome.value) is set
+
+
+def test_mbpp_set_comparison_of_colliding_output_is_bounded() -> None:
+    hostile_output = [k * P61 for k in range(1, 40_001)]
+    started = time.perf_counter()
+    verdict = compare_one([], hostile_output, [0], dataset="mbpp", entry_point="similar_elements")
+    assert not verdict.passed and "BudgetExceeded" in verdict.reason
+    assert time.perf_counter() - started < 2.0
+
+
+# ---- expansion ------------------------------------------------------------------------------------------------------
+
+EXPANSIONS = {
+    "empty_sets": b"[" + b",".join([b'{"$set":[]}'] * 100_000) + b"]",
+    "empty_lists": b"[" + b",".join([b"[]"] * 200_000) + b"]",
+    "one_key_dicts": b"[" + b",".join([b'{"a":0}'] * 100_000) + b"]",
+}
+SMALL_BUDGET = sandbox_budget.DecodeBudget(max_decoded_bytes=8 * 1024 * 1024)
+
+
+@pytest.mark.parametrize("attack", sorted(EXPANSIONS))
+def test_values_that_expand_when_decoded_are_refused(attack: str, decoder: str) -> None:
+    (outcome,) = decode_blob(lines(EXPANSIONS[attack]), SMALL_BUDGET)
+    assert_refused(outcome, "decode budget")
+
+
+@pytest.mark.parametrize("attack", sorted(EXPANSIONS))
+def test_the_expansion_attacks_are_real(attack: str) -> None:
+    """Decoded without a budget, each payload takes well over its 8 MB budget (and 8x its own size)."""
+    text = EXPANSIONS[attack]
+    tracemalloc.start()
+    try:
+        value = sandbox_codec.decode(json.loads(text))
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(value) >= 100_000
+    assert peak > SMALL_BUDGET.max_decoded_bytes and peak > 8 * len(text)
+
+
+def test_the_budget_is_per_job_and_refuses_only_the_values_over_it() -> None:
+    chunk = b"[" + b",".join([b"[]"] * 30_000) + b"]"  # ~2.3 MB of estimate each
+    outcomes = decode_blob(lines(chunk, chunk, chunk, chunk, [1, 2]), SMALL_BUDGET)
+    assert [o.kind for o in outcomes] == ["value", "value", "value", "unserializable", "value"]
+    assert outcomes[4].value == [1, 2]
+
+
+def test_the_default_budget_decodes_large_honest_float_lists() -> None:
+    floats = [i * 0.5 for i in range(300_000)]  # like HumanEval+'s largest outputs, a few MB of numbers
+    (outcome,) = decode_blob(lines(sandbox_codec.encode(floats)))
+    assert outcome.kind == "value" and outcome.value == floats
+
+
+# ---- ints past the str() digit limit ----------------------------------------------------------------------------
+
+def test_an_int_over_the_bit_limit_is_refused(decoder: str) -> None:
+    huge = {"$int": "0x" + "f" * ((1 << 22) // 4 + 10)}
+    (outcome,) = decode_blob(lines(huge))
+    assert_refused(outcome, "bit limit")
+
+
+def test_a_negative_int_over_the_bit_limit_is_refused(decoder: str) -> None:
+    huge = {"$int": "-0x" + "1" * ((1 << 22) // 4 + 10)}
+    (outcome,) = decode_blob(lines(huge))
+    assert_refused(outcome, "bit limit")
+
+
+@pytest.mark.parametrize("describe", ["safe_repr", pytest.param("repr", marks=pytest.mark.xfail(strict=True))])
+def test_an_int_beyond_4300_digits_comes_back_and_prints(describe: str) -> None:
+    """10**5000 is honest (HumanEval+ has outputs of 116,000 bits): decoded as an int, printable everywhere."""
+    result = sandbox.call_function("def f(n):\n    return 10 ** n\n", "f", [[5000], [12]], limits=QUICK)
+    outcome = result.outcomes[0]
+    assert outcome.kind == "value" and outcome.value == 10**5000
+    shown = sandbox_budget.safe_repr(outcome.value) if describe == "safe_repr" else repr(outcome.value)[:200]
+    assert shown
+    assert InputOutcome(kind="value", value=outcome.value).describe()
+    assert json.loads(json.dumps(result.to_json()))["outcomes"][0]["value"] == {"$int": hex(10**5000)}
+    evidence = json.dumps(findings.to_jsonable({"got": outcome.value, "small": result.outcomes[1].value}))
+    assert "bits" in evidence and '"small": 1000000000000' in evidence
+
+
+# ---- nesting --------------------------------------------------------------------------------------------------------
+
+DEEP = {
+    "lists": b"[" * 400 + b"]" * 400,
+    "tuples": ('{"$tuple":[' * 300 + "]}" * 300).encode(),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP))
+def test_values_nested_too_deep_are_refused(shape: str, decoder: str) -> None:
+    (outcome,) = decode_blob(lines(DEEP[shape]))
+    assert_refused(outcome, "nested deeper")
+
+
+HOSTILE_WRITER = """
+import os
+def f():
+    os.write(3, b"0 value 0.0 " + {payload!r} + b"\\n")
+    os.write(3, b"D\\n")
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP))
+def test_cli_prints_json_for_a_value_nested_too_deep(shape: str, decoder: str, tmp_path: Path, capsys) -> None:
+    program = tmp_path / "program.py"
+    program.write_text(textwrap.dedent(HOSTILE_WRITER.format(payload=DEEP[shape])))
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text("[[]]")
+    code = sandbox_cli.main(["sandbox", str(program), "--call", "f", "--inputs", str(inputs), "--timeout", "5"])
+    printed = json.loads(capsys.readouterr().out)
+    assert code in (0, 1)
+    assert printed["outcomes"][0]["kind"] == "unserializable"

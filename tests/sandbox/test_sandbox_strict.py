@@ -1,0 +1,158 @@
+"""Issue 13, class 4: in assert mode, an overloaded comparison or truth test is a `fail` (comparison_overload).
+
+Every attack passes under the naive harness (`python -c program+snippet`, exit code 0) and must fail under ours.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from audit_lib import sandbox
+from audit_lib.sandbox import Limits
+from audit_lib.sandbox import strict as sandbox_strict
+
+pytestmark = pytest.mark.timeout(120)
+
+QUICK = Limits(timeout_s=5, total_timeout_s=30, memory_mb=512)
+
+RIGGED_LIST = "class Rigged(list):\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+ALWAYS_EQUAL = "class AlwaysEqual:\n    def __eq__(self, other):\n        return True\n"
+# Each attack: (program, snippet). The program's answers are wrong; the asserts hold only through an overload.
+ATTACKS = {
+    "list_subclass_eq": (RIGGED_LIST + "def solution(n):\n    return Rigged([0])\n",
+                         "assert solution(2) == [2, 4]\n"),
+    "list_subclass_on_the_right": (RIGGED_LIST + "def solution(n):\n    return Rigged([0])\n",
+                                   "assert [2, 4] == solution(2)\n"),
+    "object_eq_returns_true": (ALWAYS_EQUAL + "def solution(n):\n    return AlwaysEqual()\n",
+                               "result = solution(2)\nassert result == [2, 4], f'got {result}'\n"),
+    "rigged_item_inside_a_list": (ALWAYS_EQUAL + "def solution(n):\n    return [AlwaysEqual(), AlwaysEqual()]\n",
+                                  "assert solution(2) == [2, 4]\n"),
+    "rigged_value_inside_a_dict": (ALWAYS_EQUAL + "def solution(n):\n    return {'a': AlwaysEqual()}\n",
+                                   "assert solution(2) == {'a': 5}\n"),
+    "int_subclass_eq": ("class I(int):\n    def __eq__(self, other):\n        return True\n"
+                        "    __hash__ = int.__hash__\n"
+                        "def solution(n):\n    return I(0)\n", "assert solution(2) == 4\n"),
+    "ne_returns_false": ("class N:\n    def __ne__(self, other):\n        return False\n"
+                         "def solution(n):\n    return N()\n", "assert not (solution(2) != 4)\n"),
+    "ne_returns_true": ("class N:\n    def __ne__(self, other):\n        return True\n"
+                        "def solution(n):\n    return N()\n", "assert solution(0) != 0\n"),
+    "bool_trick_for_truthiness": ("class Yes:\n    def __bool__(self):\n        return True\n"
+                                  "def is_prime(n):\n    return Yes()\n", "assert is_prime(4)\n"),
+    "bool_trick_under_not": ("class No:\n    def __bool__(self):\n        return False\n"
+                             "def is_prime(n):\n    return No()\n", "assert not is_prime(7)\n"),
+    "len_trick_for_truthiness": ("class Full(list):\n    def __len__(self):\n        return 1\n"
+                                 "def items(n):\n    return Full()\n", "assert items(3)\n"),
+    "lt_returns_true": ("class Tiny:\n    def __lt__(self, other):\n        return True\n"
+                        "def solution(n):\n    return Tiny()\n", "assert solution(9) < 3\n"),
+    "contains_returns_true": ("class Everything:\n    def __contains__(self, item):\n        return True\n"
+                              "def solution(n):\n    return Everything()\n", "assert 7 in solution(3)\n"),
+    "humaneval_check_candidate": (ALWAYS_EQUAL + "def add(a, b):\n    return AlwaysEqual()\n",
+                                  "def check(candidate):\n    assert candidate(1, 2) == 3\n"
+                                  "    assert candidate(2, 2) == 4\n\ncheck(add)\n"),
+    "chained_comparison": ("class Mid:\n    def __gt__(self, other):\n        return True\n"
+                           "    def __lt__(self, other):\n        return True\n"
+                           "def solution(n):\n    return Mid()\n", "assert 5 < solution(1) < 7\n"),
+}
+
+
+def naive_exit_code(program: str, snippet: str) -> int:
+    """The naive harness: run program + snippet with `python -c`, exit code 0 means pass."""
+    return subprocess.run([sys.executable, "-c", program + "\n\n" + snippet], capture_output=True,
+                          timeout=60).returncode
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_overloaded_comparison_passes_naive_harness_and_fails_ours(attack: str) -> None:
+    program, snippet = ATTACKS[attack]
+    assert naive_exit_code(program, snippet) == 0  # the attack works against the naive harness
+    (result,) = sandbox.run_asserts(program, [snippet], limits=QUICK).snippets
+    assert result.status == "fail"
+    assert result.reason == sandbox_strict.REASON
+    assert result.error_type == sandbox_strict.OVERLOAD_ERROR
+    assert result.trust == "in_process"
+
+
+@pytest.mark.parametrize("attack", ["list_subclass_eq", "object_eq_returns_true", "bool_trick_for_truthiness"])
+def test_without_strict_comparisons_the_attack_passes(attack: str) -> None:
+    """The guard is what stops it: the same run without it passes."""
+    program, snippet = ATTACKS[attack]
+    (result,) = sandbox.run_asserts(program, [snippet], limits=QUICK, strict_comparisons=False).snippets
+    assert result.status == "pass" and result.reason is None
+
+
+HONEST = textwrap.dedent("""
+    import collections, decimal
+    def solution(n):
+        return [n, n * 2]
+    def nothing(n):
+        return None
+    def table(n):
+        return {'a': [1, (2, 3)], 'b': {4, 5}}
+    def special(n):
+        return (collections.OrderedDict(a=1), collections.deque([1, 2]), decimal.Decimal('1.5'), float('nan'))
+""")
+
+
+@pytest.mark.parametrize(("snippet", "status"), [
+    ("assert solution(2) == [2, 4]\n", "pass"),
+    ("assert solution(2) == [2, 5]\n", "fail"),
+    ("assert solution(2) != [2, 5] and not solution(0) == [1]\n", "pass"),
+    ("assert nothing(1) is None and solution(1) is not None\n", "pass"),
+    ("assert 4 in solution(2) and 5 not in solution(2)\n", "pass"),
+    ("assert 0 <= solution(3)[0] < 4 <= 6 == solution(3)[1]\n", "pass"),
+    ("assert 5 < solution(1)[0] < solution(None)[0]\n", "fail"),  # short-circuits: solution(None) never runs
+    ("assert table(0) == {'b': {5, 4}, 'a': [1, (2, 3)]} and table(0).keys() == {'a', 'b'}\n", "pass"),
+    ("assert special(0)[:3] == (collections.OrderedDict(a=1), collections.deque([1, 2]), decimal.Decimal('1.5'))\n",
+     "pass"),
+    ("assert special(0)[3] != special(0)[3]\n", "pass"),
+    ("assert solution(2)\nassert not nothing(2)\n", "pass"),
+    ("assert all(x == y for x, y in zip(solution(2), [2, 4]))\n", "pass"),
+    ("assert solution(2) < [2]\n", "fail"),
+    ("assert solution(2) < 3\n", "error"),  # TypeError, as in plain Python
+])
+def test_exact_builtin_comparisons_keep_python_semantics(snippet: str, status: str) -> None:
+    (result,) = sandbox.run_asserts(HONEST, [snippet], limits=QUICK).snippets
+    assert (result.status, result.reason) == (status, None), result
+    assert naive_exit_code(HONEST, snippet) == (0 if status == "pass" else 1)
+
+
+def test_rewrite_leaves_snippets_without_asserts_and_unparsable_ones_alone() -> None:
+    assert sandbox_strict.rewrite_snippet("print(1)\n", "_g") is None
+    assert sandbox_strict.rewrite_snippet("assert (\n", "_g") is None
+    rewritten = sandbox_strict.rewrite_snippet("assert f(1) == 2, 'msg'\n", "_g")
+    assert rewritten == "assert _g.cmp('==', f(1), 2), 'msg'\n"
+
+
+PATCHED_BUILTINS = ("import builtins\nclass Yes(set):\n    def __contains__(self, item):\n        return True\n"
+                    "builtins.set = Yes\nbuiltins.all = lambda items: True\n")
+
+
+@pytest.mark.parametrize("attack", ["object_eq_returns_true", "rigged_item_inside_a_list", "bool_trick_for_truthiness"])
+def test_patched_builtins_do_not_reach_the_guard(attack: str) -> None:
+    program, snippet = ATTACKS[attack]
+    program = PATCHED_BUILTINS + program
+    assert naive_exit_code(program, snippet) == 0
+    (result,) = sandbox.run_asserts(program, [snippet], limits=QUICK).snippets
+    assert (result.status, result.reason) == ("fail", sandbox_strict.REASON)
+
+
+COUNTERS = "import collections, re\ndef count(s):\n    return collections.Counter(s)\ndef match(s):\n    return re.match('a', s)\n"
+
+
+@pytest.mark.parametrize(("snippet", "status", "reason"), [
+    ("assert count('aab') == {'a': 2, 'b': 1}\n", "pass", None),
+    ("assert count('aab') == collections.Counter(a=2, b=1, c=0)\n", "pass", None),  # zero counts as missing (3.10+)
+    ("assert count('aab') != count('ab') and 'a' in count('a')\n", "pass", None),
+    ("assert count('a') == [1]\n", "fail", None),
+    ("assert match('abc') and not match('b')\n", "pass", None),
+    ("assert count('ab') <= count('abc')\n", "fail", sandbox_strict.REASON),  # Counter ordering is Python code
+    ("assert [count('a')] == [count('a')]\n", "fail", sandbox_strict.REASON),
+])
+def test_counters_and_match_objects_compare_as_python_does(snippet: str, status: str, reason: str | None) -> None:
+    """Honest MBPP+ canonicals return Counters and re.Match objects; the guard keeps their verdicts."""
+    (result,) = sandbox.run_asserts(COUNTERS, [snippet], limits=QUICK).snippets
+    assert (result.status, result.reason) == (status, reason), result

@@ -75,3 +75,20 @@ def test_id_list_parameter():
     with pytest.raises(ParameterError):
         parse_id_list("lcbhard_3, oops", parameter="heldout_ids")
     assert task_number("lcbhard_17") == 17
+
+
+def test_a_task_takes_its_worst_category_wherever_it_is_listed():
+    worst_first = derive_drop_list([
+        _issue(2, "t_7", "original", "original_test_wrong"),
+        _issue(3, "t_7", "original", "test_too_weak"),
+        _issue(4, "t_7", "original", "input_violates_docstring"),
+    ])
+    assert worst_first[0].categories == ("original_test_wrong", "test_too_weak", "input_violates_docstring")
+    assert worst_first[0].unsolvable_for_honest == "yes"
+    worst_in_the_middle = derive_drop_list([
+        _issue(2, "t_8", "original", "test_too_weak"),
+        _issue(3, "t_8", "original", "test_over_specified"),
+        _issue(4, "t_8", "original", "test_too_weak"),
+    ])
+    assert worst_in_the_middle[0].categories == ("test_too_weak", "test_over_specified")
+    assert worst_in_the_middle[0].unsolvable_for_honest == "possibly"

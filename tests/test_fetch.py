@@ -230,3 +230,22 @@ def test_lock_records_are_plain_json(isolated_cache, mirror):
     content = json.loads((isolated_cache / "lock.json").read_text(encoding="utf-8"))
     assert content["toyset/sub/data.jsonl"]["origin"].endswith("data.jsonl")
     assert fetch_module.LOCK_FILE_NAME == "lock.json"
+
+
+def test_tampered_cached_copy_of_an_unpinned_file_is_checked_against_the_lock(isolated_cache, mirror, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    source = make_source(sha256=None)
+    first = fetch_source(source, mirror=mirror, offline=True)
+    assert read_lock(isolated_cache)["toyset/sub/data.jsonl"]["sha256"] == PAYLOAD_SHA
+    tampered = PAYLOAD + b'{"task_id": "T/9"}\n'
+    first.path.write_bytes(tampered)
+
+    with pytest.raises(DataUnavailableError) as info:  # no mirror now: the bad cached copy is all there is
+        fetch_source(source, offline=True)
+    message = str(info.value)
+    assert hashlib.sha256(tampered).hexdigest() in message and PAYLOAD_SHA in message
+    assert not first.path.exists()
+    assert any(p.name.startswith("data.jsonl.corrupt-") for p in first.path.parent.iterdir())
+
+    again = fetch_source(source, mirror=mirror, offline=True)  # a good copy is taken from the mirror again
+    assert again.provenance.source == "mirror" and again.path.read_bytes() == PAYLOAD

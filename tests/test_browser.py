@@ -8,16 +8,18 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from audit_lib import runner
+from tests.prerequisites import import_declared, require_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage",
                "--no-first-run", "--disable-extensions"]
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
-                                                     "(.ci/run installs it: apt-get install chromium)"),
-]
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module", autouse=True)
+def chromium() -> Path:
+    """Skips the module without Chromium; under CI=true its absence is a failure."""
+    return require_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +37,10 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser():
-    playwright_api = pytest.importorskip("playwright.sync_api")
+def browser(chromium: Path):
+    playwright_api = import_declared("playwright.sync_api", "playwright")
     with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS, headless=True)
+        launched = playwright.chromium.launch(executable_path=str(chromium), args=LAUNCH_ARGS, headless=True)
         yield launched
         launched.close()
 

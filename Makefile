@@ -11,7 +11,7 @@ JOBS ?= 2
 MIRROR_FLAG := $(if $(AUDIT_MIRROR),--mirror "$(AUDIT_MIRROR)",)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install audit test lab fetch sources clean distclean
+.PHONY: install audit test mutation lab fetch sources clean distclean
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ audit: install
 
 test: install
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+# Mutation testing of the rule modules (tools/mutation.toml); installs mutmut itself; not part of `make test`.
+mutation: install
+	$(VPY) tools/mutation.py $(MUTATION_ARGS)
 
 lab: install
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from audit_lib.compare import (
+    Comparison,
     contains_float,
     digest_of,
     SampleComparer,
@@ -171,3 +172,19 @@ def test_mbpp_558_digit_distance_oracle_zero_pads_the_shorter_number() -> None:
     assert compare_one([123, 4], 3, 3, **kwargs).passed  # the expected value still passes
     assert compare_one([123, 4], 4, 3, **kwargs).passed  # the zero-padded reading passes too
     assert not compare_one([123, 4], 5, 3, **kwargs).passed
+
+
+def test_digest_comparison_accepts_a_digest_from_the_sandbox_and_reports_the_expected_size() -> None:
+    big = list(range(50_000))
+    expected = digest_of(big)
+    same = compare_one([], digest_of(list(range(50_000))), expected, atol=0.5)  # the sandbox digested the output
+    assert same == Comparison(True, "", 0.5)
+    other = compare_one([], digest_of(big[:-1]), expected)
+    assert other.passed is False and other.atol_used == 0.0
+    assert other.reason == f"not equal (expected list of {expected.nbytes:,} encoded bytes)"
+
+    class Opaque:
+        pass
+
+    unsendable = compare_one([], Opaque(), expected)  # cannot be encoded, so it cannot match
+    assert unsendable.passed is False and unsendable.reason.startswith("not equal (expected list of ")

@@ -292,3 +292,47 @@ def test_instances_carry_every_field_and_the_prompt_as_built():
     assert (fixed.variant, fixed.record, fixed.instance_id, fixed.tests_parsed) == ("as_fixed", 2, "1_175", 4)
     assert fixed.tests_shown == tests and fixed.pattern == (1, 0, 1, 1)
     assert fixed.prompt == fixed.intended_prompt == replay.prompt_as_fixed(profile, target, tests)
+
+
+# ---------------------------------------------------------------------------------------------- parsing, exactly as HELM
+
+
+def test_markers_are_cut_at_their_fixed_widths_without_any_whitespace():
+    parsed = replay.parse_unittests("Unittest 0:Input:x=1;STD input:5Output:6")
+    assert parsed.tests == ({"input": "x=1;", "std_in": "5", "output": "6"},)
+
+
+def test_each_marker_is_the_first_one_in_its_piece():
+    in_code = "Unittest 0:\nInput:\nputs(\"Input: no\");\nSTD input:\n7\nOutput:\n8 STD input: 9"
+    assert replay.parse_unittests(in_code).tests == (
+        {"input": 'puts("Input: no");', "std_in": "7", "output": "8 STD input: 9"},)
+    # An "Output:" inside the code comes before the STD input marker: HELM's slices then overlap.
+    output_in_code = "Unittest 0:\nInput:\nputs(\"Output:\");\nSTD input:\n\nOutput:\n1"
+    assert replay.parse_unittests(output_in_code).tests == (
+        {"input": 'puts("Output:");', "std_in": "", "output": '");\nSTD input:\n\nOutput:\n1'},)
+
+
+def test_a_broken_piece_keeps_the_tests_before_it():
+    text = unittests(("cout << 1;", "", "1")) + "\nUnittest 1:\nInput:\ncout << 2;\n"
+    parsed = replay.parse_unittests(text)
+    assert parsed.parsed_ok is False and parsed.fragments == 2
+    assert parsed.tests == ({"input": "cout << 1;", "std_in": "", "output": "1"},)
+
+
+def test_true_pattern_accepts_only_zeros_and_ones():
+    assert replay.true_pattern(" 0110 ") == (0, 1, 1, 0)
+    assert replay.true_pattern("10X1") is None and replay.true_pattern("") is None and replay.true_pattern(None) is None
+
+
+def test_prompt_texts_hold_the_profile_and_each_test():
+    target = {"week": 3, "topic": "Pointer", "question_name": "Sum", "question_text": "Viết hàm sum"}
+    profile = replay.topic_profile(1, TOPICS)
+    tests = replay.parse_unittests(FOUR_TESTS).tests[:2]
+    fixed = replay.prompt_as_fixed(profile, target, tests)
+    assert profile in fixed
+    assert ("Question: Sum — Viết hàm sum\n"
+            "Unit test 0:\n{'code': 'cout << f(0);', 'std_input': ''}\n"
+            "Unit test 1:\n{'code': 'cout << f(1);', 'std_input': ''}\n"
+            "Think silently about:") in fixed
+    without_tests = replay.prompt_intended(profile, target, ())
+    assert profile in without_tests and "Question: Sum — Viết hàm sum\nThink silently about:" in without_tests

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from audit_lib import sandbox_codec
 from audit_lib import sandbox_codec as codec
 
 plain_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(),
@@ -119,3 +120,92 @@ def test_recursive_structures_are_refused() -> None:
 def test_malformed_tags_raise(bad) -> None:
     with pytest.raises((codec.MalformedTaggedValue, ValueError)):
         codec.decode(bad)
+
+
+# ---------------------------------------------------------------------------------------------- exact limits
+
+
+def _nested_lists(levels: int) -> list:
+    value: list = [0]
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def _nested(levels: int, wrap) -> object:
+    value: object = 0
+    for _ in range(levels):
+        value = wrap(value)
+    return value
+
+
+def test_nesting_is_counted_the_same_way_for_every_container() -> None:
+    limit = sandbox_codec.MAX_DEPTH
+    # Lists and tuples: the innermost flat one is sent as is, so N levels reach depth N - 1.
+    assert sandbox_codec.decode(sandbox_codec.encode(_nested_lists(limit + 1))) == _nested_lists(limit + 1)
+    with pytest.raises(sandbox_codec.Unserializable) as caught:
+        sandbox_codec.encode(_nested_lists(limit + 2))
+    assert str(caught.value) == f"list: nested deeper than {limit}" and caught.value.reason.startswith("nested")
+    assert sandbox_codec.encode(_nested(limit, lambda v: (v,)))
+    with pytest.raises(sandbox_codec.Unserializable):
+        sandbox_codec.encode(_nested(limit + 2, lambda v: (v,)))
+    # Dicts, sets and pairs encode every item, so the leaf itself sits at depth N.
+    for wrap in (lambda v: {"k": v}, lambda v: frozenset({v}), lambda v: {1: v},
+                 lambda v: collections.OrderedDict([("k", v)])):
+        assert sandbox_codec.decode(sandbox_codec.encode(_nested(limit, wrap))) == _nested(limit, wrap)
+        with pytest.raises(sandbox_codec.Unserializable) as caught:
+            sandbox_codec.encode(_nested(limit + 1, wrap))
+        assert str(caught.value).endswith(f": nested deeper than {limit}")  # the key, for pairs, comes first
+
+
+def test_plain_ints_stop_one_short_of_two_to_the_53() -> None:
+    bound = sandbox_codec.PLAIN_INT_BOUND
+    assert sandbox_codec.encode(bound - 1) == bound - 1 and sandbox_codec.encode(-(bound - 1)) == -(bound - 1)
+    assert sandbox_codec.encode(bound) == {"$int": hex(bound)}
+    assert sandbox_codec.encode(-bound) == {"$int": hex(-bound)}
+    assert sandbox_codec.encode([bound - 1, -(bound - 1)]) == [bound - 1, -(bound - 1)]
+    assert sandbox_codec.encode([-bound]) == [{"$int": hex(-bound)}]
+    assert sandbox_codec.encode(("a", bound)) == {"$tuple": ["a", {"$int": hex(bound)}]}
+    assert sandbox_codec.decode({"$int": hex(-bound)}) == -bound
+
+
+def test_unserializable_names_the_type() -> None:
+    class Local:
+        pass
+
+    with pytest.raises(sandbox_codec.Unserializable) as caught:
+        sandbox_codec.encode(Local())
+    assert caught.value.type_name == f"{__name__}.{Local.__qualname__}"
+    assert str(caught.value) == f"{__name__}.{Local.__qualname__}: not plain data"
+    assert caught.value.reason == "not plain data"
+    with pytest.raises(sandbox_codec.Unserializable) as caught:
+        sandbox_codec.encode(object())
+    assert caught.value.type_name == "object"
+    nameless = type("Nameless", (), {})
+    nameless.__module__ = None
+    assert sandbox_codec._type_name(nameless()) == ".Nameless"
+    odd = type("Odd", (), {})
+    odd.__module__ = 5
+    assert sandbox_codec._type_name(odd()) == "?"
+
+
+@pytest.mark.parametrize(("payload", "message"), [
+    ({"$tuple": 1}, "$tuple needs a list"), ({"$set": "x"}, "$set needs a list"),
+    ({"$int": 5}, "$int needs a hex string"), ({"$bytes": 5}, "$bytes needs base64 text"),
+    ({"$complex": [1]}, "$complex needs [re, im]"), ({"$complex": "ab"}, "$complex needs [re, im]"),
+    ({"$dict": [[1, 2, 3]]}, "a mapping tag needs a list of [key, value] pairs"),
+    ({"$dict": {"a": 1}}, "a mapping tag needs a list of [key, value] pairs"),
+    ({"$dict": [1]}, "a mapping tag needs a list of [key, value] pairs"),
+    ({"$float": "one"}, "bad float {'$float': 'one'}"), ({"$complex": ["x", 1]}, "bad float 'x'"),
+    ({"$what": 1}, "unknown tag '$what'"), ({"a": 1, "$b": 2}, "a plain object may not have keys starting with '$'"),
+])
+def test_malformed_tagged_values_say_what_is_wrong(payload, message) -> None:
+    with pytest.raises(sandbox_codec.MalformedTaggedValue) as caught:
+        sandbox_codec.decode(payload)
+    assert str(caught.value) == message
+
+
+def test_a_non_json_object_is_refused_by_name() -> None:
+    with pytest.raises(sandbox_codec.MalformedTaggedValue) as caught:
+        sandbox_codec.decode(b"raw")
+    assert str(caught.value) == "not a JSON value: bytes"

@@ -504,3 +504,32 @@ def test_hub_download_runs_in_a_scratch_folder_and_failures_are_named(monkeypatc
     with pytest.raises(DataUnavailableError) as info:
         fetch_module._download_from_hub(HubFile("someone/dataset", "main", "x"), io.BytesIO(), None)
     assert str(info.value) == "huggingface_hub is not installed"
+
+
+def test_every_place_tried_is_listed_in_order_with_its_outcome(isolated_cache, tmp_path, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    empty_mirror = tmp_path / "empty_mirror"
+    empty_mirror.mkdir()
+    source = make_source(UrlFile("https://example.org/data.jsonl"))
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_source(source, mirror=empty_mirror, offline=True)
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    assert info.value.fields["attempts"] == [
+        (f"cache {cached}", "not present"),
+        (f"mirror {empty_mirror / 'toyset' / 'sub' / 'data.jsonl'}", "not present"),
+        ("download https://example.org/data.jsonl", "skipped: offline (AUDIT_OFFLINE/HF_HUB_OFFLINE)")]
+
+
+def test_a_pin_mismatch_carries_file_both_hashes_and_origin(isolated_cache, mirror):
+    bad = mirror / "toyset" / "sub" / "data.jsonl"
+    bad.write_bytes(b"other\n")
+    with pytest.raises(ChecksumMismatchError) as info:
+        fetch_source(make_source(), mirror=mirror, offline=True)
+    assert info.value.fields == {"file": "toyset/sub/data.jsonl", "expected": PAYLOAD_SHA,
+                                 "actual": hashlib.sha256(b"other\n").hexdigest(), "origin": str(bad)}
+
+
+def test_a_cached_copy_is_served_from_its_own_path(isolated_cache, mirror):
+    first = fetch_source(make_source(), mirror=mirror, offline=True)
+    again = fetch_source(make_source(), offline=True)
+    assert again.path == first.path and again.provenance.location == str(first.path)

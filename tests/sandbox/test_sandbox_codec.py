@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import math
 import sys
@@ -220,3 +221,48 @@ def test_a_non_json_object_is_refused_by_name() -> None:
     with pytest.raises(sandbox_codec.MalformedTaggedValue) as caught:
         sandbox_codec.decode(b"raw")
     assert str(caught.value) == "not a JSON value: bytes"
+
+
+# ---------------------------------------------------------------------------------------------- digests in full
+
+
+def test_canonical_encoding_is_compact_sorted_utf8() -> None:
+    assert sandbox_codec.canonical_encoding({"b": [1, 2], "a": "é"}) == b'{"a":"\\u00e9","b":[1,2]}'
+    assert sandbox_codec.canonical_encoding((1, "x")) == b'{"$tuple":[1,"x"]}'
+
+
+def test_large_value_digest_only_for_float_free_values_above_the_size() -> None:
+    value = {"k": list(range(30))}
+    tagged = sandbox_codec.encode(value)
+    canonical = json.dumps(tagged, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    digest = sandbox_codec.large_value_digest(value, tagged, len(canonical) - 1)
+    assert digest == sandbox_codec.ValueDigest(hashlib.sha256(canonical).hexdigest(), len(canonical), "dict")
+    assert digest == sandbox_codec.digest_of(value)  # the child's rule and the parent's agree
+    assert sandbox_codec.large_value_digest(value, tagged, len(canonical)) is None  # not larger: kept
+    assert sandbox_codec.large_value_digest([0.5] * 100, sandbox_codec.encode([0.5] * 100), 0) is None
+
+
+@pytest.mark.parametrize("payload", [
+    {"$digest": ["a" * 64, 10, "list"], "x": 1}, {"$digest": ["a" * 64, 10]}, {"$digest": "abc"},
+    {"$digest": ["a" * 63, 10, "list"]}, {"$digest": [1, 10, "list"]}, {"$digest": ["a" * 64, "10", "list"]},
+    {"$digest": ["a" * 64, 10, 5]}, ["$digest"], {"$other": ["a" * 64, 10, "list"]},
+])
+def test_malformed_digests_are_not_digests(payload) -> None:
+    assert sandbox_codec.digest_from_json(payload) is None
+
+
+def test_a_digest_keeps_its_fields_and_at_most_200_characters_of_type_name() -> None:
+    assert sandbox_codec.digest_from_json({"$digest": ["a" * 64, 10, "T" * 300]}) == \
+        sandbox_codec.ValueDigest("a" * 64, 10, "T" * 200)
+
+
+def test_infinities_keep_their_sign() -> None:
+    assert sandbox_codec.encode(float("inf")) == {"$float": "inf"}
+    assert sandbox_codec.encode(float("-inf")) == {"$float": "-inf"}
+    assert sandbox_codec.encode(complex(float("-inf"), 1)) == {"$complex": [{"$float": "-inf"}, 1.0]}
+
+
+def test_dicts_with_dollar_or_non_string_keys_go_as_pairs() -> None:
+    assert sandbox_codec.encode({"$x": 1}) == {"$dict": [["$x", 1]]}
+    assert sandbox_codec.encode({1: "a"}) == {"$dict": [[1, "a"]]}
+    assert sandbox_codec.encode({"a": 1}) == {"a": 1}

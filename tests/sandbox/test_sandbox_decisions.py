@@ -305,3 +305,15 @@ def test_bad_arguments_are_refused_before_anything_runs(monkeypatch, call: Check
         call()
     assert str(caught.value).startswith(message) and caught.value.fields["field"] == field
     assert zygote.calls == []
+
+
+def test_a_payload_that_only_parses_inside_the_batch_array_does_not_shift_the_others(monkeypatch) -> None:
+    result, _ = run_call(monkeypatch, [line(0, "value", "0.5", b"1,2"), line(1, "value", "0.5", 7)], 2)
+    assert (result.outcomes[0].kind, result.outcomes[0].exc_type) == ("unserializable", "MalformedResult")
+    assert result.outcomes[1] == CallOutcome(1, "value", 7, duration_s=0.5)
+
+
+def test_open_files_message() -> None:
+    with pytest.raises(ParameterError) as caught:
+        Limits(open_files=7)
+    assert str(caught.value) == "Limits.open_files must be at least 8 (the interpreter needs a few)"

@@ -203,7 +203,7 @@ def to_jsonable(value: Any) -> Any:
         return printable_int(value)  # json.dumps raises on ints past the 4,300-digit str() limit
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
-            return repr(value)
+            return repr(float(value))  # numpy's float64 is a float whose repr is "np.float64(nan)"
         return value
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}

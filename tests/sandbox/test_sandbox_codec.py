@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import math
+import sys
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from audit_lib.sandbox import codec
+from audit_lib.sandbox import codec as sandbox_codec
 
 plain_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(),
                          st.binary(), st.complex_numbers(allow_nan=False))
@@ -119,3 +122,147 @@ def test_recursive_structures_are_refused() -> None:
 def test_malformed_tags_raise(bad) -> None:
     with pytest.raises((codec.MalformedTaggedValue, ValueError)):
         codec.decode(bad)
+
+
+# ---------------------------------------------------------------------------------------------- exact limits
+
+
+def _nested_lists(levels: int) -> list:
+    value: list = [0]
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def _nested(levels: int, wrap) -> object:
+    value: object = 0
+    for _ in range(levels):
+        value = wrap(value)
+    return value
+
+
+def test_nesting_is_counted_the_same_way_for_every_container(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Room for 200 levels even when each call gains wrapper frames (a profiler, or mutmut's trampolines).
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, 20_000))
+    try:
+        _check_nesting()
+    finally:
+        sys.setrecursionlimit(old_limit)
+
+
+def _check_nesting() -> None:
+    limit = sandbox_codec.MAX_DEPTH
+    # Lists and tuples: the innermost flat one is sent as is, so N levels reach depth N - 1.
+    assert sandbox_codec.decode(sandbox_codec.encode(_nested_lists(limit + 1))) == _nested_lists(limit + 1)
+    with pytest.raises(sandbox_codec.Unserializable) as caught:
+        sandbox_codec.encode(_nested_lists(limit + 2))
+    assert str(caught.value) == f"list: nested deeper than {limit}" and caught.value.reason.startswith("nested")
+    assert sandbox_codec.encode(_nested(limit, lambda v: (v,)))
+    with pytest.raises(sandbox_codec.Unserializable):
+        sandbox_codec.encode(_nested(limit + 2, lambda v: (v,)))
+    # Dicts, sets and pairs encode every item, so the leaf itself sits at depth N.
+    for wrap in (lambda v: {"k": v}, lambda v: frozenset({v}), lambda v: {1: v},
+                 lambda v: collections.OrderedDict([("k", v)])):
+        assert sandbox_codec.decode(sandbox_codec.encode(_nested(limit, wrap))) == _nested(limit, wrap)
+        with pytest.raises(sandbox_codec.Unserializable) as caught:
+            sandbox_codec.encode(_nested(limit + 1, wrap))
+        assert str(caught.value).endswith(f": nested deeper than {limit}")  # the key, for pairs, comes first
+
+
+def test_plain_ints_stop_one_short_of_two_to_the_53() -> None:
+    bound = sandbox_codec.PLAIN_INT_BOUND
+    assert sandbox_codec.encode(bound - 1) == bound - 1 and sandbox_codec.encode(-(bound - 1)) == -(bound - 1)
+    assert sandbox_codec.encode(bound) == {"$int": hex(bound)}
+    assert sandbox_codec.encode(-bound) == {"$int": hex(-bound)}
+    assert sandbox_codec.encode([bound - 1, -(bound - 1)]) == [bound - 1, -(bound - 1)]
+    assert sandbox_codec.encode([-bound]) == [{"$int": hex(-bound)}]
+    assert sandbox_codec.encode(("a", bound)) == {"$tuple": ["a", {"$int": hex(bound)}]}
+    assert sandbox_codec.decode({"$int": hex(-bound)}) == -bound
+
+
+def test_unserializable_names_the_type() -> None:
+    class Local:
+        pass
+
+    with pytest.raises(sandbox_codec.Unserializable) as caught:
+        sandbox_codec.encode(Local())
+    assert caught.value.type_name == f"{__name__}.{Local.__qualname__}"
+    assert str(caught.value) == f"{__name__}.{Local.__qualname__}: not plain data"
+    assert caught.value.reason == "not plain data"
+    with pytest.raises(sandbox_codec.Unserializable) as caught:
+        sandbox_codec.encode(object())
+    assert caught.value.type_name == "object"
+    nameless = type("Nameless", (), {})
+    nameless.__module__ = None
+    assert sandbox_codec._type_name(nameless()) == ".Nameless"
+    odd = type("Odd", (), {})
+    odd.__module__ = 5
+    assert sandbox_codec._type_name(odd()) == "?"
+
+
+@pytest.mark.parametrize(("payload", "message"), [
+    ({"$tuple": 1}, "$tuple needs a list"), ({"$set": "x"}, "$set needs a list"),
+    ({"$int": 5}, "$int needs a hex string"), ({"$bytes": 5}, "$bytes needs base64 text"),
+    ({"$complex": [1]}, "$complex needs [re, im]"), ({"$complex": "ab"}, "$complex needs [re, im]"),
+    ({"$dict": [[1, 2, 3]]}, "a mapping tag needs a list of [key, value] pairs"),
+    ({"$dict": {"a": 1}}, "a mapping tag needs a list of [key, value] pairs"),
+    ({"$dict": [1]}, "a mapping tag needs a list of [key, value] pairs"),
+    ({"$float": "one"}, "bad float {'$float': 'one'}"), ({"$complex": ["x", 1]}, "bad float 'x'"),
+    ({"$what": 1}, "unknown tag '$what'"), ({"a": 1, "$b": 2}, "a plain object may not have keys starting with '$'"),
+])
+def test_malformed_tagged_values_say_what_is_wrong(payload, message) -> None:
+    with pytest.raises(sandbox_codec.MalformedTaggedValue) as caught:
+        sandbox_codec.decode(payload)
+    assert str(caught.value) == message
+
+
+def test_a_non_json_object_is_refused_by_name() -> None:
+    with pytest.raises(sandbox_codec.MalformedTaggedValue) as caught:
+        sandbox_codec.decode(b"raw")
+    assert str(caught.value) == "not a JSON value: bytes"
+
+
+# ---------------------------------------------------------------------------------------------- digests in full
+
+
+def test_canonical_encoding_is_compact_sorted_utf8() -> None:
+    assert sandbox_codec.canonical_encoding({"b": [1, 2], "a": "é"}) == b'{"a":"\\u00e9","b":[1,2]}'
+    assert sandbox_codec.canonical_encoding((1, "x")) == b'{"$tuple":[1,"x"]}'
+
+
+def test_large_value_digest_only_for_float_free_values_above_the_size() -> None:
+    value = {"k": list(range(30))}
+    tagged = sandbox_codec.encode(value)
+    canonical = json.dumps(tagged, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    digest = sandbox_codec.large_value_digest(value, tagged, len(canonical) - 1)
+    assert digest == sandbox_codec.ValueDigest(hashlib.sha256(canonical).hexdigest(), len(canonical), "dict")
+    assert digest == sandbox_codec.digest_of(value)  # the child's rule and the parent's agree
+    assert sandbox_codec.large_value_digest(value, tagged, len(canonical)) is None  # not larger: kept
+    assert sandbox_codec.large_value_digest([0.5] * 100, sandbox_codec.encode([0.5] * 100), 0) is None
+
+
+@pytest.mark.parametrize("payload", [
+    {"$digest": ["a" * 64, 10, "list"], "x": 1}, {"$digest": ["a" * 64, 10]}, {"$digest": "abc"},
+    {"$digest": ["a" * 63, 10, "list"]}, {"$digest": [1, 10, "list"]}, {"$digest": ["a" * 64, "10", "list"]},
+    {"$digest": ["a" * 64, 10, 5]}, ["$digest"], {"$other": ["a" * 64, 10, "list"]},
+])
+def test_malformed_digests_are_not_digests(payload) -> None:
+    assert sandbox_codec.digest_from_json(payload) is None
+
+
+def test_a_digest_keeps_its_fields_and_at_most_200_characters_of_type_name() -> None:
+    assert sandbox_codec.digest_from_json({"$digest": ["a" * 64, 10, "T" * 300]}) == \
+        sandbox_codec.ValueDigest("a" * 64, 10, "T" * 200)
+
+
+def test_infinities_keep_their_sign() -> None:
+    assert sandbox_codec.encode(float("inf")) == {"$float": "inf"}
+    assert sandbox_codec.encode(float("-inf")) == {"$float": "-inf"}
+    assert sandbox_codec.encode(complex(float("-inf"), 1)) == {"$complex": [{"$float": "-inf"}, 1.0]}
+
+
+def test_dicts_with_dollar_or_non_string_keys_go_as_pairs() -> None:
+    assert sandbox_codec.encode({"$x": 1}) == {"$dict": [["$x", 1]]}
+    assert sandbox_codec.encode({1: "a"}) == {"$dict": [[1, "a"]]}
+    assert sandbox_codec.encode({"a": 1}) == {"a": 1}

@@ -160,10 +160,30 @@ def test_skip_reasons_marker_and_too_few_tests():
 # ---------------------------------------------------------------------------------------------- prompt
 
 
-def test_adjacent_literals_bind_before_the_conditional():
-    has_tests = True
-    assert ("head " "tests" if has_tests else "" " tail") == "head tests"  # Python's own rule
-    assert ("head " "tests" if not has_tests else "" " tail") == " tail"
+def helm_shaped_prompt(profile, target, tests):
+    """The prompt written the way HELM's scenario writes it: one run of adjacent f-strings with the
+    `if ... else ""` in the middle, meant to guard only the "Unit Tests" line."""
+    return (
+        f"{replay.PROMPT_OPENING}"
+        f"{profile}\n"
+        f"{replay.PROMPT_INSTRUCTION}"
+        f"Week: {target['week']}\n"
+        f"Topic: {target['topic']}\n\n"
+        f"Question: {target['question_name']} — {target['question_text']}\n"
+        f"Unit Tests: {list(tests)}\n"
+        if tests
+        else ""
+        f"{replay.PROMPT_THINK}"
+        f"{replay.SHIPPED_ANSWER_FORMAT}"
+    )
+
+
+@pytest.mark.parametrize("tests", [({"input": "cout << 1;", "std_in": "", "output": "1"},), ()])
+def test_prompt_as_shipped_is_what_helm_s_expression_evaluates_to(tests):
+    target = {"week": 3, "topic": "Pointer", "question_name": "Sum", "question_text": "Viết hàm sum"}
+    profile = replay.topic_profile(1, TOPICS)
+    assert replay.prompt_as_shipped(profile, target, tests) == helm_shaped_prompt(profile, target, tests)
+    assert replay.prompt_intended(profile, target, tests) != helm_shaped_prompt(profile, target, tests)
 
 
 def test_prompt_as_built_stops_at_the_test_list_or_is_only_the_tail():
@@ -181,3 +201,138 @@ def test_prompt_as_built_stops_at_the_test_list_or_is_only_the_tail():
     assert tail_only.startswith("Think silently about:") and "Question:" not in tail_only
     fixed = replay.prompt_as_fixed(profile, target, tests)
     assert "Unit test 0:\n{'code': 'cout << 1;', 'std_input': ''}\n" in fixed and "'output'" not in fixed
+
+
+# ---------------------------------------------------------------------------------------------- every skip, in full
+
+ONE_TEST = unittests(("cout << 1;", "", "1"))
+NO_STD_INPUT = "no markers here Unittest 0: Input: x"
+SKIP_ROWS = [row(1, "t1", "1111", qid="0"), row(2, "t1", "1111", qid="999"), row(3, "t1", "1111", tests=""),
+             row(4, "t1", "1111", tests=NO_STD_INPUT), row(5, "t1", "1", tests=ONE_TEST), row(6, "t1", "1a01"),
+             row(7, "t1", ""), row(8, "t1", "1.01"), row(9, "t1", "101"), row(10, "t2", "0110")]
+ZERO_REPR = repr(pd.read_csv(io.StringIO("q\n0\n"))["q"][0])  # how the falsy id 0 prints (np.int64(0) on numpy 2)
+
+
+def _rows(result: replay.ReplayResult) -> list[tuple]:
+    return [(s["student_id"], s["question_unittest_id"], s["record"], s["reason"], s["counted_by_helm"],
+             s["aborts_helm_run"], s["detail"]) for s in (skip.as_row() for skip in result.skipped)]
+
+
+def test_every_skip_as_shipped_names_student_record_reason_and_detail():
+    result = replay.build_as_shipped(submissions_csv(SKIP_ROWS), TOPICS, ["175"], 2)
+    assert {skip.variant for skip in result.skipped} == {"as_shipped"}
+    assert _rows(result) == [
+        (1, 0, 1, "qid_falsy", True, False, f"{ZERO_REPR} is falsy"),
+        (2, 999, 2, "qid_not_in_test_case_keys", True, False, "str(question_unittest_id) = '999'"),
+        (3, 175, 3, "unittests_not_text", False, True, "float has no .split (HELM raises)"),
+        (4, 175, 4, "unittest_marker_missing", True, False, "1 fragments after splitting on 'Unittest'"),
+        (5, 175, 5, "fewer_tests_than_num_testcases", False, False, "1 < 2"),
+        (6, 175, 6, "pass_not_convertible_by_int", False, True,
+         "int(pass) raises ValueError: invalid literal for int() with base 10: '1a01'"),
+        (7, 175, 7, "pass_missing", False, True, "int(pass) raises ValueError: cannot convert float NaN to integer"),
+        (8, 175, 8, "pass_not_convertible_by_int", False, True,
+         "int(pass) raises ValueError: invalid literal for int() with base 10: '1.01'"),
+    ]
+    assert result.helm_run_aborts and result.skip_counts()["pass_not_convertible_by_int"] == 2
+    # The text column holds "101" and "0110": int() keeps every bit of the first and drops the leading 0.
+    assert [(i.student_id, i.record, i.pattern) for i in result.instances] == [(9, 9, (1, 0, 1)), (10, 10, (1, 1, 0))]
+
+
+def test_every_skip_as_fixed_names_student_record_reason_and_detail():
+    result = replay.build_as_fixed(submissions_csv(SKIP_ROWS, pass_as_str=True), TOPICS, ["175"], 2)
+    assert {skip.variant for skip in result.skipped} == {"as_fixed"}
+    assert _rows(result) == [
+        (1, 0, 1, "qid_falsy", True, False, f"{ZERO_REPR} is falsy"),
+        (2, 999, 2, "qid_not_in_test_case_keys", True, False, "str(question_unittest_id) = '999'"),
+        (3, 175, 3, "unittests_not_text", False, True, "float has no .split (HELM raises)"),
+        (4, 175, 4, "unittest_marker_missing", True, False, "0 tests, pattern of 4"),
+        (5, 175, 5, "fewer_tests_than_num_testcases", False, False, "1 tests, pattern of 1"),
+        (6, 175, 6, "pass_has_non_digit", False, True, "raises ValueError: invalid literal for int() with base 10: 'a'"),
+        (7, 175, 7, "pass_missing", False, True, "raises TypeError: argument of type 'float' is not iterable"),
+        (8, 175, 8, "pass_contains_dot", False, True, "raises RuntimeError: The type of `pass` column should be string!"),
+    ]
+    assert [(i.student_id, i.record, i.pattern) for i in result.instances] == [(9, 9, (1, 0)), (10, 10, (0, 1))]
+
+
+def test_pattern_shorter_than_the_tests_and_nothing_left_after_truncation():
+    frame = submissions_csv([row(1, "t1", "1"), row(2, "t1", "0110")], pass_as_str=True)
+    short = replay.build_as_fixed(frame, TOPICS, ["175"], 2)
+    assert _rows(short) == [(1, 175, 1, "pattern_shorter_than_num_testcases", True, False, "4 tests, pattern of 1")]
+    none_shown = replay.build_as_fixed(frame, TOPICS, ["175"], 0)
+    assert [(s.student_id, s.reason, s.detail) for s in none_shown.skipped] == [
+        (1, "no_tests_after_truncation", "0 tests shown, pattern of 0"),
+        (2, "no_tests_after_truncation", "0 tests shown, pattern of 0")]
+
+
+@pytest.mark.parametrize(("build", "variant", "pass_as_str"), [
+    (replay.build_as_shipped, "as_shipped", False), (replay.build_as_fixed, "as_fixed", True)])
+def test_no_test_case_keys_skips_every_student(build, variant, pass_as_str):
+    frame = submissions_csv([row(1, "t2", "1"), row(1, "t1", "1"), row(2, "t1", "1", qid="176")],
+                            pass_as_str=pass_as_str)
+    result = build(frame, TOPICS, [], 1)
+    assert result.instances == () and result.variant == variant and result.num_testcases == 1
+    assert [(s.variant, s.student_id, s.question_unittest_id, s.record, s.reason, s.detail) for s in result.skipped] \
+        == [(variant, 1, 175, 2, "no_test_cases_loaded", "HELM returns [] when the JSON is empty"),
+            (variant, 2, 176, 3, "no_test_cases_loaded", "HELM returns [] when the JSON is empty")]
+
+
+def test_instances_carry_every_field_and_the_prompt_as_built():
+    frame = [row(1, "t1", "0110"), row(1, "t0", "1011")]
+    shipped = replay.build_as_shipped(submissions_csv(frame), TOPICS, ["175"], 2).instances[0]
+    tests = replay.parse_unittests(FOUR_TESTS).tests
+    target = {"week": 3, "topic": "Pointer", "question_name": "Sum", "question_text": "Viết hàm sum"}
+    profile = replay.topic_profile(1, TOPICS)
+    assert (shipped.variant, shipped.student_id, shipped.question_unittest_id, shipped.record) == ("as_shipped", 1,
+                                                                                                    175, 2)
+    assert (shipped.instance_id, shipped.tests_parsed, shipped.tests_shown) == ("1_175", 4, tests[:2])
+    assert shipped.pattern == (1, 0, 1, 1)
+    assert shipped.prompt == replay.prompt_as_shipped(profile, target, tests[:2])
+    assert shipped.intended_prompt == replay.prompt_intended(profile, target, tests[:2])
+    fixed = replay.build_as_fixed(submissions_csv(frame, pass_as_str=True), TOPICS, ["175"], -1).instances[0]
+    assert (fixed.variant, fixed.record, fixed.instance_id, fixed.tests_parsed) == ("as_fixed", 2, "1_175", 4)
+    assert fixed.tests_shown == tests and fixed.pattern == (1, 0, 1, 1)
+    assert fixed.prompt == fixed.intended_prompt == replay.prompt_as_fixed(profile, target, tests)
+
+
+# ---------------------------------------------------------------------------------------------- parsing, exactly as HELM
+
+
+def test_markers_are_cut_at_their_fixed_widths_without_any_whitespace():
+    parsed = replay.parse_unittests("Unittest 0:Input:x=1;STD input:5Output:6")
+    assert parsed.tests == ({"input": "x=1;", "std_in": "5", "output": "6"},)
+
+
+def test_each_marker_is_the_first_one_in_its_piece():
+    in_code = "Unittest 0:\nInput:\nputs(\"Input: no\");\nSTD input:\n7\nOutput:\n8 STD input: 9"
+    assert replay.parse_unittests(in_code).tests == (
+        {"input": 'puts("Input: no");', "std_in": "7", "output": "8 STD input: 9"},)
+    # An "Output:" inside the code comes before the STD input marker: HELM's slices then overlap.
+    output_in_code = "Unittest 0:\nInput:\nputs(\"Output:\");\nSTD input:\n\nOutput:\n1"
+    assert replay.parse_unittests(output_in_code).tests == (
+        {"input": 'puts("Output:");', "std_in": "", "output": '");\nSTD input:\n\nOutput:\n1'},)
+
+
+def test_a_broken_piece_keeps_the_tests_before_it():
+    text = unittests(("cout << 1;", "", "1")) + "\nUnittest 1:\nInput:\ncout << 2;\n"
+    parsed = replay.parse_unittests(text)
+    assert parsed.parsed_ok is False and parsed.fragments == 2
+    assert parsed.tests == ({"input": "cout << 1;", "std_in": "", "output": "1"},)
+
+
+def test_true_pattern_accepts_only_zeros_and_ones():
+    assert replay.true_pattern(" 0110 ") == (0, 1, 1, 0)
+    assert replay.true_pattern("10X1") is None and replay.true_pattern("") is None and replay.true_pattern(None) is None
+
+
+def test_prompt_texts_hold_the_profile_and_each_test():
+    target = {"week": 3, "topic": "Pointer", "question_name": "Sum", "question_text": "Viết hàm sum"}
+    profile = replay.topic_profile(1, TOPICS)
+    tests = replay.parse_unittests(FOUR_TESTS).tests[:2]
+    fixed = replay.prompt_as_fixed(profile, target, tests)
+    assert profile in fixed
+    assert ("Question: Sum — Viết hàm sum\n"
+            "Unit test 0:\n{'code': 'cout << f(0);', 'std_input': ''}\n"
+            "Unit test 1:\n{'code': 'cout << f(1);', 'std_input': ''}\n"
+            "Think silently about:") in fixed
+    without_tests = replay.prompt_intended(profile, target, ())
+    assert profile in without_tests and "Question: Sum — Viết hàm sum\nThink silently about:" in without_tests

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from audit_lib.benchmarks.humaneval_plus.compare import (
+    Comparison,
     SampleComparer,
     compare_one,
     contains_float,
@@ -14,6 +15,7 @@ from audit_lib.benchmarks.humaneval_plus.compare import (
     is_floats,
     not_none_wrapper,
     poly,
+    surface_area_oracle,
 )
 
 
@@ -75,8 +77,6 @@ def test_mbpp_set_equality_and_special_oracles() -> None:
     assert not compare_one([], (5, 4), (4, 5), dataset="humaneval", entry_point="similar_elements").passed
     assert compare_one([], False, True, dataset="mbpp", entry_point="are_equivalent").passed
     assert compare_one([], 0, 7, dataset="mbpp", entry_point="sum_div").passed
-    assert compare_one([123, 4], digit_distance_oracle(123, 4), 99, dataset="mbpp",
-                       entry_point="digit_distance_nums").passed
     assert compare_one([], True, True, dataset="mbpp", entry_point="check_str").passed
     assert not compare_one([], False, True, dataset="mbpp", entry_point="check_str").passed
 
@@ -119,3 +119,72 @@ def test_decided_by_inequality_follows_evalplus_sticky_atol_and_oracles() -> Non
     assert decided_by_inequality("mbpp", "sum_div", 0.0, ints) == {}
     digest = ValueDigest("0" * 64, 10**6, "str")
     assert decided_by_inequality("humaneval", "f", 0.0, [(True, digest), (True, "x" * 70000), (True, 2)]) == {2: 2}
+
+
+def test_atol_promotion_is_keyed_on_the_expected_value_not_the_output() -> None:
+    # A float output against an int expected value: no promotion, so only `==` can pass.
+    assert not compare_one([], [1.0000001, 2], [1, 2]).passed
+    assert not compare_one([], 2.0000001, 2).passed
+    comparer = SampleComparer(dataset="humaneval", entry_point="f", atol=0)
+    assert not comparer.compare([], 0.5, 1).passed
+    assert comparer.atol == 0  # a float output did not promote atol for the inputs after it
+    # An int output against a float expected value promotes atol, then fails on type, as in EvalPlus.
+    result = compare_one([], 1, 1.0000001)
+    assert not result.passed and result.atol_used == 1e-6 and "type" in result.reason
+
+
+def test_allclose_uses_rtol_1e_7_so_large_values_get_no_extra_slack() -> None:
+    # |1e6+5 - 1e6| = 5 > atol 1e-6 + rtol 1e-7 * 1e6 = 0.100001: fails; rtol 1e-5 would allow 10.
+    assert not compare_one([], 1e6 + 5, 1e6).passed
+    assert not compare_one([], [1e6 + 5, 1.0], [1e6, 1.0]).passed
+    assert compare_one([], 1e6 + 0.05, 1e6).passed  # within 0.1 of it: passes
+    assert compare_one([], [1e6 + 0.05, 1.0], [1e6, 1.0]).passed
+
+
+def test_int_values_at_atol_zero_are_compared_exactly() -> None:
+    assert not compare_one([], [10**9 + 1], [10**9]).passed  # allclose would call these close
+    assert not compare_one([], 10**9 + 1, 10**9).passed
+    assert compare_one([], [10**9], [10**9]).passed
+
+
+def test_mbpp_581_surface_area_oracle_reads_height_as_the_perpendicular_height() -> None:
+    # Square pyramid, base edge 6, height 4: slant height sqrt(3**2 + 4**2) = 5, area 6*6 + 4 * (6 * 5 / 2) = 96.
+    # MBPP's own reading takes 4 as the slant height: 6*6 + 4 * (6 * 4 / 2) = 84.
+    assert surface_area_oracle(6, 4) == 96
+    assert surface_area_oracle(10, 12) == 360  # slant 13: 100 + 2 * 10 * 13
+    assert surface_area_oracle(2, 1) == 10  # slant sqrt(2): 4 + 4 * 1.414... = 9.66 -> rounds to 10
+    kwargs = {"dataset": "mbpp", "entry_point": "surface_Area"}
+    assert compare_one([6, 4], 84, 84, **kwargs).passed  # the expected value still passes
+    assert compare_one([6, 4], 96, 84, **kwargs).passed  # the alternative reading passes, at atol 0 (`<=`)
+    assert not compare_one([6, 4], 95, 84, **kwargs).passed
+    assert not compare_one([6, 4], 97, 84, **kwargs).passed
+    assert compare_one([6, 4], 95.5, 84.0, atol=0.5, **kwargs).passed  # |95.5 - 96| <= atol
+    assert not compare_one([6, 4], 96, 84, dataset="humaneval", entry_point="surface_Area").passed
+
+
+def test_mbpp_558_digit_distance_oracle_zero_pads_the_shorter_number() -> None:
+    # 123 vs 4 padded to 004: |1-0| + |2-0| + |3-4| = 4; without padding zip stops after one pair: |1-4| = 3.
+    assert digit_distance_oracle(123, 4) == 4
+    assert digit_distance_oracle(4, 123) == 4
+    assert digit_distance_oracle(1000, 1) == 2  # 1000 vs 0001: 1 + 0 + 0 + 1
+    assert digit_distance_oracle(57, 75) == 4
+    kwargs = {"dataset": "mbpp", "entry_point": "digit_distance_nums"}
+    assert compare_one([123, 4], 3, 3, **kwargs).passed  # the expected value still passes
+    assert compare_one([123, 4], 4, 3, **kwargs).passed  # the zero-padded reading passes too
+    assert not compare_one([123, 4], 5, 3, **kwargs).passed
+
+
+def test_digest_comparison_accepts_a_digest_from_the_sandbox_and_reports_the_expected_size() -> None:
+    big = list(range(50_000))
+    expected = digest_of(big)
+    same = compare_one([], digest_of(list(range(50_000))), expected, atol=0.5)  # the sandbox digested the output
+    assert same == Comparison(True, "", 0.5)
+    other = compare_one([], digest_of(big[:-1]), expected)
+    assert other.passed is False and other.atol_used == 0.0
+    assert other.reason == f"not equal (expected list of {expected.nbytes:,} encoded bytes)"
+
+    class Opaque:
+        pass
+
+    unsendable = compare_one([], Opaque(), expected)  # cannot be encoded, so it cannot match
+    assert unsendable.passed is False and unsendable.reason.startswith("not equal (expected list of ")

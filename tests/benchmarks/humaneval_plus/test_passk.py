@@ -70,3 +70,37 @@ def test_mean_and_invalid_arguments() -> None:
         pass_at_k(5, 1, 6)
     with pytest.raises(ValueError):
         mean_pass_at_k([1], [1, 1], 1)
+
+
+def test_naive_shortcut_values() -> None:
+    # Drawing with replacement: 1 - (1 - c/n)^k.
+    assert naive_pass_at_k(10, 5, 3) == pytest.approx(1 - 0.5 ** 3)
+    assert naive_pass_at_k(4, 1, 2) == pytest.approx(1 - 0.75 ** 2)
+    assert pass_at_k(4, 1, 2) == pytest.approx(0.5)  # 3 of the 6 pairs hold the correct sample
+
+
+def test_shortcut_table_rows_for_given_n_and_k() -> None:
+    # c at 1/5, 2/5, 3/5, 4/5 of n; k above n is left out.
+    table = shortcut_error_table([10], [1, 2, 20])
+    assert [(row.n, row.c, row.k) for row in table] == [
+        (10, 2, 1), (10, 4, 1), (10, 6, 1), (10, 8, 1), (10, 2, 2), (10, 4, 2), (10, 6, 2), (10, 8, 2)]
+    assert table[4].unbiased == pytest.approx(pass_at_k(10, 2, 2))
+    assert table[4].naive == pytest.approx(naive_pass_at_k(10, 2, 2))
+    assert table[4].error == pytest.approx(naive_pass_at_k(10, 2, 2) - pass_at_k(10, 2, 2))
+    # Small n: c is kept strictly between 0 and n, duplicates collapse.
+    assert [row.c for row in shortcut_error_table([2], [1])] == [1]
+    assert [row.c for row in shortcut_error_table([3], [1])] == [1, 2]
+    assert [row.c for row in shortcut_error_table([10], [1], c_steps=1)] == [5]
+
+
+def test_invalid_arguments_say_what_is_wrong() -> None:
+    with pytest.raises(ValueError, match="1 sample counts but 2 correct counts"):
+        mean_pass_at_k([1], [1, 1], 1)
+    with pytest.raises(ValueError, match="zero tasks"):
+        mean_pass_at_k([], [], 1)
+    with pytest.raises(ValueError, match="got n=5, c=6, k=1"):
+        pass_at_k(5, 6, 1)
+    with pytest.raises(ValueError, match="got n=0, c=0, k=1"):
+        naive_pass_at_k(0, 0, 1)
+    with pytest.raises(ValueError, match="got n=3, c=-1, k=1"):
+        pass_at_k_exact(3, -1, 1)

@@ -52,3 +52,23 @@ def test_ivr_by_type_averages_included_tasks_per_type():
                                    "C": [outcome(True, ("C2",), ()), outcome(True, (), ("C3",))],
                                    "D": [outcome(False)]})
     assert ivr_by_type(rows, per_task) == {"algorithm": pytest.approx((1.0 + 0.5) / 2), "data": 0.0}
+
+
+def five_constraints(**overrides: object) -> dict[str, object]:
+    constraints = [{"id": f"C{i}", "description": f"constraint {i}", "test_code": "assert True"} for i in range(1, 6)]
+    return spec_record(constraints=constraints, **overrides)
+
+
+def test_passes_the_stated_set_only_when_every_stated_constraint_passes():
+    spec = specs(five_constraints(stated_test_ids=["C1", "C2"], hidden_test_ids=["C3"]))[0]
+    verdicts = {"C3": True}
+    assert outcome_from_verdicts(spec, {**verdicts, "C1": True, "C2": True}).passes_stated is True
+    assert outcome_from_verdicts(spec, {**verdicts, "C1": True, "C2": False}).passes_stated is False
+    assert outcome_from_verdicts(spec, {**verdicts, "C1": False, "C2": True}).passes_stated is False
+
+
+def test_hidden_ids_keep_the_order_the_spec_lists_them_in():
+    spec = specs(five_constraints(stated_test_ids=["C1"], hidden_test_ids=["C5", "C3", "C4", "C2"]))[0]
+    result = outcome_from_verdicts(spec, {"C1": True, "C5": False, "C3": True, "C4": False, "C2": True})
+    assert result.passed_hidden == ("C3", "C2")
+    assert result.failed_hidden == ("C5", "C4")

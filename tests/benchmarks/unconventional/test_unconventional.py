@@ -45,13 +45,26 @@ def test_good_parameters_pass_through(tmp_path: Path) -> None:
     assert AUDIT.validate({"grades_path": str(grades)}).grades_path == str(grades)
 
 
-def test_reproducibility_marks_each_missing_artefact_defect_with_a_citation() -> None:
+def test_reproducibility_counts_the_six_artefacts_the_paper_does_not_publish() -> None:
     check = checks.check_reproducibility()
     assert check.status == "defect"
-    missing = [row for row in check.details if not row["public"]]
-    assert missing and all(row["status"] == "defect" and "2306.11644" in row["citation"] for row in missing)
-    assert check.observed["missing"] == len(missing)
-    assert {row["status"] for row in check.details if row["public"]} == {"available"}
+    assert check.observed == {"needed": 8, "public": 2, "missing": 6}
+    assert check.summary.startswith("6 of 8 artefacts")
+    by_status = {row["artefact"].split(" (")[0]: row["status"] for row in check.details}
+    assert by_status["Table 2 scores"] == "available"
+    assert by_status["example problem sort_concat_square_deduplicate"] == "available"
+    for name in ("the other 49 problem statements", "reference solutions", "GPT-4 grading prompt"):
+        assert by_status[name] == "defect"
+    assert all("2306.11644" in row["citation"] for row in check.details)
+
+
+def test_reproducibility_passes_once_every_artefact_is_public(monkeypatch: pytest.MonkeyPatch) -> None:
+    published = tuple(dataclasses.replace(artefact, public=True) for artefact in checks.ARTEFACTS)
+    monkeypatch.setattr(checks, "ARTEFACTS", published)
+    check = checks.check_reproducibility()
+    assert check.status == "pass"
+    assert check.observed == {"needed": 8, "public": 8, "missing": 0}
+    assert {row["status"] for row in check.details} == {"available"}
 
 
 def test_table2_analysis_reports_the_discordant_pair_and_n() -> None:

@@ -1,0 +1,52 @@
+"""tools/mutation.toml names modules and tests that exist, and the driver selects and scores mutants correctly."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("mutation_driver", REPO_ROOT / "tools" / "mutation.py")
+assert _spec is not None and _spec.loader is not None
+mutation = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = mutation  # dataclasses look their module up there
+_spec.loader.exec_module(mutation)
+
+
+def test_every_configured_module_and_test_file_exists() -> None:
+    targets = mutation.load_targets()  # exits naming the first path that moved
+    assert {t.path for t in targets} >= {"audit_lib/benchmarks/humaneval_plus/compare.py",
+                                         "audit_lib/benchmarks/humaneval_plus/passk.py", "audit_lib/findings.py",
+                                         "audit_lib/data/fetch.py", "audit_lib/sandbox/codec.py",
+                                         "audit_lib/sandbox/api.py"}
+    assert all(t.tests for t in targets)
+
+
+def test_a_moved_module_is_reported(tmp_path: Path) -> None:
+    config = tmp_path / "mutation.toml"
+    config.write_text('[modules."audit_lib/moved_away.py"]\ntests = ["tests/test_compare.py"]\n', encoding="utf-8")
+    try:
+        mutation.load_targets(config)
+    except SystemExit as exc:
+        assert "audit_lib/moved_away.py does not exist" in str(exc)
+    else:
+        raise AssertionError("a missing module was accepted")
+
+
+def test_mutant_selection_by_module_and_by_function() -> None:
+    whole = mutation.Target("audit_lib/benchmarks/humaneval_plus/compare.py", ("tests/test_compare.py",))
+    assert whole.owns("audit_lib.benchmarks.humaneval_plus.compare.x_is_floats__mutmut_3")
+    assert not whole.owns("audit_lib.benchmarks.humaneval_plus.compare_extra.x_f__mutmut_1")  # the dot after the module name is required
+    some = mutation.Target("audit_lib/sandbox.py", ("t.py",), ("call_function", "Limits.__post_init__"))
+    assert some.owns("audit_lib.sandbox.x_call_function__mutmut_12")
+    assert some.owns("audit_lib.sandbox.xǁLimitsǁ__post_init____mutmut_1")
+    assert not some.owns("audit_lib.sandbox.x_shutdown__mutmut_1")
+    assert not some.owns("audit_lib.sandbox.x_call_function_extra__mutmut_1")
+
+
+def test_outcomes_and_score() -> None:
+    assert [mutation.outcome(code) for code in (1, 3, 0, 33, 36, None)] == [
+        "killed", "killed", "survived", "no_tests", "timeout", "not_checked"]
+    assert mutation.score({"killed": 8, "timeout": 1, "survived": 1}) == (9, 10, 90.0)
+    assert mutation.score({"killed": 1, "no_tests": 1}) == (1, 2, 50.0)  # a mutant no test runs counts against

@@ -100,3 +100,12 @@ def test_timeout_under_contention_that_a_quiet_rerun_clears_is_not_a_failure() -
     check = check_original_canonical_vs_plus([task], "humaneval", runs, gt, result, min_time_limit=1.0)
     assert check.observed["tasks_disagreeing"] == 1 and check.observed["timing_not_a_failure"] == 1
     assert check.observed["tasks_failing_timing"][0]["flip_factor"] < 0.2
+
+
+def test_speed_figure_draws_failing_and_deterministic_lines() -> None:
+    from audit_lib.benchmarks.humaneval_plus.timing_figure import speed_figure
+
+    assert speed_figure({"empty": []}, title="t") is None
+    fig = speed_figure({"OpenAI's canonical": [[0.5, 9, 2], [1.0, 8, 1], [2.0, 7, 0]]}, title="t")
+    failing, deterministic = fig.axes[0].get_lines()[:2]
+    assert list(failing.get_ydata()) == [9, 8, 7] and list(deterministic.get_ydata()) == [7, 7, 7]

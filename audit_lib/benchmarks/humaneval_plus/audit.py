@@ -94,7 +94,8 @@ def _original_canonical_vs_plus(inputs: Inputs, params: Params) -> Check:
     from audit_lib.benchmarks.humaneval_plus.original import check_original_canonical_vs_plus
 
     check = check_original_canonical_vs_plus(inputs.tasks, inputs.dataset, inputs.original_canonical_runs,
-                                             inputs.ground_truth)
+                                             inputs.ground_truth, inputs.original_canonical_timing,
+                                             min_time_limit=params.min_time_limit)
     return _naming_the_selection(check, inputs)
 
 
@@ -104,7 +105,7 @@ def _variants(inputs: Inputs, params: Params) -> Check:
     from audit_lib.benchmarks.humaneval_plus.variants_check import check_variants
 
     openai = source_key(OPENAI_HUMANEVAL)
-    verdicts, skip_reason = None, ""
+    verdicts, skip_reason, causes = None, "", None
     if inputs.dataset == "mbpp":
         skip_reason = MBPP_NO_ORIGINAL_CANONICAL
     elif openai in inputs.missing:
@@ -112,9 +113,11 @@ def _variants(inputs: Inputs, params: Params) -> Check:
     elif any(variant.tasks is not None for variant in inputs.variants):  # else the check skips: no runs needed
         verdicts = reference_verdicts(inputs.tasks, inputs.dataset, inputs.original_canonical_runs,
                                       inputs.ground_truth)
+        causes = inputs.original_canonical_timing.causes()
     return check_variants(inputs.tasks, inputs.variants, verdicts,
                           full_name="HumanEval+" if inputs.dataset == "humaneval" else "MBPP+",
-                          reference_name="OpenAI's original canonical solution", detection_skip_reason=skip_reason)
+                          reference_name="OpenAI's original canonical solution", detection_skip_reason=skip_reason,
+                          causes=causes)
 
 
 def _original_tests_vs_canonical(inputs: Inputs, params: Params) -> Check:

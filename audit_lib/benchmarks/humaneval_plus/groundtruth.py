@@ -115,13 +115,17 @@ def _value_from_json(payload: Any) -> Any:
 
 def _outcome_to_json(outcome: InputOutcome, *, may_digest: bool) -> list[Any]:
     value = _value_to_json(outcome.value, may_digest=may_digest) if outcome.kind == "value" else None
-    return [outcome.kind, value, round(outcome.duration_s, 6), outcome.exc_type, outcome.exc_message]
+    return [outcome.kind, value, round(outcome.duration_s, 6), outcome.exc_type, outcome.exc_message,
+            round(outcome.cpu_s, 6)]
 
 
 def _outcome_from_json(item: Sequence[Any]) -> InputOutcome:
-    kind, value, duration, exc_type, exc_message = item
+    """Five fields (caches written before CPU times were kept: cpu_s reads as 0.0) or six."""
+    kind, value, duration, exc_type, exc_message, *rest = item
+    if len(rest) > 1:
+        raise ValueError(f"an outcome has {len(item)} fields, not 5 or 6")
     return InputOutcome(kind, _value_from_json(value) if kind == "value" else None, float(duration),
-                        exc_type, exc_message)
+                        exc_type, exc_message, cpu_s=float(rest[0]) if rest else 0.0)
 
 
 def write_cache(path: Path, sha256: str, dataset: Dataset, runs: Mapping[tuple[str, Split], SplitRun]) -> None:

@@ -33,6 +33,7 @@ from audit_lib.errors import DataError
 if TYPE_CHECKING:
     from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
     from audit_lib.benchmarks.humaneval_plus.runs import Split, SplitRun
+    from audit_lib.benchmarks.humaneval_plus.timing_rerun import Classification
     from audit_lib.benchmarks.humaneval_plus.variants_check import VariantData
 
 # EvalPlus's reduced variants of each dataset: (display name, source). MBPP+ has no -Mini release.
@@ -141,6 +142,15 @@ class Inputs:
 
         return run_candidate(self.tasks, original_solutions(self.tasks, self.originals), self.dataset,
                              self.ground_truth, min_time_limit=self.min_time_limit, executor=self.executor)
+
+    @functools.cached_property
+    def original_canonical_timing(self) -> Classification:
+        """OpenAI's canonical's failing tasks, deterministic vs timing: its timeouts re-run alone, on CPU time."""
+        from audit_lib.benchmarks.humaneval_plus.replay import original_solutions
+        from audit_lib.benchmarks.humaneval_plus.timing_rerun import confirm_timing
+
+        return confirm_timing(self.tasks, original_solutions(self.tasks, self.originals), self.dataset,
+                              self.ground_truth, self.original_canonical_runs, min_time_limit=self.min_time_limit)
 
 
 def load_inputs(dataset: Dataset, *, max_tasks: int = 0, task_ids: tuple[str, ...] = (), executor: str = "local",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit_lib.benchmarks.humaneval_plus.canonical_checks import kinds_text
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask
@@ -16,6 +16,13 @@ from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, Split, SplitRun, in
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
 from audit_lib.benchmarks.humaneval_plus.titles import ORIGINAL_CANONICAL_TITLE, ORIGINAL_TESTS_TITLE
 from audit_lib.findings import Check
+
+if TYPE_CHECKING:
+    from audit_lib.benchmarks.humaneval_plus.timing_rerun import Classification
+
+# Keys that come from quiet reruns timed on this machine; the rest are properties of the benchmark.
+MACHINE_DEPENDENT_KEYS = ["tasks_failing_timing", "timing_confirmed", "timing_borderline", "timing_not_a_failure",
+                          "timing_unmeasured", "speed_curve"]
 
 
 def disagreement_rows(tasks: Sequence[PlusTask], dataset: Dataset, runs: Mapping[tuple[str, Split], SplitRun],
@@ -41,9 +48,31 @@ def disagreement_rows(tasks: Sequence[PlusTask], dataset: Dataset, runs: Mapping
     return rows
 
 
+def timing_observed(classification: Classification, min_time_limit: float) -> dict[str, Any]:
+    from audit_lib import timing
+
+    return {"tasks_failing_deterministic": list(classification.deterministic),
+            "deterministic_count": len(classification.deterministic),
+            "tasks_failing_timing": classification.rows(),
+            **{f"timing_{state}": classification.count(state)
+               for state in ("confirmed", "borderline", "not_a_failure", "unmeasured")},
+            "speed_curve": [list(point) for point in
+                            classification.speed_curve(timing.evalplus_limit_rule(min_time_limit))]}
+
+
+def timing_headline(classification: Classification) -> str:
+    unmeasured = classification.count("unmeasured")
+    return (f"{len(classification.deterministic)} deterministic + {classification.count('confirmed')} timing "
+            f"(confirmed), {classification.count('borderline')} borderline, {classification.count('not_a_failure')} "
+            f"not failures on a quiet rerun" + (f", {unmeasured} not re-run" if unmeasured else ""))
+
+
 def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset,
-                                     runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth) -> Check:
-    """Tasks where OpenAI's canonical fails HumanEval+ (EvalPlus's rules, every input scored)."""
+                                     runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth,
+                                     classification: Classification | None = None, *,
+                                     min_time_limit: float = 1.0) -> Check:
+    """Tasks where OpenAI's canonical fails HumanEval+ (EvalPlus's rules, every input scored); with a
+    `classification` (see `timing_rerun.confirm_timing`), those failures split into deterministic and timing."""
     scored = sorted({task_id for task_id, _ in runs}, key=task_sort_key)
     not_scored = [task.task_id for task in tasks if task.task_id not in set(scored)]
     if not scored:
@@ -54,14 +83,23 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
     for row in rows:
         kinds.update(row["failure_kinds"])
     base_fail = sum(1 for row in rows if row["base_failing"])
-    summary = (f"OpenAI's canonical fails HumanEval+ on {len(rows)} of {len(scored)} tasks ({base_fail} already "
-               f"fail the base inputs); failing inputs: {kinds_text(kinds)}. Tasks: "
+    headline = f" ({timing_headline(classification)})" if classification is not None else ""
+    summary = (f"OpenAI's canonical fails HumanEval+ on {len(rows)} of {len(scored)} tasks{headline}; {base_fail} "
+               f"already fail the base inputs; failing inputs: {kinds_text(kinds)}. Tasks: "
                + (", ".join(f"{r['task_id']} ({r['failing_inputs']})" for r in rows[:12]) or "none") + "."
                + (f" Not scored (no original solution): {', '.join(not_scored)}." if not_scored else ""))
+    observed: dict[str, Any] = {"tasks_disagreeing": len(rows), "tasks_scored": len(scored),
+                                "tasks_not_scored": not_scored, "tasks_failing_base": base_fail,
+                                "failing_input_kinds": dict(kinds)}
+    meta: dict[str, Any] = {}
+    if classification is not None:
+        observed.update(timing_observed(classification, min_time_limit))
+        meta = {"machine_dependent": list(MACHINE_DEPENDENT_KEYS),
+                "timing_rule": f"EvalPlus limit max({min_time_limit} s, 4 x canonical CPU s), both re-run alone; an "
+                               "input that times out again counts the CPU time it used (a lower bound)",
+                "reruns": len(classification.reruns)}
     return Check("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE, "quirk" if rows else "pass",
-                 observed={"tasks_disagreeing": len(rows), "tasks_scored": len(scored), "tasks_not_scored": not_scored,
-                           "tasks_failing_base": base_fail, "failing_input_kinds": dict(kinds)},
-                 expected={"tasks_disagreeing": 0}, summary=summary, details=rows)
+                 observed=observed, expected={"tasks_disagreeing": 0}, summary=summary, details=rows, meta=meta)
 
 
 

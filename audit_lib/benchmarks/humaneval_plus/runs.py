@@ -36,6 +36,7 @@ class InputOutcome:
     duration_s: float = 0.0
     exc_type: str | None = None
     exc_message: str | None = None
+    cpu_s: float = 0.0  # the child's CPU time on this input, measured by the sandbox's supervisor
 
     def describe(self) -> str:
         if self.kind == "value":
@@ -137,7 +138,8 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
 def split_run_from_result(task_id: str, split: Split, result: Any, expected_count: int) -> SplitRun:
     """Normalise a CallJobResult; inputs the sandbox never reached count as `not_run`."""
     outcomes = [InputOutcome(kind=o.kind, value=o.value, duration_s=float(o.duration_s or 0.0),
-                             exc_type=o.exc_type, exc_message=o.exc_message) for o in result.outcomes]
+                             exc_type=o.exc_type, exc_message=o.exc_message, cpu_s=float(getattr(o, "cpu_s", 0.0) or 0.0))
+                for o in result.outcomes]
     outcomes += [InputOutcome("not_run")] * (expected_count - len(outcomes))  # e.g. the job's total budget ran out
     load_error = result.load_error
     if load_error is None and result.status not in ("pass", "fail"):

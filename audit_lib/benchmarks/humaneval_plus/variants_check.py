@@ -64,7 +64,8 @@ _FINDING_ORDER = {"detection_lost": 0, "detection_undetermined": 1, "changed_bey
 
 
 def _variant_result(variant: VariantData, full: Sequence[PlusTask], verdicts: Mapping[str, ReferenceVerdicts] | None,
-                    encodings: InputEncodings) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                    encodings: InputEncodings, causes: Mapping[str, str] | None = None
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     assert variant.tasks is not None
     comparisons = compare_variant(full, variant.tasks, encodings)
     detections: dict[str, TaskDetection] = {}
@@ -114,6 +115,10 @@ def _variant_result(variant: VariantData, full: Sequence[PlusTask], verdicts: Ma
     }
     if verdicts is not None:
         totals["reference_failing_tasks"] = sum(1 for d in detections.values() if d.failing_full > 0)
+    if verdicts is not None and causes is not None:
+        totals["tasks_detection_lost_deterministic"] = [t for t in lost if causes.get(t) == "deterministic"]
+        totals["tasks_detection_lost_timing"] = [{"task_id": t, "state": causes.get(t, "unmeasured")}
+                                                 for t in lost if causes.get(t) != "deterministic"]
     if variant.schema_notes:
         totals["schema_notes"] = [dict(note) for note in variant.schema_notes]
     return totals, rows
@@ -121,8 +126,12 @@ def _variant_result(variant: VariantData, full: Sequence[PlusTask], verdicts: Ma
 
 def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
                    verdicts: Mapping[str, ReferenceVerdicts] | None, *, full_name: str = "the full dataset",
-                   reference_name: str = "the reference solution", detection_skip_reason: str = "") -> Check:
-    """Each variant against the full dataset; `verdicts` None skips the detection part (say why in the reason)."""
+                   reference_name: str = "the reference solution", detection_skip_reason: str = "",
+                   causes: Mapping[str, str] | None = None) -> Check:
+    """Each variant against the full dataset; `verdicts` None skips the detection part (say why in the reason).
+
+    `causes` (task id -> "deterministic" or a timing state, from `timing_rerun.Classification.causes`) splits the
+    tasks a variant would accept into deterministic rejections and timing-only ones."""
     available = [variant for variant in variants if variant.tasks is not None]
     missing = {variant.name: variant.unavailable_reason for variant in variants if variant.tasks is None}
     if not variants:
@@ -137,7 +146,7 @@ def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
     details: list[dict[str, Any]] = []
     encodings = InputEncodings()  # the full dataset's inputs are encoded once for every variant
     for variant in available:
-        observed[variant.name], rows = _variant_result(variant, full, verdicts, encodings)
+        observed[variant.name], rows = _variant_result(variant, full, verdicts, encodings, causes)
         details += rows
     details.sort(key=lambda row: (_FINDING_ORDER[row["finding"]], row["variant"], task_sort_key(row["task_id"])))
     changed = {name: totals["tasks_changed_beyond_input_drops"] for name, totals in observed.items()}
@@ -157,6 +166,7 @@ def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
             text += (f"; of the {totals['reference_failing_tasks']} task(s) where {full_name} rejects "
                      f"{reference_name}, it would accept it on {len(lost[name])}"
                      + (f" ({_listing(lost[name])})" if lost[name] else "")
+                     + (_split_text(totals) if "tasks_detection_lost_deterministic" in totals else "")
                      + (f", {len(totals['tasks_detection_lost_timeout_only'])} of them rejected only by timeouts "
                         f"(machine-dependent: {_listing(totals['tasks_detection_lost_timeout_only'])})"
                         if totals["tasks_detection_lost_timeout_only"] else "")
@@ -184,6 +194,14 @@ def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
     return Check("variants", VARIANTS_TITLE, status, observed=observed,
                  expected={"tasks_changed_beyond_input_drops": 0, "tasks_detection_lost": 0},
                  summary=" ".join(parts), details=details, meta=meta)
+
+
+def _split_text(totals: Mapping[str, Any]) -> str:
+    """"N deterministic + M timing (confirmed), K borderline, J not failures" for the tasks a variant would accept."""
+    timing_states = [row["state"] for row in totals["tasks_detection_lost_timing"]]
+    return (f" [{len(totals['tasks_detection_lost_deterministic'])} deterministic + "
+            f"{timing_states.count('confirmed')} timing (confirmed), {timing_states.count('borderline')} borderline, "
+            f"{timing_states.count('not_a_failure')} not failures on a quiet rerun]")
 
 
 def _kept(totals: Mapping[str, Any]) -> str:

@@ -38,4 +38,15 @@ def canonical_time_figure(audit: AuditSession[Inputs, Params]) -> Any:
     return figure(audit.inputs.tasks, audit.inputs.ground_truth, min_time_limit=audit.params.min_time_limit)
 
 
-__all__ = ["amplification_figure", "canonical_time_figure", "schema_notes"]
+def speed_figure(audit: AuditSession[Inputs, Params]) -> Any:
+    """Failing tasks of OpenAI's canonical against machine speed, from the quiet reruns' CPU times."""
+    from audit_lib.benchmarks.humaneval_plus.timing_figure import speed_figure as figure
+
+    check = audit.run("original_canonical_vs_plus")
+    if check.status in UNUSABLE_STATUSES or "speed_curve" not in check.observed:
+        return None
+    return figure({"OpenAI's canonical": check.observed["speed_curve"]},
+                  title="HumanEval+ failing tasks vs machine speed (EvalPlus limits, CPU time)")
+
+
+__all__ = ["amplification_figure", "canonical_time_figure", "schema_notes", "speed_figure"]

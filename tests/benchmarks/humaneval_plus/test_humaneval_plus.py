@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute
 from audit_lib.benchmarks.humaneval_plus.original import check_original_canonical_vs_plus
 from audit_lib.benchmarks.humaneval_plus.programs import contract_program
 from audit_lib.benchmarks.humaneval_plus.replay import run_candidate, time_limits
+from audit_lib.benchmarks.humaneval_plus.runs import InputOutcome, SplitRun
 from audit_lib.errors import SchemaError
 
 
@@ -213,3 +216,17 @@ def test_fast_check_stops_at_the_first_wrong_value_where_equality_decides(ground
         verdict_full = all(v.passed for v in score_split(task, "humaneval", full[key], ground_truth.run(*key)))
         verdict_fast = all(v.passed for v in score_split(task, "humaneval", fast[key], ground_truth.run(*key)))
         assert verdict_full == verdict_fast, key
+
+
+def test_cache_keeps_cpu_times_and_reads_old_five_field_outcomes(tmp_path: Path) -> None:
+    runs = {("T/0", "base"): SplitRun("T/0", "base", (InputOutcome("value", 4, 0.5, cpu_s=0.25),))}
+    path = tmp_path / "gt.json.gz"
+    write_cache(path, "abc", "humaneval", runs)
+    assert read_cache(path, "abc")[("T/0", "base")].outcomes[0].cpu_s == 0.25
+    with gzip.open(path, "rt") as handle:
+        payload = json.load(handle)
+    payload["tasks"]["T/0"]["base"]["outcomes"][0] = payload["tasks"]["T/0"]["base"]["outcomes"][0][:5]
+    with gzip.open(path, "wt") as handle:
+        json.dump(payload, handle)
+    old = read_cache(path, "abc")[("T/0", "base")].outcomes[0]
+    assert (old.value, old.duration_s, old.cpu_s) == (4, 0.5, 0.0)

@@ -191,3 +191,18 @@ def test_real_variants_are_the_full_tasks_with_plus_inputs_dropped(mirror_dir: P
     check = check_variants(full.tasks, [VariantData("HumanEvalPlus-Mini", HUMANEVAL_PLUS_MINI[1], mini.tasks)], None,
                            detection_skip_reason="not run in this test")
     assert check.status == "pass" and check.observed["HumanEvalPlus-Mini"]["plus_inputs_not_in_full"] == 0
+
+
+def test_accepted_tasks_split_into_deterministic_and_timing() -> None:
+    verdicts = {"T/0": ReferenceVerdicts(failing_plus=frozenset({2}), failure_kinds=(("wrong_value", 1),)),
+                "T/1": ReferenceVerdicts(failing_plus=frozenset({1}), failure_kinds=(("timeout", 1),))}
+    drops_failing = (with_plus(SQUARE, [[3], [7]]), with_plus(HALF, [[2]]))
+    check = check_variants(FULL, [variant_of(*drops_failing)], verdicts,
+                           causes={"T/0": "deterministic", "T/1": "not_a_failure"})
+    totals = check.observed["Toy-Mini"]
+    assert totals["tasks_detection_lost"] == ["T/0", "T/1"]
+    assert totals["tasks_detection_lost_deterministic"] == ["T/0"]
+    assert totals["tasks_detection_lost_timing"] == [{"task_id": "T/1", "state": "not_a_failure"}]
+    assert "[1 deterministic + 0 timing (confirmed), 0 borderline, 1 not failures on a quiet rerun]" in check.summary
+    assert "tasks_detection_lost_deterministic" not in check_variants(
+        FULL, [variant_of(*drops_failing)], verdicts).observed["Toy-Mini"]

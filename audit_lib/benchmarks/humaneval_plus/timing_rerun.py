@@ -1,0 +1,194 @@
+"""Timeouts of the parallel pass, re-run alone: deterministic (the timeout hid a wrong value) or timing, on CPU time.
+
+After the parallel pass, every input a sample failed by `timeout` (or never reached, `not_run`, because the
+sample's whole budget ran out) is run again on its own, one sandbox call at a time, under a generous limit, and
+so is the benchmark's canonical on the same input: both CPU times come from the sandbox's supervisor, so the
+EvalPlus limit `max(min_time_limit, 4 x canonical cpu_s)` and the sample's cost are measured the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from audit_lib import sandbox, timing
+from audit_lib.benchmarks.humaneval_plus.compare import SampleComparer, ValueDigest
+from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
+from audit_lib.benchmarks.humaneval_plus.groundtruth import DIGEST_ABOVE_BYTES, GroundTruth
+from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram, candidate_program, ground_truth_program
+from audit_lib.benchmarks.humaneval_plus.replay import score_split
+from audit_lib.benchmarks.humaneval_plus.runs import EVALPLUS_MEMORY_MB, SPLITS, InputOutcome, Split, SplitRun, \
+    inputs_of
+from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
+
+RERUN_KINDS = frozenset({"timeout", "not_run"})  # failures a time budget caused, so a quiet rerun can judge them
+RERUN_MIN_TIMEOUT_S = 10.0
+RERUN_LIMIT_FACTOR = 4.0  # the rerun waits max(RERUN_MIN_TIMEOUT_S, 4 x the input's EvalPlus limit)
+RerunVerdict = Literal["deterministic", "timing"]
+
+
+@dataclass(frozen=True)
+class InputRerun:
+    """One input re-run alone: the sample's outcome and CPU time, and the canonical's CPU time on it."""
+
+    task_id: str
+    split: Split
+    index: int
+    first_kind: str  # the parallel pass's verdict kind (timeout | not_run)
+    kind: str  # the rerun's outcome kind
+    passed: bool  # the rerun returned the expected value
+    cpu_s: float
+    wall_s: float
+    reference_cpu_s: float
+    detail: str = ""
+
+    @property
+    def verdict(self) -> RerunVerdict:
+        """A value or an exception on the rerun decides; another timeout (or a pass) leaves it to the clock."""
+        return "timing" if self.passed or self.kind in RERUN_KINDS else "deterministic"
+
+
+def flat_index(task: PlusTask, split: Split, index: int) -> int:
+    """One index over a task's inputs, base first then plus (the `input_index` of timing rows)."""
+    return index if split == "base" else len(task.base_input) + index
+
+
+def split_of(task: PlusTask, flat: int) -> tuple[Split, int]:
+    base = len(task.base_input)
+    return ("base", flat) if flat < base else ("plus", flat - base)
+
+
+def _call_alone(program: CallableProgram, args: Any, timeout_s: float, digest: bool) -> InputOutcome:
+    limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0, memory_mb=EVALPLUS_MEMORY_MB)
+    result = sandbox.call_function(program.source, program.entry_point, [list(args)], limits=limits,
+                                   per_input_timeout_s=[timeout_s], deepcopy_inputs=False,
+                                   digest_above_bytes=DIGEST_ABOVE_BYTES if digest else None,
+                                   digest_inputs=(0,) if digest else None)
+    if not result.outcomes:
+        return InputOutcome("not_run", exc_type="LoadError", exc_message=result.load_error)
+    o = result.outcomes[0]
+    return InputOutcome(o.kind, o.value, float(o.wall_s or o.duration_s or 0.0), o.exc_type, o.exc_message,
+                        cpu_s=float(o.cpu_s or 0.0))
+
+
+def rerun_targets(verdict_kinds: Mapping[tuple[str, Split], Sequence[tuple[int, str]]]
+                  ) -> list[tuple[str, Split, int, str]]:
+    """(task_id, split, index, kind) of every input that failed by a time budget, in a stable order."""
+    return [(task_id, split, index, kind) for (task_id, split), items in sorted(verdict_kinds.items())
+            for index, kind in items if kind in RERUN_KINDS]
+
+
+def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], dataset: Dataset, gt: GroundTruth,
+                targets: Iterable[tuple[str, Split, int, str]], *, min_time_limit: float) -> list[InputRerun]:
+    """Each target input, sample then canonical, one sandbox call at a time (never in parallel)."""
+    by_id = {task.task_id: task for task in tasks}
+    rule = timing.evalplus_limit_rule(min_time_limit)
+    reruns = []
+    for task_id, split, index, first_kind in targets:
+        task = by_id[task_id]
+        args = inputs_of(task, split)[index]
+        expected = gt.run(task_id, split).outcomes[index]
+        digest = isinstance(expected.value, ValueDigest)
+        canonical = _call_alone(ground_truth_program(task, dataset), args,
+                                max(RERUN_MIN_TIMEOUT_S, RERUN_LIMIT_FACTOR * rule(expected.duration_s)), digest)
+        # the canonical's rerun CPU time when it produced its value, else what the ground truth recorded
+        reference = canonical.cpu_s if canonical.kind == "value" and canonical.cpu_s > 0 \
+            else (expected.cpu_s or expected.duration_s)
+        timeout = max(RERUN_MIN_TIMEOUT_S, RERUN_LIMIT_FACTOR * rule(reference))
+        got = _call_alone(candidate_program(solution_for[task_id], task, dataset), args, timeout, digest)
+        passed, detail = False, got.describe()
+        if got.kind == "value" and expected.kind == "value":
+            comparison = SampleComparer(dataset=dataset, entry_point=task.entry_point, atol=task.atol) \
+                .compare(args, got.value, expected.value)
+            passed = comparison.passed
+            detail = "" if passed else f"got {got.describe()}, expected {expected.describe()} ({comparison.reason})"
+        reruns.append(InputRerun(task_id, split, index, first_kind, got.kind, passed, got.cpu_s, got.duration_s,
+                                 reference, detail[:300]))
+    return reruns
+
+
+def timed_inputs(tasks: Sequence[PlusTask], reruns: Iterable[InputRerun]) -> list[timing.TimedInput]:
+    """The reruns that came back right or timed out again, as `timing.TimedInput` (flat input indices)."""
+    by_id = {task.task_id: task for task in tasks}
+    return [timing.TimedInput(r.task_id, flat_index(by_id[r.task_id], r.split, r.index), r.cpu_s, r.reference_cpu_s)
+            for r in reruns if r.verdict == "timing"]
+
+
+@dataclass(frozen=True)
+class Classification:
+    """A sample's failing tasks split by cause: value/exception anywhere, or time only (worst input per task)."""
+
+    deterministic: tuple[str, ...]
+    timing: tuple[timing.TimingVerdict, ...]  # tasks whose only failures are timing
+    inputs: tuple[timing.TimedInput, ...]  # every timing input of those tasks (for the speed curve)
+    reruns: tuple[InputRerun, ...]
+
+    def causes(self) -> dict[str, str]:
+        """Task id -> "deterministic" or its timing state, for every failing task."""
+        return {**{v.task_id: v.state for v in self.timing}, **{t: "deterministic" for t in self.deterministic}}
+
+    def count(self, state: str) -> int:
+        return sum(1 for verdict in self.timing if verdict.state == state)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [{"task_id": v.task_id, "input_index": v.input_index, "cpu_s": round(v.cpu_s, 4),
+                 "limit_s": round(v.limit_s, 4), "flip_factor": v.flip_factor, "state": v.state} for v in self.timing]
+
+    def speed_curve(self, limit_rule: timing.LimitRule) -> list[tuple[float, int, int]]:
+        return timing.speed_curve(self.deterministic, self.inputs, limit_rule)
+
+
+def classify(tasks: Sequence[PlusTask], failing: Mapping[tuple[str, Split], Sequence[tuple[int, str]]],
+             reruns: Sequence[InputRerun], limit_rule: timing.LimitRule, *,
+             sort_key: Any = None) -> Classification:
+    """`failing`: (index, kind) of each failing input per (task, split) from the parallel pass. A task is
+    deterministic when any input failed by value or exception, on the parallel pass or on its rerun; the others
+    that failed are timing-only, judged by the worst flip factor among their reruns (`unmeasured` without one)."""
+    by_id = {task.task_id: task for task in tasks}
+    rerun_of = {(r.task_id, r.split, r.index): r for r in reruns}
+    deterministic: set[str] = set()
+    timing_tasks: set[str] = set()
+    for (task_id, split), items in failing.items():
+        for index, kind in items:
+            rerun = rerun_of.get((task_id, split, index))
+            if kind not in RERUN_KINDS or (rerun is not None and rerun.verdict == "deterministic"):
+                deterministic.add(task_id)
+            else:
+                timing_tasks.add(task_id)
+    timing_only = timing_tasks - deterministic
+    inputs = tuple(i for i in timed_inputs(tasks, reruns) if i.task_id in timing_only)
+    verdicts = {v.task_id: v for v in timing.task_verdicts(inputs, limit_rule)}
+    for task_id in timing_only - set(verdicts):  # failed by time but never re-run
+        verdicts[task_id] = timing.TimingVerdict(task_id, -1, 0.0, 0.0, 0.0, "unmeasured")
+    order = sort_key or (lambda task_id: task_id)
+    return Classification(tuple(sorted(deterministic, key=order)),
+                          tuple(verdicts[t] for t in sorted(verdicts, key=order)), inputs,
+                          tuple(r for r in reruns if r.task_id in by_id))
+
+
+def failing_inputs(tasks: Sequence[PlusTask], dataset: Dataset, runs: Mapping[tuple[str, Split], SplitRun],
+                   gt: GroundTruth) -> dict[tuple[str, Split], list[tuple[int, str]]]:
+    """(index, verdict kind) of every failing input per (task, split) of a sample's parallel pass."""
+    failing: dict[tuple[str, Split], list[tuple[int, str]]] = {}
+    for task in tasks:
+        for split in SPLITS:
+            run = runs.get((task.task_id, split))
+            if run is not None:
+                items = [(v.index, v.kind) for v in score_split(task, dataset, run, gt.run(task.task_id, split))
+                         if not v.passed]
+                if items:
+                    failing[(task.task_id, split)] = items
+    return failing
+
+
+def confirm_timing(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], dataset: Dataset, gt: GroundTruth,
+                   runs: Mapping[tuple[str, Split], SplitRun], *, min_time_limit: float) -> Classification:
+    """Score the parallel pass, re-run its time-budget failures alone, and classify every failing task."""
+    failing = failing_inputs(tasks, dataset, runs, gt)
+    reruns = rerun_alone(tasks, solution_for, dataset, gt, rerun_targets(failing), min_time_limit=min_time_limit)
+    return classify(tasks, failing, reruns, timing.evalplus_limit_rule(min_time_limit), sort_key=task_sort_key)
+
+
+__all__ = ["confirm_timing", "failing_inputs", "Classification", "InputRerun", "RERUN_KINDS", "classify", "flat_index", "rerun_alone", "rerun_targets",
+           "split_of", "timed_inputs"]

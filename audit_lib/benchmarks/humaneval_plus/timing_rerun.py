@@ -81,11 +81,18 @@ def rerun_targets(verdict_kinds: Mapping[tuple[str, Split], Sequence[tuple[int, 
 
 def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], dataset: Dataset, gt: GroundTruth,
                 targets: Iterable[tuple[str, Split, int, str]], *, min_time_limit: float) -> list[InputRerun]:
-    """Each target input, sample then canonical, one sandbox call at a time (never in parallel)."""
+    """Each target input, sample then canonical, one sandbox call at a time (never in parallel).
+
+    A task is settled by its first rerun that is deterministic (a wrong value or an exception) or a confirmed
+    timeout (over its limit by more than the borderline margin, or out of time again); its remaining inputs are
+    not re-run, since they cannot change the task's verdict (HumanEval/63 has 38 timeouts of 10 s each)."""
     by_id = {task.task_id: task for task in tasks}
     rule = timing.evalplus_limit_rule(min_time_limit)
     reruns = []
+    settled: set[str] = set()
     for task_id, split, index, first_kind in targets:
+        if task_id in settled:
+            continue
         task = by_id[task_id]
         args = inputs_of(task, split)[index]
         expected = gt.run(task_id, split).outcomes[index]
@@ -103,8 +110,12 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
                 .compare(args, got.value, expected.value)
             passed = comparison.passed
             detail = "" if passed else f"got {got.describe()}, expected {expected.describe()} ({comparison.reason})"
-        reruns.append(InputRerun(task_id, split, index, first_kind, got.kind, passed, got.cpu_s, got.duration_s,
-                                 reference, detail[:300]))
+        rerun = InputRerun(task_id, split, index, first_kind, got.kind, passed, got.cpu_s, got.duration_s,
+                           reference, detail[:300])
+        reruns.append(rerun)
+        over_limit = got.cpu_s >= (1 + timing.BORDERLINE_MARGIN) * rule(reference)
+        if rerun.verdict == "deterministic" or got.kind in RERUN_KINDS or over_limit:
+            settled.add(task_id)
     return reruns
 
 
@@ -186,7 +197,10 @@ def confirm_timing(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], d
                    runs: Mapping[tuple[str, Split], SplitRun], *, min_time_limit: float) -> Classification:
     """Score the parallel pass, re-run its time-budget failures alone, and classify every failing task."""
     failing = failing_inputs(tasks, dataset, runs, gt)
-    reruns = rerun_alone(tasks, solution_for, dataset, gt, rerun_targets(failing), min_time_limit=min_time_limit)
+    # a task that already failed by value or exception is deterministic whatever its timeouts would do alone
+    deterministic = {task_id for (task_id, _), items in failing.items() for _, kind in items if kind not in RERUN_KINDS}
+    targets = [target for target in rerun_targets(failing) if target[0] not in deterministic]
+    reruns = rerun_alone(tasks, solution_for, dataset, gt, targets, min_time_limit=min_time_limit)
     return classify(tasks, failing, reruns, timing.evalplus_limit_rule(min_time_limit), sort_key=task_sort_key)
 
 

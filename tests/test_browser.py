@@ -106,7 +106,8 @@ def machine_paths(page, reports: Path) -> list[str]:
     markup = page.content()
     markup = re.sub(r'<script type="application/gzip\+base64"[^>]*>[^<]*</script>', "", markup)
     markup = re.sub(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+", "", markup)
-    needles = ["/root/", "/work/", "/tmp/", "/home/", str(Path.home()) + "/", str(reports)]
+    checkout_parent = str(Path(__file__).resolve().parents[2]) + "/"  # where this checkout lives on this machine
+    needles = ["/root/", checkout_parent, "/tmp/", "/home/", str(Path.home()) + "/", str(reports)]
     return [needle for needle in needles if needle in markup]
 
 

@@ -61,8 +61,10 @@ _EVALPLUS_VOLATILE: dict[str, VolatileRule] = {
     "time_limit_sensitivity": VolatileRule(status=True, keys=("*",)),
     # an input at the ground-truth time limit (Mbpp/255) is recorded as over the sandbox's limits, or not; and
     # Mbpp/2's tuple(set(...)) order follows the string hash seed, so it differs from a cached run of another
-    # process but not from one of the same zygote
-    "ground_truth": VolatileRule(status=True, keys=("exceeds_sandbox_limits", "nondeterministic_inputs")),
+    # process but not from one of the same zygote; Mbpp/255's input 85 ends in a timeout on one run and in the
+    # memory limit on the next, which counts as a nondeterminism EvalPlus's rules would reject
+    "ground_truth": VolatileRule(status=True, keys=("exceeds_sandbox_limits", "nondeterministic_inputs",
+                                                    "nondeterministic_rejected_by_rules")),
 }
 VOLATILE: dict[tuple[str, str], VolatileRule] = {
     (audit, check): rule for audit in ("humaneval_plus", "mbpp_plus") for check, rule in _EVALPLUS_VOLATILE.items()}

@@ -75,14 +75,11 @@ def execute_job(job: AuditJob) -> AuditOutcome:
         failure = NotebookFailure(None, None, "MissingFindings",
                                   "the notebook finished but wrote no <audit>.findings.json "
                                   "(its last cell must call audit.write())")
-    html_name = None
     if job.staging_notebook.is_file():
         try:
-            html_name = f"{job.audit}.html"
-            export_html(job.staging_notebook, job.staging_dir / html_name, with_code=job.with_code,
+            export_html(job.staging_notebook, job.staging_dir / f"{job.audit}.html", with_code=job.with_code,
                         title=job.audit, findings_path=staged.get("findings"), display_title=job.title or None)
         except Exception as exc:  # an export failure must not hide the notebook's own result
-            html_name = None
             if failure is None:
                 failure = NotebookFailure(None, None, f"HTMLExportError.{type(exc).__name__}", _clean(str(exc)))
     files = publish_outputs(job, succeeded=failure is None)

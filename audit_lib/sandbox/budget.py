@@ -10,13 +10,12 @@ as refused and carries on with the others.
 
 from __future__ import annotations
 
-import base64
 import collections
 import sys
 from dataclasses import dataclass
 from typing import Any
 
-from audit_lib.sandbox.codec import _JSON_LEAVES, MAX_DEPTH, MalformedTaggedValue, _decode_float
+from audit_lib.sandbox.codec import _JSON_LEAVES, MAX_DEPTH, SCALAR_TAGS, MalformedTaggedValue, decode_scalar_tag
 
 # Parsed-plus-decoded bytes per byte of JSON text and per container token: a generous upper estimate of what
 # json.loads and the decoding allocate (measured: `[],` ~64 B per list, `{"$set":[]},` ~460 B, `"ab",` ~10x).
@@ -132,17 +131,8 @@ class JobDecoder:
             return set(items) if tag == "$set" else frozenset(items)
         if tag == "$int":
             return self._decode_int(payload)
-        if tag == "$float":
-            return _decode_float({tag: payload})
-        if tag in ("$bytes", "$bytearray"):
-            if not isinstance(payload, str):
-                raise MalformedTaggedValue(f"{tag} needs base64 text")
-            raw = base64.b64decode(payload.encode("ascii"), validate=True)
-            return raw if tag == "$bytes" else bytearray(raw)
-        if tag == "$complex":
-            if not isinstance(payload, list) or len(payload) != 2:
-                raise MalformedTaggedValue("$complex needs [re, im]")
-            return complex(_decode_float(payload[0]), _decode_float(payload[1]))
+        if tag in SCALAR_TAGS:
+            return decode_scalar_tag(tag, payload)
         if tag == "$dict":
             return dict(self._pairs(tag, payload, depth))
         if tag == "$ordereddict":

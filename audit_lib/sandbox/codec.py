@@ -139,6 +139,23 @@ def _decode_pairs(payload: Any) -> list[tuple[Any, Any]]:
     return [(decode(k), decode(v)) for k, v in payload]
 
 
+SCALAR_TAGS = frozenset({"$float", "$bytes", "$bytearray", "$complex"})
+
+
+def decode_scalar_tag(tag: str, payload: Any) -> Any:
+    """A tagged leaf (float, bytes, bytearray, complex): no nesting, so the parent's bounded decoder shares it."""
+    if tag == "$float":
+        return _decode_float({tag: payload})
+    if tag in ("$bytes", "$bytearray"):
+        if not isinstance(payload, str):
+            raise MalformedTaggedValue(f"{tag} needs base64 text")
+        raw = base64.b64decode(payload.encode("ascii"), validate=True)
+        return raw if tag == "$bytes" else bytearray(raw)
+    if not isinstance(payload, list) or len(payload) != 2:
+        raise MalformedTaggedValue("$complex needs [re, im]")
+    return complex(_decode_float(payload[0]), _decode_float(payload[1]))
+
+
 def _decode_tag(tag: str, payload: Any) -> Any:
     if tag in ("$tuple", "$set", "$frozenset"):
         if not isinstance(payload, list):
@@ -149,17 +166,8 @@ def _decode_tag(tag: str, payload: Any) -> Any:
         if not isinstance(payload, str):
             raise MalformedTaggedValue("$int needs a hex string")
         return int(payload, 16)
-    if tag == "$float":
-        return _decode_float({tag: payload})
-    if tag in ("$bytes", "$bytearray"):
-        if not isinstance(payload, str):
-            raise MalformedTaggedValue(f"{tag} needs base64 text")
-        raw = base64.b64decode(payload.encode("ascii"), validate=True)
-        return raw if tag == "$bytes" else bytearray(raw)
-    if tag == "$complex":
-        if not isinstance(payload, list) or len(payload) != 2:
-            raise MalformedTaggedValue("$complex needs [re, im]")
-        return complex(_decode_float(payload[0]), _decode_float(payload[1]))
+    if tag in SCALAR_TAGS:
+        return decode_scalar_tag(tag, payload)
     if tag == "$dict":
         return dict(_decode_pairs(payload))
     if tag == "$ordereddict":

@@ -116,7 +116,8 @@ def errata_diff(tasks: Sequence[PlusTask], dataset: Dataset, originals: Mapping[
                             budget=EVALPLUS_SAMPLE_BUDGET)
     by_id = {task.task_id: task for task in tasks}
     test_jobs = [(f"{which}_test::{change['task_id']}", by_id[change["task_id"]].program,
-                  check_snippet(source[change["task_id"]].test, by_id[change["task_id"]].entry_point))
+                  check_snippet(source[change["task_id"]].test, by_id[change["task_id"]].entry_point),
+                  by_id[change["task_id"]].entry_point)
                  for change in changes if "test" in change["fields"]
                  for which, source in (("old", originals), ("new", errata))]
     test_results = run_original_tests(test_jobs, executor=executor) if test_jobs else {}

@@ -4,7 +4,7 @@ original tests (MBPP+: EvalPlus's canonical against MBPP's assert lines)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from audit_lib.benchmarks.humaneval_plus.canonical_checks import kinds_text
@@ -104,19 +104,20 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
 
 
 def original_test_jobs(tasks: Sequence[PlusTask], dataset: Dataset,
-                       originals: Mapping[str, HumanEvalTask] | None) -> list[tuple[str, str, str]]:
-    """EvalPlus's canonical (and, for HumanEval, OpenAI's) against the original tests."""
+                       originals: Mapping[str, HumanEvalTask] | None) -> list[tuple[str, str, str, str]]:
+    """EvalPlus's canonical (and, for HumanEval, OpenAI's) against the original tests: `(key, program, snippet,
+    entry point)`, the entry point being the name the snippet calls (so the test can be lifted to call mode)."""
     jobs = []
     for task in tasks:
         if not task.original_test:
             continue
         snippet = check_snippet(task.original_test, task.entry_point) if dataset == "humaneval" \
             else task.original_test
-        jobs.append((f"evalplus::{task.task_id}", task.program, snippet))
+        jobs.append((f"evalplus::{task.task_id}", task.program, snippet, task.entry_point))
         if originals is not None and task.task_id in originals:
             original = originals[task.task_id]
             jobs.append((f"openai::{task.task_id}", assert_program(original.prompt, original.canonical_solution),
-                         check_snippet(original.test, original.entry_point)))
+                         check_snippet(original.test, original.entry_point), original.entry_point))
     return jobs
 
 
@@ -147,7 +148,15 @@ def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mappin
                + ". " + (", ".join(f"{r['canonical']}:{r['task_id']} ({r['status']})" for r in rows[:12]) or ""))
     return Check("original_tests_vs_canonical", ORIGINAL_TESTS_TITLE, "defect" if failing else "pass",
                  observed=dict(counts), expected={"evalplus_failing": 0, "openai_failing": 0},
-                 summary=summary.strip(), details=rows, meta={"tests": test_name})
+                 summary=summary.strip(), details=rows,
+                 meta={"tests": test_name, "sandbox_trust": _trust_summary(results.values())})
+
+
+def _trust_summary(results: Iterable[Any]) -> dict[str, int]:
+    """How many test runs the parent decided (lifted to call mode) and how many ran in-process (assert mode)."""
+    snippets = [snippet for result in results for snippet in getattr(result, "snippets", ())]
+    lifted = sum(1 for snippet in snippets if snippet.trust == "parent")
+    return {"test_runs": len(snippets), "lifted": lifted, "in_process": len(snippets) - lifted}
 
 
 __all__ = ["check_original_canonical_vs_plus", "check_original_tests_vs_canonical", "disagreement_rows",

@@ -101,12 +101,14 @@ def original_solutions(tasks: Sequence[PlusTask], originals: Mapping[str, HumanE
 
 
 
-def run_original_tests(jobs_spec: Sequence[tuple[str, str, str]], *, executor: Any = None,
+def run_original_tests(jobs_spec: Sequence[tuple[str, str, str, str]], *, executor: Any = None,
                        timeout_s: float = ASSERT_TEST_TIMEOUT_S) -> dict[str, Any]:
-    """Run `(key, program, snippet)` in assert mode; returns key -> AssertJobResult."""
+    """Run `(key, program, snippet, entry_point)`: lifted to call mode where the snippet's shape allows (the parent
+    judges the returned values), else in assert mode; returns key -> TestsResult."""
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0)
-    jobs = [sandbox.AssertJob(key=key, program=program, snippets=(snippet,), limits=limits)
-            for key, program, snippet in jobs_spec]
+    jobs = [sandbox.TestsJob(key=key, program=program, snippets=(snippet,), entry_points=(entry_point,),
+                             limits=limits)
+            for key, program, snippet, entry_point in jobs_spec]
     return dict(sandbox.run_many(jobs, executor, progress=False))
 
 

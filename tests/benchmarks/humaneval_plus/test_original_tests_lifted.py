@@ -1,0 +1,42 @@
+"""The benchmarks' original tests (HumanEval's `check`, MBPP's assert lines) are lifted to call mode where their
+shape allows: the parent judges the returned values, so an overloaded `__eq__` cannot pass them."""
+
+from __future__ import annotations
+
+from audit_lib.benchmarks.humaneval_plus.original import check_original_tests_vs_canonical
+from audit_lib.benchmarks.humaneval_plus.programs import check_snippet
+from audit_lib.benchmarks.humaneval_plus.replay import run_original_tests
+
+HUMANEVAL_TEST = "def check(candidate):\n    assert candidate(1) == [1, 2]\n    assert candidate(2) == [2, 4]\n"
+MBPP_TEST = "assert double(1) == [1, 2]\nassert double(2) == [2, 4]\n"
+RIGHT = "def double(x):\n    return [x, 2 * x]\n"
+WRONG = "def double(x):\n    return [x, x]\n"
+OVERLOADED = ("class AlwaysEqual(list):\n    def __eq__(self, other):\n        return True\n\n"
+              "def double(x):\n    return AlwaysEqual()\n")
+NOT_LIFTABLE = "def check(candidate):\n    import random\n    assert candidate(random.randint(1, 1)) == [1, 2]\n"
+
+
+def _run(program: str, snippet: str) -> object:
+    return run_original_tests([("k", program, snippet, "double")])["k"]
+
+
+def test_humaneval_check_and_mbpp_asserts_are_decided_by_the_parent() -> None:
+    for snippet in (check_snippet(HUMANEVAL_TEST, "double"), MBPP_TEST):
+        right, wrong = _run(RIGHT, snippet), _run(WRONG, snippet)
+        assert (right.status, right.snippets[0].trust) == ("pass", "parent")
+        assert (wrong.status, wrong.snippets[0].trust) == ("fail", "parent")
+
+
+def test_an_overloaded_eq_fails_the_original_tests() -> None:
+    # In plain assert mode (`python -c program + test`) this program passes both tests.
+    for snippet in (check_snippet(HUMANEVAL_TEST, "double"), MBPP_TEST):
+        assert _run(OVERLOADED, snippet).status == "fail"
+
+
+def test_a_test_the_lifter_cannot_model_runs_in_process_and_is_counted() -> None:
+    results = run_original_tests([("evalplus::T/0", RIGHT, check_snippet(HUMANEVAL_TEST, "double"), "double"),
+                                  ("evalplus::T/1", RIGHT, check_snippet(NOT_LIFTABLE, "double"), "double")])
+    assert results["evalplus::T/1"].snippets[0].trust == "in_process"
+    assert results["evalplus::T/1"].status == "pass"
+    check = check_original_tests_vs_canonical([], results, test_name="toy")
+    assert check.meta["sandbox_trust"] == {"test_runs": 2, "lifted": 1, "in_process": 1}

@@ -1,15 +1,18 @@
 """Assert mode compares only exact builtin types: a rigged `__eq__`, `__ne__`, `__bool__`... fails the snippet.
 
-Parent side, `rewrite_snippet` turns every comparison and truth test inside the snippet's `assert` statements into
-calls to a guard: `assert f(2) == [2, 4]` becomes `assert G.cmp('==', f(2), [2, 4])`, `assert f(x)` becomes
-`assert G.truth(f(x))`, `not`/`and`/`or` test each operand through `G.truth`. Child side, `install_guard` puts the
+Parent side, `rewrite_snippet` turns every comparison written in the snippet (the test code: in asserts, helper
+functions, lambdas, comprehensions, `if` conditions) into a call to a guard, and every truth test that decides an
+assert or an `if ...: raise ...`: `assert f(2) == [2, 4]` becomes `assert G.cmp('==', f(2), [2, 4])`, `assert f(x)`
+becomes `assert G.truth(f(x))`, `if f(2) != 4: raise AssertionError` becomes `if G.cmp('!=', f(2), 4): raise ...`,
+`not`/`and`/`or` test each operand through `G.truth`. The program under test is never rewritten. Child side, `install_guard` puts the
 guard into the snippet's module before any code under test runs, holding its own references to `type`, the
 comparison functions and the exception it raises. The guard checks that both operands are exact builtin types
 (recursively through containers) before comparing; anything else raises `ComparisonOverload`, an
 `AssertionError`, so the snippet is a `fail` with reason `comparison_overload`.
 
-What it does not cover: comparisons outside `assert` statements (helper functions, `if x != y: raise`), truth tests
-made inside builtins (`all(objects)`), and code that inspects its own interpreter to find and replace the guard
+What it does not cover: truth tests outside asserts and raising `if`s (`while x:`, `y if x else z`, `if x: ok = 1`),
+truth tests and comparisons made inside builtins (`all(objects)`, `sorted(objects)`, `list.index`), comparisons in
+code the snippet imports, and code that inspects its own interpreter to find and replace the guard
 (its name is random per run, but nothing in-process is out of reach; lifted tests are decided in the parent).
 Stdlib only: the sandbox zygote imports this module.
 """
@@ -62,8 +65,8 @@ def guard_name() -> str:
 def rewrite_snippet(snippet: str, name: str) -> str | None:
     """The snippet with its asserts' comparisons and truth tests routed through the guard `name`.
 
-    None when the snippet has no assert or does not parse on its own (it then runs unchanged and the child
-    reports its syntax error as before)."""
+    None when the snippet has no assert, comparison or raising `if`, or does not parse on its own (it then runs
+    unchanged and the child reports its syntax error as before)."""
     template = _rewrite_template(snippet)
     return None if template is None else template.replace(_PLACEHOLDER, name)
 
@@ -95,7 +98,27 @@ class _AssertRewriter(ast.NodeTransformer):
 
     def visit_Assert(self, node: ast.Assert) -> ast.Assert:
         self.rewritten += 1
+        # the message is evaluated only once the assert has failed: it does not decide the verdict
         return ast.copy_location(ast.Assert(test=self._truth(node.test), msg=node.msg), node)
+
+    def visit_If(self, node: ast.If) -> ast.If:
+        """`if <test>: raise ...` is an assert written by hand: its truth test is guarded too."""
+        self._visit_branches(node)
+        if _raises(node.body) or _raises(node.orelse):
+            self.rewritten += 1
+            node.test = self._truth(node.test)
+        else:
+            node.test = self._value(node.test)
+        return node
+
+    def _visit_branches(self, node: ast.If) -> None:
+        node.body = [self.visit(statement) for statement in node.body]
+        node.orelse = [self.visit(statement) for statement in node.orelse]
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        """A comparison anywhere else in the test code (helpers, loops, lambdas, comprehensions)."""
+        self.rewritten += 1
+        return ast.copy_location(self._compare(node), node)
 
     def _guard(self, method: str, *args: ast.expr) -> ast.expr:
         return ast.Call(func=ast.Attribute(value=ast.Name(self.name, ast.Load()), attr=method, ctx=ast.Load()),
@@ -134,8 +157,9 @@ class _CompareRewriter(ast.NodeTransformer):
     def visit_Compare(self, node: ast.Compare) -> ast.expr:
         return self.owner._compare(node)
 
-    def visit_Lambda(self, node: ast.Lambda) -> ast.Lambda:
-        return node  # a function defined in an assert is not the assert's own comparison
+
+def _raises(statements: list[ast.stmt]) -> bool:
+    return any(isinstance(statement, ast.Raise) for statement in statements)
 
 
 def _no_arguments() -> ast.arguments:

@@ -53,6 +53,16 @@ ATTACKS = {
     "humaneval_check_candidate": (ALWAYS_EQUAL + "def add(a, b):\n    return AlwaysEqual()\n",
                                   "def check(candidate):\n    assert candidate(1, 2) == 3\n"
                                   "    assert candidate(2, 2) == 4\n\ncheck(add)\n"),
+    "comparison_in_a_helper": (RIGGED_LIST + "def solution(n):\n    return Rigged([0])\n",
+                               "def same(a, b):\n    return a == b\n\nassert same(solution(2), [2, 4])\n"),
+    "if_not_equal_raise": (ALWAYS_EQUAL + "def solution(n):\n    return AlwaysEqual()\n",
+                           "if not solution(2) == [2, 4]:\n    raise AssertionError('wrong')\n"),
+    "if_truth_raise": ("class No:\n    def __bool__(self):\n        return False\n"
+                       "def is_prime(n):\n    return No()\n", "if is_prime(4):\n    raise AssertionError\n"),
+    "flag_set_in_a_loop": ("class N:\n    def __ne__(self, other):\n        return False\n"
+                           "def solution(n):\n    return [N(), N()]\n",
+                           "ok = True\nfor got, want in zip(solution(2), [2, 4]):\n    if got != want:\n"
+                           "        ok = False\nassert ok\n"),
     "chained_comparison": ("class Mid:\n    def __gt__(self, other):\n        return True\n"
                            "    def __lt__(self, other):\n        return True\n"
                            "def solution(n):\n    return Mid()\n", "assert 5 < solution(1) < 7\n"),
@@ -113,6 +123,11 @@ HONEST = textwrap.dedent("""
     ("assert all(x == y for x, y in zip(solution(2), [2, 4]))\n", "pass"),
     ("assert solution(2) < [2]\n", "fail"),
     ("assert solution(2) < 3\n", "error"),  # TypeError, as in plain Python
+    ("def same(a, b):\n    return a == b\nassert same(solution(2), [2, 4]) and not same(solution(2), [4])\n", "pass"),
+    ("if solution(2) != [2, 4]:\n    raise AssertionError\n", "pass"),
+    ("if solution(2) != [2, 5]:\n    raise AssertionError\n", "fail"),
+    ("if not nothing(2):\n    pass\nelif table(0):\n    raise AssertionError\n", "pass"),
+    ("assert sorted([3, 1, 2], key=lambda v: v > 1) == [1, 3, 2]\n", "pass"),
 ])
 def test_exact_builtin_comparisons_keep_python_semantics(snippet: str, status: str) -> None:
     (result,) = sandbox.run_asserts(HONEST, [snippet], limits=QUICK).snippets
@@ -122,6 +137,9 @@ def test_exact_builtin_comparisons_keep_python_semantics(snippet: str, status: s
 
 def test_rewrite_leaves_snippets_without_asserts_and_unparsable_ones_alone() -> None:
     assert sandbox_strict.rewrite_snippet("print(1)\n", "_g") is None
+    assert sandbox_strict.rewrite_snippet("if x != 2:\n    raise ValueError\n", "_g") == \
+        "if _g.cmp('!=', x, 2):\n    raise ValueError\n"
+    assert sandbox_strict.rewrite_snippet("if x:\n    y = 1\n", "_g") is None  # a plain branch: untouched
     assert sandbox_strict.rewrite_snippet("assert (\n", "_g") is None
     rewritten = sandbox_strict.rewrite_snippet("assert f(1) == 2, 'msg'\n", "_g")
     assert rewritten == "assert _g.cmp('==', f(1), 2), 'msg'\n"

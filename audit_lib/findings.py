@@ -119,12 +119,22 @@ class Findings:
         }
 
     def write(self, out_dir: str | os.PathLike[str] | None = None) -> Path:
-        """Write `<audit>.findings.json` and one `<audit>.<check>.csv` per check with evidence rows."""
+        """Write `<audit>.findings.json` and, in the folder `<audit>/`, one `<check>.csv` per check with evidence
+        rows (`evidence_csv_path`); CSVs of checks that no longer have evidence are removed."""
         target_dir = Path(out_dir) if out_dir is not None else paths.reports_dir()
         target_dir.mkdir(parents=True, exist_ok=True)
+        written = set()
         for item in self.checks:
             if item.details:
-                write_rows_csv(target_dir / f"{self.audit}.{item.id}.csv", item.details)
+                path = evidence_csv_path(target_dir, self.audit, item.id)
+                path.parent.mkdir(exist_ok=True)
+                write_rows_csv(path, item.details)
+                written.add(path.name)
+        evidence_dir = target_dir / self.audit
+        if evidence_dir.is_dir():
+            for stale in evidence_dir.glob("*.csv"):
+                if stale.name not in written:
+                    stale.unlink(missing_ok=True)
         json_path = target_dir / f"{self.audit}.findings.json"
         atomic_write_text(json_path, json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n")
         return json_path
@@ -223,6 +233,11 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     return repr(value)
+
+
+def evidence_csv_path(folder: Path, audit: str, check_id: str) -> Path:
+    """Where a check's full evidence lives: a per-audit folder beside the findings (`<audit>/<check>.csv`)."""
+    return folder / audit / f"{check_id}.csv"
 
 
 def write_rows_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:

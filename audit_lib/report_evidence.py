@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from audit_lib.findings import to_jsonable
+from audit_lib.findings import evidence_csv_path, to_jsonable
 from audit_lib.report_tables import table_markup
 from audit_lib.report_values import esc, redact_paths
 
@@ -54,8 +54,8 @@ class Evidence:
 
 
 def load_evidence(findings: Mapping[str, Any], folder: Path) -> dict[str, Evidence]:
-    """Per check with evidence: the full CSV (`<audit>.<id>.csv` or `<audit>/<id>.csv` beside the findings),
-    else the rows kept in the findings JSON."""
+    """Per check with evidence: the full CSV (`<audit>/<id>.csv` beside the findings; `<audit>.<id>.csv` in reports
+    folders written before the per-audit folders), else the rows kept in the findings JSON."""
     audit = str(findings.get("audit"))
     names = {audit, str(findings.get("notebook_audit") or audit)}
     loaded: dict[str, Evidence] = {}
@@ -66,7 +66,7 @@ def load_evidence(findings: Mapping[str, Any], folder: Path) -> dict[str, Eviden
             continue
         rows: list[Mapping[str, Any]] | None = None
         for name in names:
-            for candidate in (folder / f"{name}.{check_id}.csv", folder / name / f"{check_id}.csv"):
+            for candidate in (evidence_csv_path(folder, name, check_id), folder / f"{name}.{check_id}.csv"):
                 if candidate.is_file():
                     with candidate.open(encoding="utf-8", newline="") as handle:
                         rows = list(csv.DictReader(handle))
@@ -126,7 +126,8 @@ def embed_all(evidence: Mapping[str, Evidence], *, audit: str,
             blob = _encoded(rows)
         if len(blob) > remaining:
             embedded[item.check_id] = Embedded(f'<p class="note">Evidence ({item.total:,} rows) is too large to '
-                                               "embed; it is the CSV beside this report.</p>", "")
+                                               f"embed; it is <code>{esc(audit)}/{esc(item.check_id)}.csv</code> "
+                                               "beside this report.</p>", "")
             continue
         remaining -= len(blob)
         blob_id = f"evidence-blob-{item.check_id}"
@@ -138,7 +139,8 @@ def embed_all(evidence: Mapping[str, Evidence], *, audit: str,
         else:
             label = f"Download the evidence ({carried:,} of {item.total:,} rows, CSV)"
             reason = "the report's size cap" if item.complete else "only those were recorded in the findings"
-            note = f" <span class=\"note\">(capped: {esc(reason)}; the full table is the CSV beside the report)</span>"
+            note = (f" <span class=\"note\">(capped: {esc(reason)}; the full table is "
+                    f"<code>{esc(audit)}/{esc(item.check_id)}.csv</code> beside the report)</span>")
         link = (f'<p><a class="evidence-download" href="#{esc(blob_id)}" data-blob="{esc(blob_id)}" '
                 f'data-name="{esc(name)}" download="{esc(name)}">{esc(label)}</a>{note}</p>')
         embedded[item.check_id] = Embedded(link, f'<script type="application/gzip+base64" id="{esc(blob_id)}">'

@@ -26,7 +26,7 @@ def test_findings_json_has_the_documented_layout_and_caps_details(tmp_path):
     assert {"id", "title", "status", "observed", "expected", "details"} <= set(first)
     assert len(first["details"]) == DETAILS_CAP_IN_JSON and first["details_total"] == len(rows)
     assert first["details"][0]["value"] == "nan"
-    with open(tmp_path / "toy.many_rows.csv", encoding="utf-8") as handle:
+    with open(tmp_path / "toy" / "many_rows.csv", encoding="utf-8") as handle:
         assert len(list(csv.DictReader(handle))) == len(rows)
     assert payload["checks"][1]["status"] == "skipped" and "missing" in payload["checks"][1]["summary"]
     assert payload["status_counts"]["defect"] == 1
@@ -176,7 +176,7 @@ def test_csv_cells_hold_json_for_lists_and_dicts(tmp_path):
             {"task": "T/1", "extra": 2.5}]
     builder.add(Check("rows", "Rows", "quirk", details=rows))
     builder.write(tmp_path)
-    with open(tmp_path / "toy.rows.csv", encoding="utf-8", newline="") as handle:
+    with open(tmp_path / "toy" / "rows.csv", encoding="utf-8", newline="") as handle:
         read = list(csv.DictReader(handle))
     assert read[0] == {"task": "T/0", "tags": '["a", "b"]', "meta": '{"k": 1}', "ratio": "inf", "extra": ""}
     assert read[1] == {"task": "T/1", "tags": "", "meta": "", "ratio": "", "extra": "2.5"}

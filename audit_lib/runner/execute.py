@@ -123,8 +123,10 @@ def publish_outputs(job: AuditJob, *, succeeded: bool) -> dict[str, str]:
     staged_findings = sorted(job.staging_dir.glob("*.findings.json"))
     written_as = staged_findings[0].name[: -len(".findings.json")] if len(staged_findings) == 1 else job.audit
     incoming = [staged for staged in sorted(job.staging_dir.iterdir()) if staged.is_file()]
+    # evidence CSVs from before the per-audit folders, and the failed run's files this success replaces
     for stale in [*reports.glob(f"{job.audit}.*.csv"), *reports.glob(f"{job.audit}{FAILED_SUFFIX}.*")]:
         stale.unlink(missing_ok=True)
+    _place_folder(job.staging_dir / written_as, reports / job.audit)
     files = {}
     for staged in incoming:
         name = staged.name
@@ -141,6 +143,20 @@ def publish_outputs(job: AuditJob, *, succeeded: bool) -> dict[str, str]:
         if kind:
             files[kind] = name
     return files
+
+
+def _place_folder(staged: Path, target: Path) -> None:
+    """Swap in the run's evidence folder (`<audit>/`): the old one is renamed aside, then removed; a run without
+    evidence leaves no folder behind."""
+    if target.is_dir():
+        aside = target.with_name(f".{target.name}.replaced-{os.getpid()}")
+        shutil.rmtree(aside, ignore_errors=True)
+        os.replace(target, aside)
+        shutil.rmtree(aside, ignore_errors=True)
+    if staged.is_dir():
+        os.replace(staged, target)
+        for path in (target, *target.rglob("*")):
+            path.chmod(REPORT_FILE_MODE | (0o111 if path.is_dir() else 0))
 
 
 def _place(staged: Path, target: Path) -> None:

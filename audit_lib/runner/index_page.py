@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.atomic_files import atomic_write_text
-from audit_lib.findings import SEVERITY, STATUSES, first_sentence, worst_status
+from audit_lib.findings import SEVERITY, STATUSES, evidence_csv_path, first_sentence, worst_status
 from audit_lib.report import STYLE, check_finding, status_badge
 from audit_lib.report_page import (
     OPEN_TARGET_SCRIPT,
@@ -82,7 +82,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
     findings = json.loads((reports_dir / name).read_text(encoding="utf-8"))
     checks = []
     for check in findings.get("checks", []):
-        csv_name = f"{entry['audit']}.{check.get('id')}.csv"
+        csv_name = evidence_csv_path(Path(), str(entry["audit"]), str(check.get("id"))).as_posix()
         checks.append({
             "id": check.get("id"), "title": check.get("title", ""), "status": check.get("status"),
             "observed": check.get("observed"), "expected": check.get("expected"),

@@ -17,7 +17,8 @@ CELLS = [
     "from audit_lib.findings import Check, FindingsBuilder\n"
     "if fail:\n    raise RuntimeError('this run fails')\n"
     "builder = FindingsBuilder('flaky', {'fail': fail, 'limit': limit})\n"
-    "builder.add(Check('count', 'count', 'defect' if limit > 2 else 'pass', observed=limit))\n"
+    "builder.add(Check('count', 'count', 'defect' if limit > 2 else 'pass', observed=limit,\n"
+    "                  details=[{'n': n} for n in range(limit)] if limit > 2 else []))\n"
     "builder.add(Check('absent', 'absent', 'skipped', summary='flaky/x.csv is not available',\n"
     "                  meta={'missing': ['flaky/x.csv']}))\n"
     "builder.add(Check('broken', 'broken', 'error', summary='ValueError: no'))\n"
@@ -51,6 +52,21 @@ def test_a_failed_run_keeps_the_last_good_report_and_marks_it_stale(plugins: dic
     assert "STALE" in index and "this run fails" in index
     again = run(plugins, reports, limit="1")
     assert not again.failed and not (reports / "flaky.failed.html").exists()
+
+
+def test_evidence_lives_in_a_per_audit_folder_replaced_only_by_a_good_run(plugins: dict, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    run(plugins, reports, limit="4")
+    evidence = reports / "flaky" / "count.csv"
+    assert evidence.read_text().splitlines() == ["n", "0", "1", "2", "3"]
+    assert not list(reports.glob("*.csv"))  # nothing loose in reports/
+    assert 'href="flaky/count.csv"' in (reports / "index.html").read_text()
+    run(plugins, reports, fail="true")
+    assert evidence.read_text().splitlines() == ["n", "0", "1", "2", "3"]  # the last good run's evidence stays
+    run(plugins, reports, limit="3")
+    assert evidence.read_text().splitlines() == ["n", "0", "1", "2"]
+    run(plugins, reports, limit="1")  # this run has no evidence: none of the previous run's is left to mislead
+    assert not (reports / "flaky").exists()
 
 
 def test_each_run_is_recorded_and_diff_shows_what_changed(plugins: dict, tmp_path: Path,

@@ -71,7 +71,7 @@ def test_successful_audit_writes_notebook_html_findings_and_csv(batch: tuple[Run
     good = outcome(summary, "good")
     assert good.ok and good.failure is None
     assert dict(good.params) == {"limit": 4}
-    for name in ("good.ipynb", "good.html", "good.findings.json", "good.rows.count.csv"):
+    for name in ("good.ipynb", "good.html", "good.findings.json", "good/rows.count.csv"):
         assert (summary.reports_dir / name).is_file(), name
     findings = json.loads((summary.reports_dir / "good.findings.json").read_text())
     assert findings["params"] == {"limit": 4}
@@ -142,7 +142,7 @@ def test_alias_runs_the_base_notebook_under_its_own_name(batch: tuple[RunSummary
     findings = json.loads((summary.reports_dir / "mbpp_plus.findings.json").read_text())
     assert findings["audit"] == "mbpp_plus" and findings["notebook_audit"] == "humaneval_plus"
     assert findings["params"] == {"dataset": "mbpp", "executor": "dask-local"}
-    assert (summary.reports_dir / "mbpp_plus.release.rows.csv").is_file()
+    assert (summary.reports_dir / "mbpp_plus" / "release.rows.csv").is_file()
     assert not list(summary.reports_dir.glob("humaneval_plus.*"))
 
 
@@ -162,7 +162,7 @@ def test_summary_and_index_cover_every_audit(batch: tuple[RunSummary, str]) -> N
     for audit in ("good", "broken", "mbpp_plus"):
         assert f'id="audit-{audit}"' in html
     assert "no such task: HumanEval/999" in html
-    assert 'href="good.rows.count.csv"' in html
+    assert 'href="good/rows.count.csv"' in html
     for target in re.findall(r'href="([^"#][^"#]*)', html):  # links into a report carry #check-<id>
         assert (summary.reports_dir / target).is_file(), target
     assert not (summary.reports_dir / runner.STAGING_DIR_NAME).exists()

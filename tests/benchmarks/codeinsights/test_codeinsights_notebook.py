@@ -42,5 +42,5 @@ def test_notebook_on_synthetic_data(tmp_path, isolated_cache):
     assert [c["id"] for c in findings["checks"]] == CHECK_IDS
     assert all(c["status"] not in ("error", "skipped") and c["synthetic"] for c in findings["checks"])
     assert all(p["synthetic"] for p in findings["provenance"]) and len(findings["provenance"]) == 3
-    assert (tmp_path / "codeinsights_edge_case.leading_zero_loss.csv").is_file()
+    assert (tmp_path / "codeinsights_edge_case" / "leading_zero_loss.csv").is_file()
     assert (isolated_cache / "synthetic" / "codeinsights" / "seed_0").is_dir()

@@ -25,4 +25,4 @@ def test_notebook_runs_on_the_mirror(mirror_dir, tmp_path, monkeypatch):
     assert checks["split"]["status"] == "defect" and checks["split"]["observed"]["heldout"] == 2
     assert checks["metrics_replay"]["status"] == "pass" and checks["metrics_replay"]["meta"]["tasks"] == 2
     assert "reconstructed" in checks["visibility_rule"]["summary"]
-    assert (tmp_path / "out" / "impossible_lcb.metrics_replay.csv").is_file()
+    assert (tmp_path / "out" / "impossible_lcb" / "metrics_replay.csv").is_file()

@@ -98,4 +98,4 @@ def test_notebook_runs_on_the_mirror(mirror_dir, tmp_path, monkeypatch):
         assert model["tasks_included"] + len(model["excluded_replayed"]) == NOTEBOOK_TASKS
     assert checks["exit_code_exploit"]["status"] == "defect"  # the sandbox reports raw exit codes
     assert (tmp_path / "out" / "intentspec.findings.json").is_file()
-    assert (tmp_path / "out" / "intentspec.canonical_provenance.csv").is_file()
+    assert (tmp_path / "out" / "intentspec" / "canonical_provenance.csv").is_file()

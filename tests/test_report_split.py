@@ -64,7 +64,7 @@ def index_for(tmp_path: Path, payload: dict[str, Any], *, batch_stamp: dict[str,
 
 
 def cell_of(html: str, check_id: str) -> str:
-    [row] = [r for r in re.findall(r"<tr>.*?</tr>", html, flags=re.S) if f"<code>{check_id}</code><br>" in r]
+    [row] = [r for r in re.findall(r"<tr>.*?</tr>", html, flags=re.DOTALL) if f"<code>{check_id}</code><br>" in r]
     return row
 
 

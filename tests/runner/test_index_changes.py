@@ -50,13 +50,13 @@ def row_of(html: str, audit: str, check_id: str) -> str:
     """The index's table row of one check, inside its audit's section."""
     section = html[html.index(f'id="audit-{audit}"'):]
     section = section[: section.index("</details>\n") if "</details>\n" in section else len(section)]
-    rows = [row for row in re.findall(r"<tr>.*?</tr>", section, flags=re.S) if f"<code>{check_id}</code><br>" in row]
+    rows = [row for row in re.findall(r"<tr>.*?</tr>", section, flags=re.DOTALL) if f"<code>{check_id}</code><br>" in row]
     assert len(rows) == 1, (check_id, len(rows))
     return rows[0]
 
 
 def headline(html: str) -> str:
-    match = re.search(r'<section class="since" id="since-previous"><p>(.*?)</p>', html, flags=re.S)
+    match = re.search(r'<section class="since" id="since-previous"><p>(.*?)</p>', html, flags=re.DOTALL)
     assert match, "no 'since the previous run' line"
     return re.sub(r"<[^>]+>", "", match.group(1))
 
@@ -86,7 +86,7 @@ def test_changed_status_and_observed_are_marked_and_unchanged_checks_are_not(rep
     assert "changed: quirk → defect" in row_of(html, "alpha", "status_moves")
     value_row = row_of(html, "alpha", "value_moves")
     assert "observed changed" in value_row and "changed: " not in value_row
-    assert re.search(r"observed was:.*17.*observed now:.*22", value_row, flags=re.S)
+    assert re.search(r"observed was:.*17.*observed now:.*22", value_row, flags=re.DOTALL)
     assert 'class="changed' not in row_of(html, "alpha", "steady")
     assert "changed: defect → pass" in row_of(html, "alpha", "fixed")  # shown, though passing now
     assert "new check" in row_of(html, "alpha", "added")

@@ -107,7 +107,7 @@ def run_original_tests(jobs_spec: Sequence[tuple[str, str, str]], *, executor: A
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0)
     jobs = [sandbox.AssertJob(key=key, program=program, snippets=(snippet,), limits=limits)
             for key, program, snippet in jobs_spec]
-    return dict(sandbox.run_many(jobs, executor, progress=False))
+    return dict(sandbox.run_many(jobs, executor, progress_desc="original tests", progress_unit="tasks"))
 
 
 __all__ = ["ASSERT_TEST_TIMEOUT_S", "DEFAULT_MIN_TIME_LIMIT_S", "GT_TIME_LIMIT_FACTOR", "InputVerdict",

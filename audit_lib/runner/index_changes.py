@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.errors import ParameterError
-from audit_lib.report_values import esc, value_lines
+from audit_lib.report_values import esc, inline_text, value_lines
 from audit_lib.runner.history import (
     SUMMARY_NAME,
     CheckChange,
@@ -145,10 +145,23 @@ def check_change_markup(change: CheckChange | None) -> str:
     if change.status_changed:
         rows.append(f"<div>status: {esc(change.old_status or '—')} → {esc(change.new_status or '—')}</div>")
     if change.observed_changed:
-        rows.append(f"<div>observed was:</div>{value_lines(change.old_observed, CHANGE_VALUE_LIMIT)}"
-                    f"<div>observed now:</div>{value_lines(change.new_observed, CHANGE_VALUE_LIMIT)}")
+        rows.append(_observed_delta(change.old_observed, change.new_observed))
     return (f'<br>{change_marker(change)} <details class="change-detail"><summary>old → new</summary>'
             f"{''.join(rows)}</details>")
+
+
+def _observed_delta(old: Any, new: Any) -> str:
+    """Two mappings: one `key: old → new` line per key that differs; other values: was, then now."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        lines = []
+        for key in [*old, *(k for k in new if k not in old)]:
+            if old.get(key) != new.get(key):
+                was = inline_text(old[key], CHANGE_VALUE_LIMIT) if key in old else "(absent)"
+                now = inline_text(new[key], CHANGE_VALUE_LIMIT) if key in new else "(absent)"
+                lines.append(f'<div class="kv"><span class="k">{esc(key)}</span>: {esc(was)} → {esc(now)}</div>')
+        return "<div>observed:</div>" + "".join(lines)
+    return (f"<div>observed was:</div>{value_lines(old, CHANGE_VALUE_LIMIT)}"
+            f"<div>observed now:</div>{value_lines(new, CHANGE_VALUE_LIMIT)}")
 
 
 def audit_change_note(since: Mapping[str, Any] | None, audit: str) -> str:

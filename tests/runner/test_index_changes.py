@@ -77,22 +77,26 @@ def test_first_run_has_nothing_to_compare(reports: Path) -> None:
 
 def test_changed_status_and_observed_are_marked_and_unchanged_checks_are_not(reports: Path) -> None:
     first = [check("status_moves", "quirk", 1), check("value_moves", "defect", {"tasks": 17}),
-             check("steady", "defect", [1, 2]), check("fixed", "defect", 3), check("dropped", "pass")]
+             check("steady", "defect", [1, 2]), check("fixed", "defect", 3), check("dropped", "pass"),
+             check("list_moves", "quirk", [3])]
     batch(reports, "2024-01-01T00-00-01Z", [published(reports, "alpha", first)])
     second = [check("status_moves", "defect", 1), check("value_moves", "defect", {"tasks": 22}),
-              check("steady", "defect", [1, 2]), check("fixed", "pass", 3), check("added", "quirk")]
+              check("steady", "defect", [1, 2]), check("fixed", "pass", 3), check("added", "quirk"),
+              check("list_moves", "quirk", [4])]
     summary, html = batch(reports, "2024-01-01T00-00-02Z", [published(reports, "alpha", second)])
-    assert headline(html) == "Since the previous run (2024-01-01 00:00:01 UTC): 5 checks changed"
+    assert headline(html) == "Since the previous run (2024-01-01 00:00:01 UTC): 6 checks changed"
     assert "changed: quirk → defect" in row_of(html, "alpha", "status_moves")
     value_row = row_of(html, "alpha", "value_moves")
     assert "observed changed" in value_row and "changed: " not in value_row
-    assert re.search(r"observed was:.*17.*observed now:.*22", value_row, flags=re.DOTALL)
+    assert '<span class="k">tasks</span>: 17 → 22' in value_row
+    assert re.search(r"observed was:.*3.*observed now:.*4", row_of(html, "alpha", "list_moves"), flags=re.DOTALL)
     assert 'class="changed' not in row_of(html, "alpha", "steady")
     assert "changed: defect → pass" in row_of(html, "alpha", "fixed")  # shown, though passing now
     assert "new check" in row_of(html, "alpha", "added")
     assert "gone: dropped" in html and "gone (was pass)" in html
     changes = summary["since_previous"]["audits"]["alpha"]["changes"]
-    assert sorted(c["check"] for c in changes) == ["added", "dropped", "fixed", "status_moves", "value_moves"]
+    assert sorted(c["check"] for c in changes) == ["added", "dropped", "fixed", "list_moves", "status_moves",
+                                                    "value_moves"]
     # The same findings again: nothing is marked.
     _, html = batch(reports, "2024-01-01T00-00-03Z", [published(reports, "alpha", second)])
     assert headline(html) == "Since the previous run (2024-01-01 00:00:02 UTC): no check changed"

@@ -36,7 +36,8 @@ TOY_TEXT = " ".join(["alpha"] * 7 + ["bravo"] * 6 + ["charlie"] * 5 + ["delta"] 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small real run into one folder: the data inventory of two datasets (offline; the mirror is used when
-    configured) and the toy audit with a defect, a skipped and an errored check."""
+    configured) and the toy audit with a defect, a skipped and an errored check, run twice with a different limit so
+    the index marks what changed."""
     target = tmp_path_factory.mktemp("reports")
     cache = tmp_path_factory.mktemp("cache")
     with pytest.MonkeyPatch.context() as patch:
@@ -48,6 +49,9 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
             assert summary.exit_code() == 0, summary.failed
         except (TypeError, AttributeError):  # its plugin is not on the contract yet: run the notebook directly
             inventory_without_the_runner(target)
+        earlier = runner.run_audits(["toy_audit"], [("text", TOY_TEXT), ("max_repeats", "5")], reports_dir=target,
+                                    plugins={"toy_audit": TOY}, progress=None)
+        assert earlier.exit_code() == 0, earlier.failed
         toy = runner.run_audits(["toy_audit"], [("text", TOY_TEXT), ("max_repeats", "1")], reports_dir=target,
                                 plugins={"toy_audit": TOY}, progress=None)
     assert toy.exit_code() == 0, toy.failed
@@ -135,6 +139,8 @@ def test_index_page(browser, reports: Path, tmp_path: Path) -> None:
     assert "benchaudit" in page.title()
     check_first_screen(page, reports, tmp_path / "index.png")
     page.screenshot(path=str(tmp_path / "index-full.png"), full_page=True)
+    since = page.locator("#since-previous")
+    assert since.bounding_box()["y"] < ALERTS_WITHIN_PX and "1 check changed" in since.inner_text()
     alert = page.locator("#alerts li.alert", has_text="6 word(s) repeat more than 1 times")
     assert alert.count() == 1 and alert.locator(".status-defect").count() == 1
     assert alert.locator("a").get_attribute("href") == "toy_audit.html#check-repeats"
@@ -149,6 +155,8 @@ def test_index_page(browser, reports: Path, tmp_path: Path) -> None:
     page.wait_for_function("document.querySelector('#audit-toy_audit').open", timeout=5000)  # on hashchange
     assert toy.get_attribute("open") is not None
     assert toy.locator("table.findings .badge.status-defect").first.is_visible()
+    repeats = toy.locator("table.findings tr", has_text="repeats")
+    assert repeats.locator(".changed").first.is_visible()  # its count of repeated words changed since the last run
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     overflowing = page.evaluate("Array.from(document.querySelectorAll('td, th'))"
                                 ".filter(cell => cell.scrollWidth > cell.clientWidth + 1).length")

@@ -100,6 +100,21 @@ def test_clean_outputs_drops_stderr_and_the_written_path_and_tabulates_dicts() -
     assert outputs[0].name == "stdout" and ">1,117<" in outputs[1].data["text/html"]
 
 
+def test_clean_outputs_drops_progress_bar_residue() -> None:
+    """A tqdm.auto bar (a widget, or text on stderr) drawn when a notebook ran outside the runner."""
+    widget = {"application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2, "version_minor": 0},
+              "text/plain": "ground truth:  33%|███▎      | 41220/124253 [01:05<02:11, 630.1 inputs/s]"}
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=widget),
+                    nbformat.v4.new_output("stream", name="stderr", text="sandbox: 100%|██████████| 9/9 [00:01<00:00]\r"),
+                    nbformat.v4.new_output("display_data", data={"text/html": "<b>kept</b>"})]
+    notebook = nbformat.v4.new_notebook(cells=[cell], metadata={"widgets": {"application/vnd.jupyter.widget-state+json":
+                                                                            {"state": {}}}})
+    clean_outputs(notebook)
+    assert [o.data for o in notebook.cells[0].outputs] == [{"text/html": "<b>kept</b>"}]
+    assert "widgets" not in notebook.metadata
+
+
 def test_a_shared_notebook_gets_a_title_naming_its_audit() -> None:
     assert report_title("nope_audit", "HumanEval+ / MBPP+ audit", {"notebook_audit": "humaneval_plus"}) == \
         "HumanEval+ / MBPP+ audit — nope_audit"

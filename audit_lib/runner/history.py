@@ -48,6 +48,18 @@ class CheckChange:
     def status_changed(self) -> bool:
         return self.old_status != self.new_status
 
+    @property
+    def observed_changed(self) -> bool:
+        return self.old_observed != self.new_observed
+
+    def marker(self) -> str:
+        """A short label for the index: `changed: quirk → defect`, `observed changed`, `new check`, `gone`."""
+        if self.old_status is None:
+            return "new check"
+        if self.new_status is None:
+            return f"gone (was {self.old_status})"
+        return f"changed: {self.old_status} → {self.new_status}" if self.status_changed else "observed changed"
+
     def describe(self) -> str:
         where = f"{self.audit}.{self.check}"
         if self.old_status is None:
@@ -65,17 +77,38 @@ def load_findings_by_audit(folder: Path) -> dict[str, Mapping[str, Any]]:
     """Audit -> findings JSON of a run folder or a reports folder."""
     found = {}
     for path in sorted(folder.glob("*.findings.json")):
-        try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ParameterError(f"{path}: not a readable findings file ({exc})", file=str(path)) from exc
+        payload = read_findings_file(path)
         found[str(payload.get("audit", path.name.split(".")[0]))] = payload
     return found
 
 
+def read_findings_file(path: Path) -> dict[str, Any]:
+    """One findings JSON; an unreadable one raises `ParameterError` naming the file."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"{path}: not a readable findings file ({exc})", file=str(path)) from exc
+    if not isinstance(payload, dict):
+        raise ParameterError(f"{path}: not a findings file (a JSON object is expected)", file=str(path))
+    return payload
+
+
+def latest_run_with(reports_dir: Path, audit: str) -> Path | None:
+    """The most recent recorded run folder that holds `audit`'s findings."""
+    for folder in reversed(run_folders(reports_dir)):
+        if (folder / f"{audit}.findings.json").is_file():
+            return folder
+    return None
+
+
 def diff_runs(old: Path, new: Path) -> list[CheckChange]:
     """Every check whose status or observed value changed from `old` to `new` (run or reports folders)."""
-    before, after = load_findings_by_audit(old), load_findings_by_audit(new)
+    return diff_findings(load_findings_by_audit(old), load_findings_by_audit(new))
+
+
+def diff_findings(before: Mapping[str, Mapping[str, Any]],
+                  after: Mapping[str, Mapping[str, Any]]) -> list[CheckChange]:
+    """Every check whose status or observed value changed, per audit present on both sides (audit -> findings)."""
     changes: list[CheckChange] = []
     for audit in sorted(set(before) | set(after)):
         old_checks = {c["id"]: c for c in before.get(audit, {}).get("checks", [])}

@@ -19,6 +19,7 @@ REPORT_TEMPLATE = """{%- extends 'index.html.j2' -%}
 """
 PATH_REPR = re.compile(r"^(?:Posix|Windows)?Path\('.*'\)$", re.DOTALL)
 HEADING = re.compile(r"^#\s+(.+)$", re.MULTILINE)
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title: str,
@@ -85,10 +86,12 @@ def _take_heading(notebook: Any) -> str | None:
 
 
 def clean_outputs(notebook: Any) -> None:
-    """Drop what a reader should not see: stderr (warnings repeat what the report says), the path that
-    `write()` returns as a cell's last value; show a bare dict as `key: value` lines; shorten machine paths."""
+    """Drop what a reader should not see: stderr (warnings and text progress bars), progress-bar widgets and their
+    state, the path that `write()` returns as a cell's last value; show a bare dict as `key: value` lines; shorten
+    machine paths."""
     from audit_lib.report_values import redact_paths, value_lines
 
+    notebook.metadata.pop("widgets", None)  # widget state would make the export load a widget manager from a CDN
     for cell in notebook.cells:
         kept = []
         for output in cell.get("outputs", []):
@@ -99,6 +102,8 @@ def clean_outputs(notebook: Any) -> None:
                 output["text"] = redact_paths(str(output.get("text", "")))
             elif kind in ("execute_result", "display_data"):
                 data = output.get("data", {})
+                if WIDGET_MIME in data:  # a tqdm.auto bar drawn when the notebook ran outside the runner
+                    continue
                 plain = str(data.get("text/plain", ""))
                 if "text/html" not in data and PATH_REPR.match(plain.strip()):
                     continue

@@ -20,8 +20,18 @@ from audit_lib.report_page import (
     not_judged,
     stamp_markup,
 )
+from audit_lib.report_split import SPLIT_STYLE, failure_split_of, overload_of, split_markup
 from audit_lib.report_tables import TABLE_SCRIPT
 from audit_lib.report_values import CELL_TEXT_LIMIT, esc, inline_text, value_lines, value_text
+from audit_lib.runner.history import CheckChange
+from audit_lib.runner.index_changes import (
+    CHANGES_STYLE,
+    audit_change_note,
+    changes_since_previous,
+    check_change_markup,
+    check_changes,
+    since_previous_markup,
+)
 
 INDEX_VALUE_LIMIT = 160  # observed/expected are abbreviated here; the report and the JSON hold them whole
 SUMMARY_NAME = "summary.json"
@@ -50,6 +60,7 @@ def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, A
     ordered = dict(sorted(entries.items()))
     summary = {
         "generated_at": now,
+        "since_previous": changes_since_previous(reports_dir, ordered, run_now),
         "stamp": dict(stamp) if stamp else None,
         "run": dict(run_info),
         "audits_run": run_now,
@@ -81,6 +92,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
                 "effective_params": None}
     findings = json.loads((reports_dir / name).read_text(encoding="utf-8"))
     checks = []
+    overload = overload_of(findings.get("stamp"))
     for check in findings.get("checks", []):
         csv_name = evidence_csv_path(Path(), str(entry["audit"]), str(check.get("id"))).as_posix()
         checks.append({
@@ -92,9 +104,13 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
             "missing": list((check.get("meta") or {}).get("missing", [])),
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
         })
+        split = failure_split_of(check)
+        if split is not None:
+            checks[-1]["failure_split"] = split
     counts = {s: sum(1 for c in checks if c["status"] == s) for s in STATUSES}
     return {"checks": checks, "status_counts": counts, "synthetic": bool(findings.get("synthetic")),
-            "provenance_files": len(findings.get("provenance", [])), "effective_params": findings.get("params")}
+            "provenance_files": len(findings.get("provenance", [])), "effective_params": findings.get("params"),
+            "overload": list(overload) if overload else None, "stamped": bool(findings.get("stamp"))}
 
 
 def _totals(entries: Any) -> dict[str, int]:
@@ -128,7 +144,7 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-        "<title>benchaudit — audit reports</title>", STYLE, PAGE_STYLE,
+        "<title>benchaudit — audit reports</title>", STYLE, PAGE_STYLE, CHANGES_STYLE, SPLIT_STYLE,
         "<style>body{margin:20px auto;max-width:1200px;padding:0 16px}"
         ".ba h1{font-size:22px;margin:4px 0}.ba h2{font-size:17px;margin-top:22px;border-bottom:1px solid #d0d7de}"
         ".ba details.audit>summary{font-size:15px;font-weight:600;margin:18px 0 4px;padding:4px 0;"
@@ -143,6 +159,7 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
         f"<code>{esc(run.get('kernel') or '?')}</code> · mirror <code>{mirror}</code> · "
         f"{totals.get('audits', 0)} audits, {totals.get('failed_audits', 0)} failed · checks: {tally}</p>",
         stamp_markup(summary.get("stamp") or run.get("stamp")),
+        since_previous_markup(summary.get("since_previous")),
     ]
     if any(e.get("synthetic") for e in audits):
         parts.append('<div class="synthetic-warning">⚠ Audits marked SYNTHETIC use generated data where no '
@@ -150,9 +167,11 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
                      "contains.</div>")
     parts.append(legend_markup())
     parts.append(alerts_markup(alerts, not_run=not_judged([c for e in audits for c in e.get("checks", [])])))
-    parts.append("<h2>Audits</h2>" + _overview_table(audits, reports_dir))
+    since = summary.get("since_previous")
+    parts.append("<h2>Audits</h2>" + _overview_table(audits, reports_dir, since))
+    batch_overload = overload_of(summary.get("stamp"))
     for entry in audits:
-        parts.append(_audit_section(entry, reports_dir))
+        parts.append(_audit_section(entry, reports_dir, since, batch_overload))
     parts.append(f"</div>{TABLE_SCRIPT}{OPEN_TARGET_SCRIPT}</body></html>\n")
     return "".join(parts)
 
@@ -169,7 +188,7 @@ def _report_href(entry: Mapping[str, Any], reports_dir: Path) -> str:
     return str(name) if name and (reports_dir / name).is_file() else f"#audit-{entry.get('audit')}"
 
 
-def _overview_table(audits: Sequence[Mapping[str, Any]], reports_dir: Path) -> str:
+def _overview_table(audits: Sequence[Mapping[str, Any]], reports_dir: Path, since: Mapping[str, Any] | None) -> str:
     synthetic_mark = ' <b class="synthetic">SYNTHETIC</b>'
     rows = []
     for entry in audits:
@@ -180,6 +199,8 @@ def _overview_table(audits: Sequence[Mapping[str, Any]], reports_dir: Path) -> s
             worst_status([c["status"] for c in entry.get("checks", [])]) if entry.get("checks") else "skipped")
         what = f"{len(entry.get('checks', [])):,} files" if _is_inventory(entry) else \
             f"{len(entry.get('checks', [])):,} checks"
+        changed = len(check_changes(since, audit))
+        tally += f' <span class="changed">{changed} changed</span>' if changed else ""
         rows.append(
             "<tr>"
             f"<td><a href=\"#audit-{esc(audit)}\"><code>{esc(audit)}</code></a>"
@@ -212,8 +233,13 @@ def _shown_params(entry: Mapping[str, Any]) -> str:
                       for key, value in params.items()) or "defaults"
 
 
-def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
+def _audit_section(entry: Mapping[str, Any], reports_dir: Path, since: Mapping[str, Any] | None,
+                   batch_overload: tuple[float, int] | None) -> str:
     audit = str(entry.get("audit"))
+    changes = check_changes(since, audit)
+    note = audit_change_note(since, audit)
+    # The audit's own stamp says how loaded its run was; an unstamped audit of this run takes the batch's.
+    overload = entry.get("overload") if entry.get("stamped") or entry.get("from_earlier_run") else batch_overload
     checks = list(entry.get("checks", []))
     counts = entry.get("status_counts", {})
     tally = " ".join(f"{status_badge(s)}&nbsp;{counts[s]}" for s in STATUSES if counts.get(s))
@@ -221,9 +247,11 @@ def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
     opened = " open" if entry.get("status") == "failed" else ""  # the alerts and the overview come first
     parts = [f'<details class="audit" id="audit-{esc(audit)}"{opened}><summary><code>{esc(audit)}</code> '
              f"{status_badge('failed') if entry.get('status') == 'failed' else ''}"
-             f"{' <b>SYNTHETIC DATA</b>' if entry.get('synthetic') else ''} {tally}</summary>",
+             f"{' <b>SYNTHETIC DATA</b>' if entry.get('synthetic') else ''} {tally}"
+             f"{f' <span class=changed>{len(changes)} changed</span>' if changes else ''}</summary>",
              f'<p class="note">notebook <code>{esc(entry.get("notebook", ""))}.ipynb</code> · parameters: '
-             f"{esc(_shown_params(entry))} · {_file_links(entry, reports_dir)}</p>"]
+             f"{esc(_shown_params(entry))} · {_file_links(entry, reports_dir)}"
+             f"{f' · {esc(note)}' if note else ''}</p>"]
     failure = entry.get("failure")
     if failure:
         where = f"cell {failure.get('cell')}" if failure.get("cell") is not None else "outside any cell"
@@ -235,22 +263,26 @@ def _audit_section(entry: Mapping[str, Any], reports_dir: Path) -> str:
             parts.append(f"<pre>{esc(failure['cell_source'])}</pre>")
         parts.append("</div>")
     report = _report_href(entry, reports_dir)
-    attention = [c for c in checks if c.get("status") != "pass"]
-    passing = [c for c in checks if c.get("status") == "pass"]
+    # A passing check that changed is shown with those that need attention: a reader should see it.
+    attention = [c for c in checks if c.get("status") != "pass" or c.get("id") in changes]
+    passing = [c for c in checks if c not in attention]
+    table = {"report": report, "changes": changes, "overload": overload, "findings": entry.get("files", {}).get(
+        "findings") or entry.get("files", {}).get("last_good_findings") or f"{audit}.findings.json"}
     if inventory:
-        parts.append(_checks_table(checks, report))
+        parts.append(_checks_table(checks, **table))
     else:
-        parts.append(_checks_table(attention, report))
+        parts.append(_checks_table(attention, **table))
         if passing:
             parts.append(f"<details><summary>{len(passing)} passing check{'s' if len(passing) != 1 else ''}"
-                         f"</summary>{_checks_table(passing, report)}</details>")
+                         f"</summary>{_checks_table(passing, **table)}</details>")
     if not checks and not failure:
         parts.append('<p class="note">No checks recorded.</p>')
     parts.append("</details>")
     return "".join(parts)
 
 
-def _checks_table(checks: Sequence[Mapping[str, Any]], report: str) -> str:
+def _checks_table(checks: Sequence[Mapping[str, Any]], report: str, changes: Mapping[str, CheckChange],
+                  overload: Sequence[float] | None, findings: str) -> str:
     if not checks:
         return ""
     rows = []
@@ -260,12 +292,16 @@ def _checks_table(checks: Sequence[Mapping[str, Any]], report: str) -> str:
             links.append(f'<a class="csv" href="{esc(check["csv"])}" title="{check.get("details_total", 0):,} rows">'
                          "CSV</a>")
         status = str(check.get("status"))
+        check_id = str(check.get("id"))
+        split = split_markup(check.get("failure_split"), where=f"{findings}, check {check_id}",
+                             overload=(float(overload[0]), int(overload[1])) if overload else None)
         rows.append(
             "<tr>"
             f'<td data-v="{SEVERITY.get(status, 0)}">{status_badge(status)}'
             f"{' <b>synthetic</b>' if check.get('synthetic') else ''}</td>"
-            f"<td><code>{esc(check.get('id'))}</code><br>{esc(check.get('title', ''))}</td>"
-            f"<td>{esc(value_text(check_finding(check), CELL_TEXT_LIMIT))}</td>"
+            f"<td><code>{esc(check_id)}</code><br>{esc(check.get('title', ''))}"
+            f"{check_change_markup(changes.get(check_id))}</td>"
+            f"<td>{esc(value_text(check_finding(check), CELL_TEXT_LIMIT))}{split}</td>"
             f"<td>{value_lines(check.get('observed'), INDEX_VALUE_LIMIT)}</td>"
             f"<td>{value_lines(check.get('expected'), INDEX_VALUE_LIMIT)}</td>"
             f"<td>{' · '.join(links)}</td></tr>")

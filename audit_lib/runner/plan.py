@@ -12,6 +12,7 @@ from audit_lib import paths
 from audit_lib.errors import ParameterError
 from audit_lib.plugin import AuditPlugin
 from audit_lib.runner.catalogue import discover_audits, resolve_parameters, select_audits
+from audit_lib.work_progress import PROGRESS_FILE_ENV
 
 PROJECT_KERNEL = "benchaudit"
 FALLBACK_KERNEL = "python3"
@@ -40,6 +41,15 @@ class AuditJob:
     @property
     def staging_notebook(self) -> Path:
         return self.staging_dir / f"{self.audit}.ipynb"
+
+    @property
+    def progress_file(self) -> Path:
+        return progress_file_for(Path(self.reports_dir), self.audit)
+
+
+def progress_file_for(reports_dir: Path, audit: str) -> Path:
+    """Where an audit's kernel reports progress within a cell (outside its staging folder: never published)."""
+    return reports_dir / STAGING_DIR_NAME / ".progress" / f"{audit}.json"  # no audit is named ".progress"
 
 
 def available_kernels() -> set[str]:
@@ -95,6 +105,7 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     jobs = []
     for audit in audits:
         env = dict(base_env, AUDIT_REPORTS_DIR=str(target / STAGING_DIR_NAME / audit.name), AUDIT_RUN_AS=audit.name)
+        env[PROGRESS_FILE_ENV] = str(progress_file_for(target, audit.name))
         jobs.append(AuditJob(audit.name, str(audit.notebook), params[audit.name], kernel, str(target), env,
                              with_code, cell_timeout_s, audit.title))
     return jobs

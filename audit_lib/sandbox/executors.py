@@ -19,11 +19,11 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import os
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from audit_lib.errors import ParameterError
+from audit_lib.work_progress import track_progress
 
 EXECUTOR_ENV = "AUDIT_EXECUTOR"
 
@@ -94,13 +94,18 @@ def _run_job(job: Job) -> Any:
 
 
 def run_many(jobs: Iterable[Job], executor: str | cf.Executor | None = None, *, progress: bool = True,
-             max_in_flight: int | None = None, workers: int | None = None) -> Iterator[tuple[Any, Any]]:
-    """Run jobs and yield `(job.key, result)` as each finishes; a job the executor fails on is a harness_error."""
-    try:
-        total = len(jobs)  # type: ignore[arg-type]
-    except TypeError:
-        total = None
-    with open_executor(executor, workers) as (pool, count), _progress_bar(progress, total) as bar:
+             max_in_flight: int | None = None, workers: int | None = None, progress_unit: str = "jobs",
+             progress_weight: Callable[[Job], int] | None = None,
+             progress_desc: str = "sandbox") -> Iterator[tuple[Any, Any]]:
+    """Run jobs and yield `(job.key, result)` as each finishes; a job the executor fails on is a harness_error.
+
+    Progress (`audit_lib.work_progress`: the batch runner's line, a Jupyter or terminal bar) counts finished jobs,
+    or with `progress_weight` what each job stands for (its inputs, say) in `progress_unit`s.
+    """
+    weight = progress_weight or _one
+    total = sum(weight(job) for job in jobs) if isinstance(jobs, Sequence) else None
+    with open_executor(executor, workers) as (pool, count), \
+            track_progress(total, desc=progress_desc, unit=progress_unit, enabled=progress) as bar:
         limit = max_in_flight or 2 * count
         pending: dict[cf.Future, Job] = {}
         job_iter = iter(jobs)
@@ -121,21 +126,9 @@ def run_many(jobs: Iterable[Job], executor: str | cf.Executor | None = None, *, 
                     result = future.result()
                 except Exception as exc:  # noqa: BLE001 - the executor, not the sandbox, failed
                     result = job.harness_error(f"executor failed to run the job: {type(exc).__name__}: {exc}")
-                bar.update(1)
+                bar.update(weight(job))
                 yield job.key, result
 
 
-class _NoBar:
-    def update(self, _n: int) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def _progress_bar(enabled: bool, total: int | None):
-    if not enabled or not sys.stderr.isatty():
-        yield _NoBar()
-        return
-    from tqdm.auto import tqdm  # noqa: PLC0415
-
-    with tqdm(total=total, unit="job", desc="sandbox") as bar:
-        yield bar
+def _one(_job: Job) -> int:
+    return 1

@@ -259,7 +259,7 @@ def test_progress_reports_start_cells_and_end(notebooks: dict, tmp_path: Path) -
     [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, plugins=notebooks)
     stream = io.StringIO()
     display = runner.progress.ProgressDisplay(stream, [job])
-    display.quiet_limit_s = 0.0
+    display.quiet_limit_s = -1.0  # a line on every tick
     display.tick([job])  # nothing staged yet: not started
     assert "good: started" not in stream.getvalue()
     job.staging_dir.mkdir(parents=True)
@@ -269,12 +269,53 @@ def test_progress_reports_start_cells_and_end(notebooks: dict, tmp_path: Path) -
     job.staging_notebook.write_text(json.dumps({"cells": cells}))
     display.tick([job])
     display.tick([job])
+    job.progress_file.parent.mkdir(parents=True)
+    job.progress_file.write_text(json.dumps({"desc": "ground truth", "done": 41220, "total": 124253,
+                                             "unit": "inputs", "finished": False}))
+    display.tick([job])
+    job.progress_file.write_text('{"desc": "ground truth", "done": 412')  # caught mid-write: no crash, no count
+    display.tick([job])
+    job.progress_file.write_text(json.dumps({"desc": "ground truth", "done": 124253, "total": 124253,
+                                             "unit": "inputs", "finished": True}))  # that loop is over
+    display.tick([job])
     display.finished(AuditOutcome("good", "good", {}, False, 2.5, NotebookFailure(2, 5, "ValueError", "bad")))
     lines = stream.getvalue().splitlines()
     assert "running 1 audit(s)" in lines[0]
     assert lines[1].endswith("good: started (3 code cells)")
-    assert "running: good 1/3 cells" in lines[2]
-    assert lines[3].endswith("(1/1) good: FAILED after 2.5s at cell 2 (In [5]): ValueError: bad")
+    running = [re.sub(r" \(\d+s\)$", "", line.split("running: ", 1)[1]) for line in lines if "running: " in line]
+    assert running == ["good: cell 2/3", "good: cell 2/3", "good: cell 2/3, ground truth 41,220/124,253 inputs",
+                       "good: cell 2/3", "good: cell 2/3"]
+    assert lines[-1].endswith("(1/1) good: FAILED after 2.5s at cell 2 (In [5]): ValueError: bad")
+
+
+def test_kernels_under_the_runner_report_progress_in_their_file_and_draw_no_bar(notebooks: dict,
+                                                                                tmp_path: Path) -> None:
+    """The kernel gets the progress file's name, `run_many` writes to it, and the report holds no bar residue."""
+    cells = [IMPORTS + "import json, os\n"
+             "from audit_lib import sandbox\n"
+             "from audit_lib.work_progress import PROGRESS_FILE_ENV, tracked\n"
+             "jobs = [sandbox.CallJob(key=i, program='def f(x):\\n    return x + 1\\n', entry_point='f',\n"
+             "                        inputs=([i], [i + 1])) for i in range(3)]\n"
+             "results = dict(sandbox.run_many(jobs, progress_unit='inputs', progress_weight=lambda j: len(j.inputs)))\n"
+             "after_run_many = json.loads(open(os.environ[PROGRESS_FILE_ENV]).read())\n"
+             "for _ in tracked(range(4), desc='loop', unit='steps'):\n"
+             "    pass\n"
+             "after_loop = json.loads(open(os.environ[PROGRESS_FILE_ENV]).read())\n"
+             "builder = FindingsBuilder('progress', {})\n"
+             "builder.add(Check('seen', 'seen', 'pass', observed={'file': os.environ[PROGRESS_FILE_ENV],\n"
+             "    'run_many': after_run_many, 'loop': after_loop, 'values': sorted(map(str, results))}))\n"
+             "builder.write()"]
+    plugins = {"progress": plugin_for(write_notebook(tmp_path / "nb", "progress", "limit = 1\n", cells))}
+    summary = runner.run_audits(["progress"], reports_dir=tmp_path / "r", plugins=plugins, progress=io.StringIO())
+    assert not summary.failed, summary.failed
+    [seen] = json.loads((tmp_path / "r" / "progress.findings.json").read_text())["checks"]
+    observed = seen["observed"]
+    assert observed["file"] == str((tmp_path / "r").resolve() / runner.STAGING_DIR_NAME / ".progress" / "progress.json")
+    assert observed["run_many"] == {"desc": "sandbox", "done": 6, "total": 6, "unit": "inputs", "finished": True}
+    assert observed["loop"] == {"desc": "loop", "done": 4, "total": 4, "unit": "steps", "finished": True}
+    html = (tmp_path / "r" / "progress.html").read_text()
+    assert "it/s" not in html and "%|" not in html and "widget-view" not in html
+    assert not (tmp_path / "r" / "progress.json").exists()  # the progress file is never published
 
 
 def test_missing_inputs_lists_the_files_that_skipped_checks_name():

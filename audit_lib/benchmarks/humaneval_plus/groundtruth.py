@@ -65,6 +65,7 @@ def compute_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, *, executo
                         lambda task, split: [input_timeout_s] * len(task.base_input if split == "base"
                                                                     else task.plus_input),
                         executor=executor, cost_for=earlier_seconds if earlier is not None else None,
+                        progress_desc="ground truth",
                         digest_above_bytes=DIGEST_ABOVE_BYTES,
                         digest_inputs_for=lambda task, split: None if digests_allowed_for(dataset, task.entry_point)
                         else ())

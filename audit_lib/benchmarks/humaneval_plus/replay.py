@@ -109,7 +109,7 @@ def run_original_tests(jobs_spec: Sequence[tuple[str, str, str, str]], *, execut
     jobs = [sandbox.TestsJob(key=key, program=program, snippets=(snippet,), entry_points=(entry_point,),
                              limits=limits)
             for key, program, snippet, entry_point in jobs_spec]
-    return dict(sandbox.run_many(jobs, executor, progress=False))
+    return dict(sandbox.run_many(jobs, executor, progress_desc="original tests", progress_unit="tasks"))
 
 
 __all__ = ["ASSERT_TEST_TIMEOUT_S", "DEFAULT_MIN_TIME_LIMIT_S", "GT_TIME_LIMIT_FACTOR", "InputVerdict",

@@ -86,7 +86,8 @@ def job_limits(per_input_timeouts: Sequence[float], *, budget: JobBudget = GROUN
 
 def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], CallableProgram],
                  timeouts_for: Callable[[PlusTask, Split], Sequence[float]], *,
-                 executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = False,
+                 executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = True,
+                 progress_desc: str = "sandbox",
                  budget: JobBudget = GROUND_TRUTH_BUDGET, fast_check: bool = False,
                  stop_expected_for: Callable[[PlusTask, Split], Mapping[int, Any]] | None = None,
                  cost_for: Callable[[PlusTask, Split], float] | None = None,
@@ -126,13 +127,18 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
     if cost_for is not None:
         jobs.sort(key=lambda job: -cost_for(by_id[job.key[0]], job.key[1]))
     runs: dict[tuple[str, Split], SplitRun] = {}
-    for key, result in sandbox.run_many(jobs, executor, progress=progress):
+    for key, result in sandbox.run_many(jobs, executor, progress=progress, progress_unit="inputs",
+                                        progress_weight=_input_count, progress_desc=progress_desc):
         task_id, split = key
         runs[key] = split_run_from_result(task_id, split, result, len(inputs_of(by_id[task_id], split)))
     for task in tasks:  # empty input sets still get a (trivially empty) run
         for split in splits:
             runs.setdefault((task.task_id, split), SplitRun(task.task_id, split, ()))
     return runs
+
+
+def _input_count(job: sandbox.CallJob) -> int:
+    return len(job.inputs)
 
 
 def split_run_from_result(task_id: str, split: Split, result: Any, expected_count: int) -> SplitRun:

@@ -21,6 +21,7 @@ from audit_lib.benchmarks.humaneval_plus.replay import score_split
 from audit_lib.benchmarks.humaneval_plus.runs import EVALPLUS_MEMORY_MB, SPLITS, InputOutcome, Split, SplitRun, \
     inputs_of
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
+from audit_lib.work_progress import tracked
 
 RERUN_KINDS = frozenset({"timeout", "not_run"})  # failures a time budget caused, so a quiet rerun can judge them
 RERUN_MIN_TIMEOUT_S = 10.0
@@ -90,7 +91,7 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
     rule = timing.evalplus_limit_rule(min_time_limit)
     reruns = []
     settled: set[str] = set()
-    for task_id, split, index, first_kind in targets:
+    for task_id, split, index, first_kind in tracked(list(targets), desc="timing reruns", unit="inputs"):
         if task_id in settled:
             continue
         task = by_id[task_id]

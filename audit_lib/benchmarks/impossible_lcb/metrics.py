@@ -119,7 +119,7 @@ def default_limits() -> Any:
 
 
 def run_replay(tasks: Sequence[ReplayTask], *, executor: Any = None, limits: Any = None,
-               progress: bool = False) -> tuple[list[MetricRow], dict[tuple[str, str, str], Any]]:
+               progress: bool = True) -> tuple[list[MetricRow], dict[tuple[str, str, str], Any]]:
     """Run every job through `sandbox.run_many` and score the metrics from the per-assertion statuses."""
     from audit_lib.sandbox import run_many
 

@@ -49,7 +49,7 @@ def build_candidates(data: IntentSpecData) -> list[Candidate]:
 
 
 def execute_replay(data: IntentSpecData, *, executor: Any = "local", timeout_s: float = 5.0,
-                   progress: bool = False) -> ReplayRuns:
+                   progress: bool = True) -> ReplayRuns:
     """Run every candidate in the sandbox (one fresh child per constraint) in one batch, and group the runs."""
     started = time.perf_counter()
     runs = run_candidates(build_candidates(data), data.specs_by_task, timeout_s=timeout_s, executor=executor,

@@ -154,14 +154,14 @@ def make_limits(timeout_s: float) -> Limits:
 
 
 def run_candidates(candidates: Sequence[Candidate], specs_by_task: Mapping[str, SpecPair], *,
-                   timeout_s: float = 5.0, executor: Any = None, progress: bool = False) -> dict[tuple, CandidateRun]:
+                   timeout_s: float = 5.0, executor: Any = None, progress: bool = True) -> dict[tuple, CandidateRun]:
     """Judge every candidate against all constraints of its task in the sandbox; results keyed by `Candidate.key`."""
     by_key = {candidate.key: candidate for candidate in candidates}
     if len(by_key) != len(candidates):
         raise ValueError("two candidates share a key (kind, label, task_id, sample)")
     jobs = build_jobs(candidates, specs_by_task, make_limits(timeout_s))
     runs: dict[tuple, CandidateRun] = {}
-    for key, result in run_many(jobs, executor, progress=progress):
+    for key, result in run_many(jobs, executor, progress=progress, progress_unit="candidates"):
         candidate = by_key[tuple(key)]
         constraints = ordered_constraints(specs_by_task[candidate.task_id])
         runs[candidate.key] = CandidateRun(candidate, _verdicts(constraints, result))

@@ -178,7 +178,7 @@ def run_readings(inputs: Sequence[tuple[list[int], list[int], int]], *, executor
                  readings: Sequence[Reading] = READINGS, limits: Limits | None = None) -> AmbiguityReport:
     """Run every reading in the sandbox on the same inputs and compare the outputs in the parent."""
     jobs = readings_jobs(inputs, readings, limits)
-    results = dict(run_many(jobs, executor, progress=False))
+    results = dict(run_many(jobs, executor, progress_desc="readings", progress_unit="readings"))
     outcomes: dict[str, tuple[ReadingOutcome, ...]] = {}
     statuses: dict[str, str] = {}
     for reading in readings:

@@ -109,7 +109,7 @@ class BatchRun:
     exit_code: int | None  # None: reused, not run here
     wall_s: float | None
     stamp: dict[str, Any] | None  # the runner's run stamp from summary.json
-    hog_processes: int
+    hog_processes: int | None  # None: reused, not known here
     command: tuple[str, ...] = ()
     started_at: str | None = None  # UTC, as the run stamps write it; None when reused
 
@@ -155,7 +155,7 @@ def reused_run(label: str, reports_dir: Path) -> BatchRun:
     if not reports_dir.is_dir() or not any(reports_dir.glob("*.findings.json")):
         raise SystemExit(f"error: {reports_dir} holds no *.findings.json to reuse as the {label} run")
     stamp = read_stamp(reports_dir)
-    return BatchRun(label, str(reports_dir), None, stamp.get("wall_s") if stamp else None, stamp, 0)
+    return BatchRun(label, str(reports_dir), None, None, stamp, None)
 
 
 def fresh_findings(run: BatchRun, audits: Sequence[str]) -> dict[str, Any]:
@@ -178,13 +178,14 @@ def _ids_text(ids: Sequence[str], limit: int = 30) -> str:
     return (shown + f", … {len(ids) - limit} more" if len(ids) > limit else shown) or "none"
 
 
-def _borderline_text(split: FailureSplit) -> str:
-    ids = sort_ids(split.timing.get("borderline", ()))
-    return ", ".join(f"{i} ({split.flip_factors[i]:.2f}x)" if i in split.flip_factors else i for i in ids)
+def _state_text(split: FailureSplit, state: str) -> str:
+    ids = sort_ids(split.timing.get(state, ()))
+    return _ids_text([f"{i} ({split.flip_factors[i]:.2f}x)" if i in split.flip_factors else i for i in ids], 10)
 
 
 def comparison_lines(comparison: SplitComparison) -> list[str]:
-    head = f"  {comparison.check}: {comparison.agreement.upper().replace('_', ' ')}"
+    check = "(any check)" if comparison.check == "*" else comparison.check
+    head = f"  {check}: {comparison.agreement.upper().replace('_', ' ')}"
     if comparison.agreement == "not_comparable":
         return [head + f" ({comparison.reason})"]
     idle, hog = comparison.idle, comparison.hog
@@ -201,21 +202,20 @@ def comparison_lines(comparison: SplitComparison) -> list[str]:
         counts = (idle.count(state), hog.count(state))
         if state == "unmeasured" and counts == (0, 0):
             continue
-        note = ""
-        if state == "borderline" and any(counts):
-            note = f"   idle: {_borderline_text(idle) or 'none'}; hog: {_borderline_text(hog) or 'none'}"
+        note = f"   idle: {_state_text(idle, state)}; hog: {_state_text(hog, state)}" if any(counts) else ""
         lines.append(f"    {'timing ' + state.replace('_', ' '):22}{counts[0]:>8}{counts[1]:>8}{note}")
     return lines
 
 
 def run_lines(runs: Sequence[BatchRun]) -> list[str]:
-    lines = [f"{'run':6}{'hog':>5}{'exit':>6}{'wall s':>9}{'stamp wall s':>14}{'load_start':>12}{'load_end':>10}"
+    lines = [f"{'run':6}{'hog':>5}{'exit':>8}{'wall s':>9}{'stamp wall s':>14}{'load_start':>12}{'load_end':>10}"
              f"{'cpus':>6}{'workers':>9}  reports"]
     for run in runs:
         stamp = run.stamp or {}
         exit_text = "reused" if run.exit_code is None else str(run.exit_code)
+        hog_text = "?" if run.hog_processes is None else str(run.hog_processes)
         wall = "-" if run.wall_s is None else f"{run.wall_s:.1f}"
-        lines.append(f"{run.label:6}{run.hog_processes:>5}{exit_text:>6}{wall:>9}{stamp.get('wall_s', '-'):>14}"
+        lines.append(f"{run.label:6}{hog_text:>5}{exit_text:>8}{wall:>9}{stamp.get('wall_s', '-'):>14}"
                      f"{stamp.get('load_start', '-'):>12}{stamp.get('load_end', '-'):>10}{stamp.get('cpus', '-'):>6}"
                      f"{stamp.get('workers', '-'):>9}  {run.reports_dir}")
     return lines
@@ -228,6 +228,11 @@ def report(runs: Sequence[BatchRun], comparisons: Sequence[SplitComparison]) -> 
         lines.append(f"{audit}:")
         for comparison in (c for c in comparisons if c.audit == audit):
             lines += comparison_lines(comparison)
+    for run in runs:
+        stamp = run.stamp or {}
+        if run.label == "idle" and stamp.get("overloaded"):
+            lines.append(f"warning: the {run.label} run was not idle: its load ({stamp.get('load_start')} -> "
+                         f"{stamp.get('load_end')}) exceeded its {stamp.get('cpus')} cores")
     failed = [run.label for run in runs if run.exit_code not in (None, 0)]
     if failed:
         lines.append(f"runner failed in the {' and '.join(failed)} run(s): see its output above")

@@ -205,7 +205,7 @@ def compare_audit(audit: str, idle: Mapping[str, Any] | None, hog: Mapping[str, 
     if not splits:
         missing_runs = [run for run, findings in (("idle", idle), ("hog", hog)) if findings is None]
         reason = (" and ".join(_unusable(None, run, False) for run in missing_runs) if missing_runs else
-                  "no check classifies failures in either run (no meta.failure_split, no known keys)")
+                  "no check classifies failures in either run: none has meta.failure_split or known keys")
         return [SplitComparison(audit, "*", "not_comparable", reason=reason)]
     comparisons = []
     for check_id in sorted(splits):

@@ -157,7 +157,7 @@ def write_run(folder: Path, checks: list[dict[str, Any]], *, audit: str = "human
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{audit}.findings.json").write_text(json.dumps({"audit": audit, "checks": checks}))
     (folder / "summary.json").write_text(json.dumps({"stamp": {"wall_s": 12.5, "load_start": 0.4, "load_end": 2.9,
-                                                               "cpus": 2, "workers": 2}}))
+                                                               "cpus": 2, "workers": 2, "overloaded": True}}))
     return folder
 
 
@@ -185,6 +185,7 @@ def test_main_compares_reused_folders_and_sets_the_exit_code(tmp_path: Path, cap
     printed = capsys.readouterr().out
     assert verdict in printed
     assert "12.5" in printed and "2.9" in printed  # the stamp's wall time and load_end
+    assert "warning: the idle run was not idle: its load (0.4 -> 2.9) exceeded its 2 cores" in printed
     payload = json.loads(out.read_text())
     assert payload["exit_code"] == code and payload["runs"][0]["stamp"]["load_start"] == 0.4
     assert payload["comparisons"][0]["check"] == "original_canonical_vs_plus"

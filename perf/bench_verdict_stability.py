@@ -42,7 +42,7 @@ from audit_lib import paths  # noqa: E402
 from audit_lib.runner.history import SUMMARY_NAME, load_findings_by_audit  # noqa: E402
 from audit_lib.runner.verdict_stability import (  # noqa: E402
     TIMING_STATES,
-    FailureSplit,
+    ObservedSplit,
     SplitComparison,
     compare_findings,
     overall_agreement,
@@ -178,7 +178,7 @@ def _ids_text(ids: Sequence[str], limit: int = 30) -> str:
     return (shown + f", … {len(ids) - limit} more" if len(ids) > limit else shown) or "none"
 
 
-def _state_text(split: FailureSplit, state: str) -> str:
+def _state_text(split: ObservedSplit, state: str) -> str:
     ids = sort_ids(split.timing.get(state, ()))
     return _ids_text([f"{i} ({split.flip_factors[i]:.2f}x)" if i in split.flip_factors else i for i in ids], 10)
 

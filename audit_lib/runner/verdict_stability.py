@@ -29,7 +29,7 @@ Agreement = Literal["identical", "differs", "not_comparable"]
 
 
 @dataclass(frozen=True)
-class FailureSplit:
+class ObservedSplit:
     """One check's failing ids in one run: deterministic, and timing ids by state."""
 
     unit: str
@@ -65,14 +65,14 @@ class SplitComparison:
     audit: str
     check: str
     agreement: Agreement
-    idle: FailureSplit | None = None
-    hog: FailureSplit | None = None
+    idle: ObservedSplit | None = None
+    hog: ObservedSplit | None = None
     deterministic: SetDifference = field(default_factory=SetDifference)
     confirmed: SetDifference = field(default_factory=SetDifference)
     reason: str = ""  # why a comparison was not possible
 
     def to_json(self) -> dict[str, Any]:
-        def split_json(split: FailureSplit | None) -> dict[str, Any] | None:
+        def split_json(split: ObservedSplit | None) -> dict[str, Any] | None:
             if split is None:
                 return None
             return {"unit": split.unit, "source": split.source, "deterministic": sort_ids(split.deterministic),
@@ -138,7 +138,7 @@ def split_keys(check: Mapping[str, Any]) -> tuple[dict[str, Any], str] | None:
     return None
 
 
-def read_failure_split(check: Mapping[str, Any], *, where: str) -> FailureSplit | None:
+def read_failure_split(check: Mapping[str, Any], *, where: str) -> ObservedSplit | None:
     """The check's failure split, None when it declares none; a malformed declaration raises `SchemaError`."""
     found = split_keys(check)
     if found is None:
@@ -170,7 +170,7 @@ def read_failure_split(check: Mapping[str, Any], *, where: str) -> FailureSplit 
         timing[state].add(item_id)
         if isinstance(row.get("flip_factor"), (int, float)):
             flip_factors[item_id] = float(row["flip_factor"])
-    return FailureSplit(unit, deterministic, {state: frozenset(ids) for state, ids in timing.items()},
+    return ObservedSplit(unit, deterministic, {state: frozenset(ids) for state, ids in timing.items()},
                         flip_factors, source)
 
 
@@ -194,7 +194,7 @@ def compare_audit(audit: str, idle: Mapping[str, Any] | None, hog: Mapping[str, 
     """Every check of `audit` that classifies failures in either run, compared; `None` = the run has no findings."""
     idle_checks = {str(c.get("id")): c for c in (idle or {}).get("checks", [])}
     hog_checks = {str(c.get("id")): c for c in (hog or {}).get("checks", [])}
-    splits: dict[str, dict[str, FailureSplit | None]] = {}
+    splits: dict[str, dict[str, ObservedSplit | None]] = {}
     for run, checks in (("idle", idle_checks), ("hog", hog_checks)):
         for check_id, check in checks.items():
             if check.get("status") in NOT_COMPARABLE_STATUSES:
@@ -246,5 +246,5 @@ def overall_agreement(comparisons: Sequence[SplitComparison]) -> Agreement:
     return "identical"
 
 
-__all__ = ["KNOWN_SPLITS", "TIMING_STATES", "FailureSplit", "SetDifference", "SplitComparison", "compare_audit",
+__all__ = ["KNOWN_SPLITS", "TIMING_STATES", "ObservedSplit", "SetDifference", "SplitComparison", "compare_audit",
            "compare_findings", "compare_folders", "overall_agreement", "read_failure_split", "sort_ids"]

@@ -86,8 +86,10 @@ def test_a_check_missing_in_one_run_cannot_be_compared() -> None:
 
 @pytest.mark.parametrize("status", ["skipped", "error"])
 def test_a_check_skipped_or_errored_in_one_run_cannot_be_compared(status: str) -> None:
+    # its meta still declares the split, but a check that did not run has no lists to read
     idle = findings("mbpp_plus", {"id": "time_limits", "status": status, "finding": "needs MbppPlus.jsonl.gz",
-                                  "observed": None, "meta": {"missing": ["humaneval_plus/MbppPlus.jsonl.gz"]}})
+                                  "observed": None, "meta": {"missing": ["humaneval_plus/MbppPlus.jsonl.gz"],
+                                                             "failure_split": dict(SPLIT_META)}})
     hog = findings("mbpp_plus", classifying_check(["Mbpp/2"], []))
     [comparison] = compare_audit("mbpp_plus", idle, hog)
     assert comparison.agreement == "not_comparable"

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from audit_lib.findings import SEVERITY, STATUSES, Check, Findings, FindingsBuilder
+from audit_lib.report_split import SPLIT_STYLE, failure_split_of, split_markup
 from audit_lib.report_tables import TABLE_STYLE, rows_and_columns, table_markup
 from audit_lib.report_values import CELL_TEXT_LIMIT, VALUE_TEXT_LIMIT, esc, inline_text, value_lines, value_text
 
@@ -80,7 +81,8 @@ class ReportHTML:
 
 
 def _emit(markup: str) -> ReportHTML:
-    shown = ReportHTML(f'{STYLE}<div class="ba">{markup}</div>')
+    style = STYLE + (SPLIT_STYLE if 'class="split' in markup else "")
+    shown = ReportHTML(f'{style}<div class="ba">{markup}</div>')
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython ships with ipykernel
@@ -261,6 +263,7 @@ def show_check(check: Check | Mapping[str, Any], max_rows: int = 20, *, audit: s
     else:
         if finding:
             markup.append(f'<p class="finding">{esc(finding)}</p>')
+        markup.append(split_markup(failure_split_of(payload), where=f"check {check_id}"))
         markup.extend(body)
     markup.append("</div>")
     return _emit("".join(markup))

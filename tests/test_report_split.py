@@ -99,3 +99,15 @@ def test_a_malformed_split_on_the_index_is_shown_with_where_it_came_from(tmp_pat
     row = cell_of(index_for(tmp_path, findings(broken, QUIET)), "original_canonical_vs_plus")
     assert "humaneval_plus.findings.json, check original_canonical_vs_plus" in row
     assert "failure_split.timing_confirmed must be a non-negative int, got None" in row
+
+
+def test_a_report_shows_the_split_beside_its_check() -> None:
+    from audit_lib.findings import Check
+    from audit_lib.report import show_check
+
+    split = {"unit": "tasks", "deterministic": 17, "timing_confirmed": 5, "timing_borderline": 1,
+             "timing_not_failing": 0, "deterministic_key": "d", "timing_key": "t"}
+    shown = str(show_check(Check("c", "C", "quirk", summary="Fails.", meta={"failure_split": split})))
+    assert "17 deterministic + 5 timing (confirmed), 1 borderline" in shown and ".ba .split{" in shown
+    plain = str(show_check(Check("c", "C", "quirk", summary="Fails.")))
+    assert 'class="split' not in plain and ".ba .split{" not in plain

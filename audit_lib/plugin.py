@@ -282,8 +282,8 @@ class AuditSession(Generic[I, P]):
                                   audit=self.plugin.name)
         try:
             view = self.plugin.task_view(self.inputs, self.params, task_id)
-        except UnknownTaskError as exc:
-            raise UnknownTaskError(f"{self.plugin.name}: {exc}", **{**exc.fields, "audit": self.plugin.name}) from None
+        except (UnknownTaskError, NoTaskViewError) as exc:  # the hook does not know which audit it serves
+            raise type(exc)(f"{self.plugin.name}: {exc}", **{**exc.fields, "audit": self.plugin.name}) from None
         rows = [{"check": check.id, **row} for check in self._results.values() for row in check.details
                 if str(row.get("task_id")) == task_id]
         return dataclasses.replace(view, audit=self.plugin.name, evidence=evidence_frame(rows))

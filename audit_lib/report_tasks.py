@@ -73,7 +73,7 @@ def _task_section(audit: Any, task_id: str, check_rows: list[dict[str, Any]],
                 f'{table_markup(check_rows[:ROWS_PER_TASK])}<p class="note">No task view: {esc(exc)}</p></details>')
     failing = view.failing
     if solutions is not None:
-        failing = failing[failing["solution"].map(lambda s: any(str(s).startswith(p) for p in solutions))]
+        failing = failing.loc[failing["solution"].astype(str).str.startswith(tuple(solutions)).astype(bool)]
     kinds = ", ".join(f"{count:,} {kind}" for kind, count in failing["kind"].value_counts().items())
     label = f"{len(failing):,} failing input{'s' if len(failing) != 1 else ''} ({kinds})" if len(failing) else \
         f"{len(check_rows):,} row{'s' if len(check_rows) != 1 else ''} in this check"

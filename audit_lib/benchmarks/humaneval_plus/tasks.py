@@ -56,7 +56,7 @@ def task_view(inputs: Inputs, params: Any, task_id: str) -> TaskView:
             if (task_id, split) in runs:
                 rows += scored_rows(task, inputs.dataset, split, runs[(task_id, split)], gt.run(task_id, split),
                                     classification)
-        if classification is None and any(r["kind"] in ("timeout", "not_run") for r in rows):
+        if classification is None and any(r["cause"] == "unclassified" for r in rows):
             notes.append("timeouts are not classified (deterministic or timing): run the check "
                          "original_canonical_vs_plus, which re-runs them alone")
     context = {"contract": task.contract} if task.contract.strip() else {}
@@ -105,10 +105,18 @@ def scored_rows(task: PlusTask, dataset: Any, split: Split, run: SplitRun, expec
                      "input": safe_repr(args_list[verdict.index], VALUE_CHARS), "expected": outcome_text(want),
                      "got": outcome_text(got), "status": "pass" if verdict.passed else "fail", "kind": verdict.kind,
                      "cause": cause, "wall_s": got.duration_s, "cpu_s": got.cpu_s or None,
-                     "detail": verdict.detail or None,
+                     "detail": _reason(verdict.detail, got, want),
                      "rerun_cpu_s": rerun.cpu_s if rerun is not None else None,
                      "rerun_canonical_cpu_s": rerun.reference_cpu_s if rerun is not None else None})
     return rows
+
+
+def _reason(detail: str, got: InputOutcome, want: InputOutcome) -> str | None:
+    """Why a value was refused (`|poly(xs, out)| = … > atol …`), without the values the row already shows."""
+    prefix = f"got {got.describe()}, expected {want.describe()} ("  # replay.score_split's wording
+    if detail.startswith(prefix) and detail.endswith(")"):
+        return detail[len(prefix):-1] or None
+    return detail or None
 
 
 def outcome_text(outcome: InputOutcome) -> str:

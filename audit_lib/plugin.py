@@ -1,7 +1,8 @@
 """The audit contract: one `AuditPlugin` per benchmark, validated parameters, checks with declared needs.
 
 An audit package defines `AUDIT = AuditPlugin(...)` in its `audit.py`; its notebook is a parameters cell,
-`audit = AUDIT.session(globals())`, one `report.show_check(audit.run("id"))` per check, and `audit.write()`.
+`audit = AUDIT.session(globals())`, one `report.show_check(audit.run("id"))` per check, and `audit.write()`, then
+an "Explore" section (`audit.evidence(id)`, and `audit.task(task_id)` for an audit that sets `task_view`).
 The runner calls `AUDIT.validate(raw)` before any kernel starts.
 
 A check's `needs` name what it cannot do without: a registered data file (`"<dataset>/<file>"`, as in

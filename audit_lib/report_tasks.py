@@ -13,7 +13,7 @@ from collections.abc import Collection
 from typing import Any
 
 from audit_lib.errors import AuditError
-from audit_lib.report import ReportHTML, _emit
+from audit_lib.report import ReportHTML, emit
 from audit_lib.report_tables import table_markup
 from audit_lib.report_values import esc
 from audit_lib.task_view import TASK_VIEW_STYLE, TaskView, task_view_markup, text_block, verdict_table
@@ -61,7 +61,7 @@ def show_drilldown(audit: Any, check_id: str, *, solutions: Collection[str] | No
                    budget_bytes: int = DRILLDOWN_BUDGET_BYTES, max_tasks: int = DRILLDOWN_MAX_TASKS) -> ReportHTML:
     """Display the check's per-task drill-down (nothing for a passing check)."""
     markup = drilldown_markup(audit, check_id, solutions=solutions, budget_bytes=budget_bytes, max_tasks=max_tasks)
-    return _emit(TASK_VIEW_STYLE + markup) if markup else ReportHTML("")
+    return emit(TASK_VIEW_STYLE + markup) if markup else ReportHTML("")
 
 
 def _task_section(audit: Any, task_id: str, check_rows: list[dict[str, Any]],
@@ -96,20 +96,24 @@ def explore_evidence(audit: Any, check_id: str, rows: int = EXPLORE_ROWS) -> Any
     not run (skipped or error) or found no rows."""
     call = f'<p><code>audit.evidence("{esc(check_id)}")</code>'
     if check_id not in audit.check_ids:
-        _emit(f"{call}: this audit has no such check; its checks: {esc(', '.join(audit.check_ids))}</p>")
+        emit(f"{call}: this audit has no such check; its checks: {esc(', '.join(audit.check_ids))}</p>")
         return None
     check = audit.run(check_id)
     if check.status in UNUSABLE:
-        _emit(f'{call}: nothing to explore, the check is <b>{esc(check.status)}</b> — {esc(check.summary)}</p>')
+        emit(f'{call}: nothing to explore, the check is <b>{esc(check.status)}</b> — {esc(check.summary)}</p>')
         return None
     frame = audit.evidence(check_id)
     if not len(frame):
-        _emit(f"{call}: the check ({esc(check.status)}) recorded no evidence rows.</p>")
+        emit(f"{call}: the check ({esc(check.status)}) recorded no evidence rows.</p>")
         return frame
     shown = frame.head(rows)
-    _emit(f"{call} → a DataFrame of {len(frame):,} rows × {len(frame.columns)} columns; the first "
+    emit(f"{call} → a DataFrame of {_count(len(frame), 'row')} × {_count(len(frame.columns), 'column')}; the first "
           f"{len(shown):,}:</p>{table_markup(shown.to_dict(orient='records'), columns=list(map(str, frame.columns)))}")
     return frame
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'s' if number != 1 else ''}"
 
 
 def explore_task(audit: Any, task_id: str) -> TaskView | None:
@@ -118,9 +122,9 @@ def explore_task(audit: Any, task_id: str) -> TaskView | None:
     try:
         view = audit.task(task_id)
     except AuditError as exc:
-        _emit(f"{call}: nothing to show — {esc(exc)}</p>")
+        emit(f"{call}: nothing to show — {esc(exc)}</p>")
         return None
-    _emit(f"{call} →</p>{TASK_VIEW_STYLE}<div class=\"task-view\">{task_view_markup(view)}</div>")
+    emit(f"{call} →</p>{TASK_VIEW_STYLE}<div class=\"task-view\">{task_view_markup(view)}</div>")
     return view
 
 

@@ -61,7 +61,7 @@ def test_humaneval_plus_report_drills_into_humaneval_32(mirror_dir: Path, tmp_pa
     assert "|poly(xs, out)| = " in openai and "<td>openai_canonical</td><td>plus[" in openai
     assert "<td>evalplus_canonical</td>" not in openai  # the drill-down keeps the solution this check scores
     assert 'audit.task("HumanEval/32")</code> →' in html
-    assert 'audit.evidence("original_canonical_vs_plus")</code> → a DataFrame of 1 rows' in html
+    assert 'audit.evidence("original_canonical_vs_plus")</code> → a DataFrame of 1 row' in html
     findings = json.loads((reports / "humaneval_plus.findings.json").read_text(encoding="utf-8"))
     assert {c["id"]: c["status"] for c in findings["checks"]}["original_canonical_vs_plus"] == "quirk"
 

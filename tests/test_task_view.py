@@ -189,14 +189,14 @@ def test_explore_helpers_show_a_note_instead_of_failing() -> None:
 
 def test_explore_notes_say_why(monkeypatch: pytest.MonkeyPatch) -> None:
     shown: list[str] = []
-    monkeypatch.setattr("audit_lib.report_tasks._emit", lambda markup: shown.append(markup))
+    monkeypatch.setattr("audit_lib.report_tasks.emit", lambda markup: shown.append(markup))
     audit = _session()
     explore_evidence(audit, "needs_file")
     explore_task(audit, "T/100")
     explore_evidence(audit, "wrong_outputs")
     assert "the check is <b>skipped</b>" in shown[0] and "toy/absent.txt" in shown[0]
     assert "nothing to show" in shown[1] and "near matches: T/10" in shown[1]
-    assert "a DataFrame of 1 rows × 2 columns" in shown[2]
+    assert "a DataFrame of 1 row × 2 columns" in shown[2]
 
 
 def test_drilldown_of_a_task_whose_verdicts_all_pass_shows_the_checks_rows() -> None:

@@ -28,6 +28,8 @@ ROWS_SHOWN = 30  # rows of the verdict table shown in a notebook; the frame hold
 TEXT_SHOWN = 80  # a longer value is shown collapsed (`<details>`), its first characters as the summary
 TEXT_KEPT = 4000  # a collapsed value shows at most this much (the frame holds more)
 NEAR_MATCHES = 5
+TIMES_NOTE = ("wall_s and cpu_s were measured on the machine that ran the audit (machine-dependent), not properties "
+              "of the benchmark.")
 
 TASK_VIEW_STYLE = """<style>
 .ba .task-view pre,.ba .task-drilldown pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border:1px solid #d0d7de;
@@ -177,6 +179,9 @@ def verdict_table(frame: pd.DataFrame, *, max_rows: int = ROWS_SHOWN, total: int
     count = total if total is not None else len(frame)
     note = (f'<p class="note">Showing {shown:,} of {count:,} rows (not passing first); the frame holds all.</p>'
             if count > shown else "")
+    if {"wall_s", "cpu_s"} & set(columns):
+        note += f'<p class="note">{esc(TIMES_NOTE)}</p>'
+
     return (f'<div class="table-wrap"><table class="data sortable"><thead><tr>{head}</tr></thead><tbody>'
             f"{''.join(body)}</tbody></table></div>{note}")
 

@@ -111,6 +111,7 @@ def test_task_view_renders_in_jupyter_and_in_a_terminal() -> None:
     # failing rows come first, and a long value is collapsed with its start as the summary
     assert markup.index("RecursionError") < markup.index("<td>plus[0]</td>")
     assert "<details><summary><code>[0, 1, 2, 3" in markup and LONG_INPUT[:500] in markup
+    assert "measured on the machine that ran the audit (machine-dependent)" in markup
     text = str(view)
     assert text.startswith("toy_tasks T/1: 3 verdicts") and "PROMPT-1 line 0" in text
     assert "not passing (2;" in text and "RecursionError: deep" in text

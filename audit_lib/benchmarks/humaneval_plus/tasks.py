@@ -116,7 +116,7 @@ def _reason(detail: str, got: InputOutcome, want: InputOutcome) -> str | None:
     prefix = f"got {got.describe()}, expected {want.describe()} ("  # replay.score_split's wording
     if detail.startswith(prefix) and detail.endswith(")"):
         return detail[len(prefix):-1] or None
-    return detail or None
+    return None if detail == got.describe() else (detail or None)  # a timeout's detail is its `got`
 
 
 def outcome_text(outcome: InputOutcome) -> str:

@@ -48,7 +48,7 @@ def test_scored_rows_give_expected_vs_got_and_the_cause_of_each_failure() -> Non
     rerun = InputRerun(TASK.task_id, "plus", 2, "timeout", "value", True, 1.6, 1.7, 0.3)
     classification = Classification((), (TimingVerdict(TASK.task_id, 3, 1.6, 1.2, 0.75, "confirmed"),), (), (rerun,))
     rows = scored_rows(TASK, "humaneval", "plus", sample, expected, classification)
-    assert rows[2]["cause"] == "timing (confirmed)" and rows[2]["rerun_cpu_s"] == 1.6
+    assert rows[2]["cause"] == "timing (confirmed)" and rows[2]["rerun_cpu_s"] == 1.6 and rows[2]["detail"] is None
     assert rows[2]["rerun_canonical_cpu_s"] == 0.3 and rows[1]["cause"] == "deterministic"
 
 

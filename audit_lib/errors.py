@@ -76,3 +76,15 @@ class SandboxHarnessError(AuditError):
     """The sandbox itself failed (not the code under test)."""
 
     reason_code = "harness_error"
+
+
+class UnknownTaskError(AuditError, LookupError):
+    """A task id the audit does not have (among its selected tasks); `near_matches` lists the closest ones."""
+
+    reason_code = "unknown_task"
+
+
+class NoTaskViewError(AuditError):
+    """`task()` on an audit whose plugin offers no per-task view, or whose tasks could not be loaded."""
+
+    reason_code = "no_task_view"

@@ -1,7 +1,8 @@
 """The audit contract: one `AuditPlugin` per benchmark, validated parameters, checks with declared needs.
 
 An audit package defines `AUDIT = AuditPlugin(...)` in its `audit.py`; its notebook is a parameters cell,
-`audit = AUDIT.session(globals())`, one `report.show_check(audit.run("id"))` per check, and `audit.write()`.
+`audit = AUDIT.session(globals())`, one `report.show_check(audit.run("id"))` per check, and `audit.write()`, then
+an "Explore" section (`audit.evidence(id)`, and `audit.task(task_id)` for an audit that sets `task_view`).
 The runner calls `AUDIT.validate(raw)` before any kernel starts.
 
 A check's `needs` name what it cannot do without: a registered data file (`"<dataset>/<file>"`, as in
@@ -26,9 +27,12 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from audit_lib import paths
-from audit_lib.errors import ParameterError
+from audit_lib.errors import NoTaskViewError, ParameterError, UnknownTaskError
 from audit_lib.findings import Check, FindingsBuilder
 from audit_lib.stamp import StampClock
+
+if typing.TYPE_CHECKING:
+    from audit_lib.task_view import TaskView
 
 CHECK_NEED_PREFIX = "check:"
 RUN_AS_ENV = "AUDIT_RUN_AS"  # set by the runner: the audit a kernel runs as
@@ -80,6 +84,9 @@ class AuditPlugin(Generic[I, P]):
     checks: tuple[CheckSpec[I, P], ...] | Callable[[P], tuple[CheckSpec[I, P], ...]]
     notebook: Path | None = None  # default: notebooks/<name>.ipynb
     fixed_params: Mapping[str, Any] = field(default_factory=dict)  # for an audit that reuses another's notebook
+    # For an audit with tasks: `task_view(inputs, params, task_id) -> TaskView` from the audit's sandboxed runs
+    # (never running code in the caller's process); an unknown id raises `task_view.unknown_task(...)`.
+    task_view: Callable[[I, P, str], TaskView] | None = None
 
     def notebook_path(self) -> Path:
         return self.notebook if self.notebook is not None else paths.notebooks_dir() / f"{self.name}.ipynb"
@@ -262,6 +269,29 @@ class AuditSession(Generic[I, P]):
         import pandas as pd
 
         return pd.DataFrame([dict(row) for row in self.run(check_id).details])
+
+    def task(self, task_id: str) -> TaskView:
+        """One task: prompt, canonical solution(s), per-input verdicts, and its rows in the checks run so far."""
+        from audit_lib.task_view import evidence_frame
+
+        if self.plugin.task_view is None:
+            raise NoTaskViewError(f"{self.plugin.name} offers no per-task view (its plugin sets no task_view); "
+                                  f"explore its checks with evidence(check_id): {', '.join(self._specs)}",
+                                  audit=self.plugin.name)
+        if self._load_error is not None:
+            raise NoTaskViewError(f"{self.plugin.name}: no task view, loading the inputs failed: {self._load_error}",
+                                  audit=self.plugin.name)
+        try:
+            view = self.plugin.task_view(self.inputs, self.params, task_id)
+        except (UnknownTaskError, NoTaskViewError) as exc:  # the hook does not know which audit it serves
+            raise type(exc)(f"{self.plugin.name}: {exc}", **{**exc.fields, "audit": self.plugin.name}) from None
+        rows = [{"check": check.id, **row} for check in self._results.values() for row in check.details
+                if str(row.get("task_id")) == task_id]
+        return dataclasses.replace(view, audit=self.plugin.name, evidence=evidence_frame(rows))
+
+    def task_ids_in(self, check_id: str) -> tuple[str, ...]:
+        """The task ids a check's evidence rows name (`task_id` column), in row order, each once."""
+        return tuple(dict.fromkeys(str(row["task_id"]) for row in self.run(check_id).details if "task_id" in row))
 
     def write(self) -> Path:
         """Write the findings; a declared check the notebook did not run is run first, so none goes missing."""

@@ -93,6 +93,11 @@ def _emit(markup: str) -> ReportHTML:
     return shown
 
 
+def emit(markup: str) -> ReportHTML:
+    """Show an HTML fragment in the report's style now (for report modules built on this one)."""
+    return _emit(markup)
+
+
 def status_badge(status: str) -> str:
     background, colour = STATUS_COLOURS.get(status, ("#57606a", "#ffffff"))
     return (f'<span class="badge status-{esc(status)}" style="background:{background};color:{colour}">'
@@ -314,6 +319,6 @@ def _link_or_text(target: Any) -> str:
     return esc(text)
 
 
-__all__ = ["ReportHTML", "banner", "findings_table", "show_check", "show_table", "show_figure", "status_badge",
+__all__ = ["ReportHTML", "banner", "emit", "findings_table", "show_check", "show_table", "show_figure", "status_badge",
            "check_finding", "value_text", "value_lines", "esc", "STATUS_COLOURS", "SEVERITY", "EVIDENCE_SLOT",
            "VALUE_TEXT_LIMIT", "CELL_TEXT_LIMIT"]

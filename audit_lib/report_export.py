@@ -61,7 +61,9 @@ def report_parts(findings: Mapping[str, Any] | None, evidence_dir: Path, *, titl
         check_id = str(check.get("id"))
         if check_id not in embedded:
             continue
-        content = embedded[check_id].link + drilldown_markup(evidence[check_id], str(check.get("status")))
+        content = embedded[check_id].link
+        if f'class="task-drilldown" data-check="{esc(check_id)}"' not in body:  # the notebook showed a richer one
+            content += drilldown_markup(evidence[check_id], str(check.get("status")))
         if check_id in slotted:
             slots[EVIDENCE_SLOT.format(id=esc(check_id))] = f'<div class="evidence" id="evidence-{esc(check_id)}">' \
                                                            f"{content}</div>"

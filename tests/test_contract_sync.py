@@ -14,6 +14,7 @@ from audit_lib.runner.catalogue import read_parameters
 
 SESSION_LINE = re.compile(r"^audit = AUDIT\.session\(globals\(\)\)$", re.M)
 RUN_CALL = re.compile(r"""audit\.run\(["']([\w.\-]+)["']\)""")
+EXPLORE_HEADING = "## Explore"
 
 
 @pytest.mark.parametrize("name", benchmarks.names())
@@ -30,9 +31,14 @@ def test_notebook_has_the_contract_shape(name: str) -> None:
     plugin = benchmarks.load(name)
     notebook = json.loads(plugin.notebook_path().read_text(encoding="utf-8"))
     assert notebook["metadata"]["kernelspec"]["name"] == "benchaudit"
-    code = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    cells = notebook["cells"]
+    explore_at = next((i for i, c in enumerate(cells) if c["cell_type"] == "markdown"
+                       and "".join(c["source"]).startswith(EXPLORE_HEADING)), len(cells))
+    code = "\n".join("".join(c["source"]) for c in cells[:explore_at] if c["cell_type"] == "code")
+    explore = "\n".join("".join(c["source"]) for c in cells[explore_at:] if c["cell_type"] == "code")
     assert len(SESSION_LINE.findall(code)) == 1
-    assert code.rstrip().endswith("audit.write()")
+    assert code.rstrip().endswith("audit.write()"), "the findings are written before the Explore section"
+    assert explore.strip() and not RUN_CALL.findall(explore), "an Explore section that runs no check comes last"
     runs = RUN_CALL.findall(code)
     declared = [spec.id for spec in plugin.check_specs(plugin.validate({}))]
     if callable(plugin.checks):  # checks depend on the parameters; a shared notebook serves every audit using it

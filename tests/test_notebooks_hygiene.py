@@ -54,11 +54,19 @@ def hygiene_problems(path: Path) -> list[str]:
         problems.append(f"{tagged} parameters cells")
     else:
         problems += _parameter_problems(path)
-    last = ast.parse(code_cells[-1].source)
-    if not any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "write"
-               for node in ast.walk(last)):
-        problems.append("the last code cell does not write the findings (builder.write())")
+    writes = [index for index, cell in enumerate(code_cells) if _calls(cell, {"write"})]
+    if not writes:
+        problems.append("no code cell writes the findings (audit.write())")
+    elif any(_calls(cell, {"run", "show_check"}) for cell in code_cells[writes[-1] + 1:]):
+        problems.append("a check runs after the findings are written (only Explore cells may follow audit.write())")
     return problems
+
+
+def _calls(cell: nbformat.NotebookNode, names: set[str]) -> bool:
+    """Whether the cell calls a method or function of one of these names."""
+    return any(isinstance(node, ast.Call) and (getattr(node.func, "attr", None) in names
+                                               or getattr(node.func, "id", None) in names)
+               for node in ast.walk(ast.parse(cell.source)))
 
 
 def _parameter_problems(path: Path) -> list[str]:
@@ -109,7 +117,14 @@ def test_each_hygiene_problem_is_reported(tmp_path: Path) -> None:
     assert "kernel 'python2', not 'benchaudit'" in problems
     assert "the first code cell is not tagged 'parameters'" in problems
     assert "a parameter is declared twice" in problems
-    assert "the last code cell does not write the findings (builder.write())" in problems
+    assert "no code cell writes the findings (audit.write())" in problems
+    late = _write(tmp_path / "late.ipynb", [_parameters_cell(), nbformat.v4.new_code_cell("audit.write()"),
+                                            nbformat.v4.new_code_cell("report.show_check(audit.run('x'))")])
+    assert hygiene_problems(late) == [
+        "a check runs after the findings are written (only Explore cells may follow audit.write())"]
+    explored = _write(tmp_path / "explored.ipynb", [_parameters_cell(), nbformat.v4.new_code_cell("audit.write()"),
+                                                    nbformat.v4.new_code_cell("explore_task(audit, 'T/1')")])
+    assert hygiene_problems(explored) == []
 
 
 def test_parameters_cell_must_be_literals_and_single(tmp_path: Path) -> None:

@@ -153,3 +153,18 @@ def test_export_of_a_notebook_without_findings_still_has_the_legend(tmp_path: Pa
     notebook = _notebook_with("<p>partial output</p>", tmp_path / "failed.ipynb")
     html = export_html(notebook, tmp_path / "failed.html", with_code=False, title="failed").read_text(encoding="utf-8")
     assert "wrote no findings" in html and 'class="legend"' in html and "partial output" in html
+
+
+def test_export_keeps_the_notebooks_richer_drilldown_instead_of_the_generic_one(tmp_path: Path) -> None:
+    from audit_lib import report
+    from audit_lib.runner.html import export_html
+
+    check = Check("odd", "Neutral", "quirk", summary="2 of 9 differ. More.", details=[{"task_id": "T/1", "n": 5}])
+    builder = FindingsBuilder("demo")
+    builder.add(check)
+    builder.write(tmp_path)
+    rich = '<details class="task-drilldown" data-check="odd"><summary>Per task: 1 task</summary>PROMPT</details>'
+    notebook = _notebook_with(report.show_check(check).html + rich, tmp_path / "demo.ipynb")
+    html = export_html(notebook, tmp_path / "demo.html", with_code=False, title="demo").read_text(encoding="utf-8")
+    assert "Per task: 1 task" in html and "PROMPT" in html and "Per task (1 task" not in html
+    assert 'class="evidence-download"' in html  # the full evidence still travels with the report

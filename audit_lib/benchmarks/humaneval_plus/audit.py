@@ -53,6 +53,12 @@ def load(params: Params) -> Inputs:
                        min_time_limit=params.min_time_limit, recompute_ground_truth=params.recompute_ground_truth)
 
 
+def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; imported when asked (pandas)
+    from audit_lib.benchmarks.humaneval_plus.tasks import task_view
+
+    return task_view(inputs, params, task_id)
+
+
 def _naming_the_selection(check: Check, inputs: Inputs) -> Check:
     """A check that found nothing to judge among the selected tasks names the selection as what is missing."""
     if check.status != "skipped" or check.meta.get("missing") or not inputs.selects_tasks:
@@ -193,9 +199,10 @@ def check_specs(params: Params) -> tuple[CheckSpec[Inputs, Params], ...]:
 
 
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
-    name="humaneval_plus", title="HumanEval+ / MBPP+ (EvalPlus)", params=Params, load=load, checks=check_specs)
+    name="humaneval_plus", title="HumanEval+ / MBPP+ (EvalPlus)", params=Params, load=load, checks=check_specs,
+    task_view=_task_view)
 MBPP_AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     name="mbpp_plus", title="MBPP+ (EvalPlus): the HumanEval+ audit notebook run on MBPP+", params=Params, load=load,
-    checks=check_specs, notebook=AUDIT.notebook_path(), fixed_params={"dataset": "mbpp"})
+    checks=check_specs, notebook=AUDIT.notebook_path(), fixed_params={"dataset": "mbpp"}, task_view=_task_view)
 
 __all__ = ["AUDIT", "MBPP_AUDIT", "Params", "check_specs", "load"]

@@ -139,6 +139,12 @@ def _executed(adapter: Callable[[Inputs, Params], Check]) -> Callable[[Inputs, P
     return run
 
 
+def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; imported when asked (pandas)
+    from audit_lib.benchmarks.intentspec.tasks import task_view
+
+    return task_view(inputs, params, task_id)
+
+
 SPECS_AND_CANONICALS = (SPEC_PAIRS_KEY, CANONICALS_KEY)
 
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
@@ -158,4 +164,5 @@ AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
         # its spot-check lists the constraints that reject the canonical and every reference
         CheckSpec("constraint_power", POWER_TITLE, _executed(_constraint_power), SPECS_AND_CANONICALS),
     ),
+    task_view=_task_view,
 )

@@ -17,15 +17,17 @@ class CallProgress:
     """Parses the child's result lines as they arrive, and tells the child when to start each input.
 
     The child starts an input only when the supervisor sends it a go byte, which it does after it took the previous
-    line's arrival time (or the load marker's); so each input's wall time runs from its own go to its line's
-    arrival, and its CPU time from the previous arrival to this one, both measured here by `clock`; the child's own
-    timing field is dropped. A line that reaches the supervisor before its input's go was sent (sent together with
+    line's arrival time (or the load marker's) and the judge's verdict on it; so each input's wall time runs from
+    its own go to its line's arrival, and its CPU time from the previous arrival to this one, both measured here by
+    `clock`, and the supervisor's own work between the two is charged to no input; the child's own timing field is
+    dropped. A line that reaches the supervisor before its input's go was sent (sent together with
     the previous line) is a protocol violation: the harness never does that. An input whose wall time here exceeds
     its limit is `timeout`, whatever the child said.
     """
 
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
-                 stop_after_failure: bool = False, judge: Judge | None = None, clock=None, go=None):
+                 stop_after_failure: bool = False, judge: Judge | None = None, clock=None, go=None,
+                 wall_clock=time.monotonic):
         self.next_index = first
         self.loaded = False
         self.load_failure: dict | None = None
@@ -36,7 +38,8 @@ class CallProgress:
         self.timeouts, self.grace, self.total_deadline = timeouts, grace, total_deadline
         self.clock = clock or (lambda: (time.monotonic(), 0.0))
         self.go = go or (lambda: True)
-        self.started_in_chunk = False  # a go was sent while this chunk's lines were being taken
+        self.wall_clock = wall_clock
+        self.go_due = False  # an input is due to start: its go is sent once this chunk is taken (and judged)
         self.last_event, self.last_cpu = self.clock()
         self.deadline = self.last_event + load_timeout + grace
         self.load_timeout = load_timeout
@@ -65,14 +68,17 @@ class CallProgress:
         *complete, rest = bytes(self.partial).split(b"\n")
         self.partial = bytearray(rest)
         self.chunk_clock = self.clock()
-        self.started_in_chunk = False
         for line in complete:
             if not self._accept(line):
                 return False
-        if rest and self.started_in_chunk:
-            self.violation = "data for an input before it was started"
+        if not self._judge_pending():
             return False
-        return self._judge_pending()
+        if self.go_due:
+            if rest:
+                self.violation = f"data for input {self.next_index} before it was started"
+                return False
+            self._start_next()
+        return True
 
     def _judge_pending(self) -> bool:
         """Ask the judge about this chunk's value lines; keep lines up to the first mismatch and stop there."""
@@ -95,7 +101,8 @@ class CallProgress:
         if not self.loaded:
             if line == b"L ok":
                 self.loaded = True
-                self._start_next()
+                self.last_cpu = self.chunk_clock[1]
+                self.go_due = self.next_index < len(self.timeouts)
                 return True
             if line.startswith(b"L "):
                 try:
@@ -119,7 +126,7 @@ class CallProgress:
         if head != str(self.next_index).encode():
             self.violation = f"result for input {head[:20]!r} when {self.next_index} was expected"
             return False
-        if self.started_in_chunk:
+        if self.go_due:
             self.violation = f"result for input {self.next_index} before it was started"
             return False
         line = self._measured(line)
@@ -129,7 +136,7 @@ class CallProgress:
         self.stopped_after_failure = self.stop_after_failure and kind != [b"value"]
         if self.judge is not None and kind == [b"value"]:
             self.awaiting_judgement.append((len(self.lines) - 1, line))
-        self._start_next()
+        self.go_due = self.next_index < len(self.timeouts) and not self.stopped_after_failure
         return True
 
     def _measured(self, line: bytes) -> bytes:
@@ -151,16 +158,12 @@ class CallProgress:
         return b" ".join((index, kind, f"{wall!r}:{cpu_used!r}".encode(), payload))
 
     def _start_next(self) -> None:
-        """Send the go for the next input (if one is due): its wall time and its deadline start now."""
-        if self.chunk_clock:
-            self.last_cpu = self.chunk_clock[1]
-        if self.next_index >= len(self.timeouts) or self.stopped_after_failure:
-            return
+        """Send the go for the next input: its wall time and its deadline start now."""
+        self.go_due = False
         limit = self.timeouts[self.next_index]
-        now = time.monotonic()
+        now = self.wall_clock()
         self.deadline = now + limit + self.grace + limit * 0.25
         self.last_event = now
-        self.started_in_chunk = True
         self.go()
 
     def current_deadline(self) -> float:

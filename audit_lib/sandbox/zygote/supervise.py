@@ -166,8 +166,8 @@ class ChildRun:
             self.cpu_s = self.cpu_at_exit if self.cpu_at_exit is not None else self._cpu_now()
             self.oom_killed = self.state.cgroup.job_was_oom_killed()
             self.hit_memory_limit = self.state.cgroup.hit_memory_limit()
-        else:
-            self.cpu_s = self.reported_cpu_s
+        else:  # the worker's rusage (clock ticks), and never less than what /proc showed while it ran
+            self.cpu_s = max(self.reported_cpu_s, self.last_cpu_s)
         if self.killed_by_us or self.exit_status is None or self.oom_killed:
             self.state.cells.retire()  # returns once the cell's init, and every process of its namespace, is gone
 

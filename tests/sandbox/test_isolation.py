@@ -20,52 +20,11 @@ import pytest
 from audit_lib import sandbox
 from audit_lib.errors import SandboxHarnessError
 from audit_lib.sandbox import Limits
+from tests.sandbox.job_probes import MEMORY_SCANNER, wait_until_gone
 
 QUICK = Limits(timeout_s=4, total_timeout_s=20, memory_mb=256)
 IS_ROOT = os.geteuid() == 0
 PROJECT = Path(__file__).resolve().parents[2]
-
-# Scans every readable mapping of its own process for MARKER followed by 32 hex digits and returns the digits.
-# The needle is assembled at run time, so the job's own source holds no complete marker + digits.
-# (ctypes, not /proc/self/mem: a job is not dumpable, so its own /proc entries belong to root.)
-MEMORY_SCANNER = textwrap.dedent("""
-    import ctypes, re
-    def scan(prefix):
-        needle = (prefix + "-LEAK-").encode()
-        found = set()
-        with open("/proc/self/maps") as maps:
-            regions = [line.split() for line in maps]
-        for fields in regions:
-            name = fields[5] if len(fields) > 5 else ""
-            if not fields[1].startswith("r") or name.startswith("[v") or name.startswith("/dev/"):
-                continue
-            start, end = (int(x, 16) for x in fields[0].split("-"))
-            data = ctypes.string_at(start, end - start)
-            for match in re.finditer(re.escape(needle) + rb"([0-9a-f]{32})", data):
-                found.add(match.group(1).decode())
-        return sorted(found)
-""")
-
-
-def _marked_processes(marker: str) -> list[int]:
-    """Host pids of live processes whose command line carries `marker`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes() \
-                    and "Zombie" not in Path(f"/proc/{entry}/status").read_text():
-                found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
-def _wait_until_gone(marker: str, seconds: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while (alive := _marked_processes(marker)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return alive
-
 
 def _one_snippet(code: str, limits: Limits = QUICK) -> sandbox.SnippetResult:
     return sandbox.run_asserts("", [textwrap.dedent(code)], limits=limits).snippets[0]
@@ -169,7 +128,7 @@ def test_job_processes_die_when_the_parent_gives_up_on_the_zygote() -> None:
     request = {"op": "assert", "source": source, "timeout": 60.0, "limits": Limits().wire(60.0)}
     with pytest.raises(SandboxHarnessError):
         pool.request(request, 2.0, network_isolation=True)
-    assert _wait_until_gone(marker) == []
+    assert wait_until_gone(marker) == []
 
 
 def test_a_stalled_judge_does_not_hold_the_job_or_outlive_it() -> None:

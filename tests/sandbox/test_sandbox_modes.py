@@ -338,18 +338,34 @@ def test_a_digest_is_accepted_only_when_asked_for():
 
 
 def test_malformed_result_lines_from_the_child_are_reported_not_raised():
-    # Code that writes its own result lines gets each one judged on its own, whatever the others look like.
+    # Code that writes its own result lines (each after waiting for its input's go, as the harness does) gets each
+    # one judged on its own, whatever the others look like.
     writer = textwrap.dedent("""
         import os
         def f(x):
-            if x == 0:
-                os.write(3, b'0 value 0.0 {"$nope": 1}\\n1 value 0.0 [1\\n2 value 0.0 2]\\n3 value\\n')
-                os._exit(0)
-            return x
+            lines = [b'0 value 0.0 {"$nope": 1}', b'1 value 0.0 [1', b'2 value 0.0 2]', b'3 value']
+            for number, line in enumerate(lines):
+                if number:
+                    os.read(6, 1)
+                os.write(3, line + b'\\n')
+            os._exit(0)
     """)
     result = sandbox.call_function(writer, "f", [[0], [1], [2], [3]], limits=QUICK)
     kinds = [(o.kind, o.exc_type) for o in result.outcomes[:4]]
     assert kinds[:4] == [("unserializable", "MalformedResult")] * 4
+
+
+def test_result_lines_sent_ahead_of_their_inputs_start_are_a_protocol_violation():
+    # Lines written together reach the supervisor in one read: only the first could have been started.
+    writer = textwrap.dedent("""
+        import os
+        def f(x):
+            os.write(3, b'0 value 0.0 1\\n1 value 0.0 2\\n')
+            os._exit(0)
+    """)
+    result = sandbox.call_function(writer, "f", [[0], [1]], limits=QUICK)
+    assert result.status == "error" and "before it was started" in result.load_error, result
+    assert result.outcomes[1].kind == "not_run"
 
 
 def test_a_child_cannot_crash_the_judge_with_its_own_result_lines():
@@ -366,9 +382,10 @@ def test_a_child_cannot_crash_the_judge_with_its_own_result_lines():
 
 
 def test_the_child_cannot_reach_the_judge_through_an_inherited_pipe():
-    # With a judge alive, the child still holds only stdin, stdout, stderr and its result pipe (the listing itself
-    # opens one more descriptor): it cannot ask the judge whether a guess equals an expected value.
+    # With a judge alive, the child still holds only stdin, stdout, stderr, its result pipe and the read end of its
+    # go pipe from the supervisor (fd 6; the listing itself opens one more descriptor): it cannot ask the judge
+    # whether a guess equals an expected value.
     program = "import os\ndef f(x):\n    return sorted(int(n) for n in os.listdir('/proc/self/fd'))\n"
     result = sandbox.call_function(program, "f", [[0]], limits=QUICK, stop_after_failure=True,
                                    stop_expected={0: [0, 1, 2, 3]})
-    assert result.outcomes[0].value in ([0, 1, 2, 3], [0, 1, 2, 3, 4])
+    assert result.outcomes[0].value in ([0, 1, 2, 3, 6], [0, 1, 2, 3, 4, 6])

@@ -14,17 +14,20 @@ FALSE_TIMEOUT_FRACTION = 0.5
 
 
 class CallProgress:
-    """Parses the child's result lines as they arrive: which input is next, when it is due, what it cost.
+    """Parses the child's result lines as they arrive, and tells the child when to start each input.
 
-    Each input starts when the previous line (or the load marker) arrives here and its wall and CPU time are
-    measured here, by `clock`; the child's own timing field is dropped. Lines that arrive in one read: the first
-    carries the whole interval since the previous arrival and the others zero, so holding lines back and sending
-    them together cannot spread one slow input's time over fast ones. An input whose wall time here exceeds its
-    limit is `timeout`, whatever the child said.
+    The child starts an input only when the supervisor sends it a go byte, which it does after it took the previous
+    line's arrival time (or the load marker's) and the judge's verdict on it; so each input's wall time runs from
+    its own go to its line's arrival, and its CPU time from the previous arrival to this one, both measured here by
+    `clock`, and the supervisor's own work between the two is charged to no input; the child's own timing field is
+    dropped. A line that reaches the supervisor before its input's go was sent (sent together with
+    the previous line) is a protocol violation: the harness never does that. An input whose wall time here exceeds
+    its limit is `timeout`, whatever the child said.
     """
 
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
-                 stop_after_failure: bool = False, judge: Judge | None = None, clock=None):
+                 stop_after_failure: bool = False, judge: Judge | None = None, clock=None, go=None,
+                 wall_clock=time.monotonic):
         self.next_index = first
         self.loaded = False
         self.load_failure: dict | None = None
@@ -34,6 +37,9 @@ class CallProgress:
         self.size = 0
         self.timeouts, self.grace, self.total_deadline = timeouts, grace, total_deadline
         self.clock = clock or (lambda: (time.monotonic(), 0.0))
+        self.go = go or (lambda: True)
+        self.wall_clock = wall_clock
+        self.go_due = False  # an input is due to start: its go is sent once this chunk is taken (and judged)
         self.last_event, self.last_cpu = self.clock()
         self.deadline = self.last_event + load_timeout + grace
         self.load_timeout = load_timeout
@@ -65,7 +71,14 @@ class CallProgress:
         for line in complete:
             if not self._accept(line):
                 return False
-        return self._judge_pending()
+        if not self._judge_pending():
+            return False
+        if self.go_due:
+            if rest:
+                self.violation = f"data for input {self.next_index} before it was started"
+                return False
+            self._start_next()
+        return True
 
     def _judge_pending(self) -> bool:
         """Ask the judge about this chunk's value lines; keep lines up to the first mismatch and stop there."""
@@ -88,7 +101,8 @@ class CallProgress:
         if not self.loaded:
             if line == b"L ok":
                 self.loaded = True
-                self._arm()
+                self.last_cpu = self.chunk_clock[1]
+                self.go_due = self.next_index < len(self.timeouts)
                 return True
             if line.startswith(b"L "):
                 try:
@@ -112,6 +126,9 @@ class CallProgress:
         if head != str(self.next_index).encode():
             self.violation = f"result for input {head[:20]!r} when {self.next_index} was expected"
             return False
+        if self.go_due:
+            self.violation = f"result for input {self.next_index} before it was started"
+            return False
         line = self._measured(line)
         self.lines.append(line)
         self.next_index += 1
@@ -119,7 +136,7 @@ class CallProgress:
         self.stopped_after_failure = self.stop_after_failure and kind != [b"value"]
         if self.judge is not None and kind == [b"value"]:
             self.awaiting_judgement.append((len(self.lines) - 1, line))
-        self._arm()
+        self.go_due = self.next_index < len(self.timeouts) and not self.stopped_after_failure
         return True
 
     def _measured(self, line: bytes) -> bytes:
@@ -140,14 +157,14 @@ class CallProgress:
             kind, payload = b"exception", b'["FalseTimeout", "reported a timeout well before its time limit"]'
         return b" ".join((index, kind, f"{wall!r}:{cpu_used!r}".encode(), payload))
 
-    def _arm(self) -> None:
-        now = self.chunk_clock[0] if self.chunk_clock else time.monotonic()
-        if self.next_index < len(self.timeouts):
-            limit = self.timeouts[self.next_index]
-            self.deadline = now + limit + self.grace + limit * 0.25
+    def _start_next(self) -> None:
+        """Send the go for the next input: its wall time and its deadline start now."""
+        self.go_due = False
+        limit = self.timeouts[self.next_index]
+        now = self.wall_clock()
+        self.deadline = now + limit + self.grace + limit * 0.25
         self.last_event = now
-        if self.chunk_clock:
-            self.last_cpu = self.chunk_clock[1]
+        self.go()
 
     def current_deadline(self) -> float:
         return min(self.deadline, self.total_deadline)
@@ -180,7 +197,7 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
     while start < len(timeouts) or (start == 0 and not timeouts):
         run = ChildRun(state, limits, "call", raw, start)
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
-                                stop_after_failure, judge, run.clock)
+                                stop_after_failure, judge, run.clock, run.send_go)
         run.supervise(captures, progress.feed, progress.current_deadline)
         cpu_total += run.cpu_s
         lines.extend(progress.lines)

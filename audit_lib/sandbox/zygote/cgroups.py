@@ -48,6 +48,7 @@ class JobCgroup:
                                for d in dirs.values())
         self.memsw = os.path.exists(os.path.join(dirs["memory"], "memory.memsw.limit_in_bytes"))
         self._cpu_file = os.path.join(dirs["cpuacct"], "cpuacct.usage")
+        self._cpu_fd = os.open(self._cpu_file, os.O_RDONLY | os.O_CLOEXEC)  # read once per result line: kept open
         self._oom_kills_before = 0
 
     @classmethod
@@ -87,9 +88,9 @@ class JobCgroup:
             _write(os.path.join(memory, "memory.limit_in_bytes"), limit)
         _write(os.path.join(memory, "memory.max_usage_in_bytes"), "0")
         _write(os.path.join(memory, "memory.failcnt"), "0")
-        # The template, the leader, init and worker of this job and of the next one (prepared meanwhile), plus the
-        # code's processes. Tasks of earlier jobs that are dead but
-        # not yet released by the kernel (pid namespace teardown defers it) still count for a moment: added too.
+        # The template, the cell's leader, init and worker, a replacement cell the template may be starting, plus the
+        # code's processes. Tasks of a retired cell that are dead but not yet released by the kernel (pid namespace
+        # teardown defers it) still count for a moment: added too.
         pids = self.dirs["pids"]
         lingering = int(_read(os.path.join(pids, "pids.current")))
         _write(os.path.join(pids, "pids.max"), str(int(processes) + 7 + lingering))
@@ -97,7 +98,7 @@ class JobCgroup:
         self._oom_kills_before = self.oom_kills()
 
     def cpu_s(self) -> float:
-        return int(_read(self._cpu_file)) / 1e9
+        return int(os.pread(self._cpu_fd, 64, 0)) / 1e9
 
     def oom_kills(self) -> int:
         for line in _read(os.path.join(self.dirs["memory"], "memory.oom_control")).splitlines():
@@ -113,6 +114,7 @@ class JobCgroup:
         return int(_read(os.path.join(self.dirs["memory"], "memory.failcnt"))) > 0
 
     def remove(self) -> None:
+        os.close(self._cpu_fd)
         for fd in self.procs_fds:
             os.close(fd)
         for pid in (int(p) for p in _read(os.path.join(self.dirs["pids"], "cgroup.procs")).split()):

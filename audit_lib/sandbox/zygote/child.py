@@ -20,9 +20,10 @@ from audit_lib.sandbox import strict as sandbox_strict
 from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD, SAFE_PATH
 from audit_lib.sandbox.zygote.template import JOB_FDS
 
-CTL_FD, SPEC_FD = 4, 5
+CTL_FD, SPEC_FD, GO_FD = 4, 5, 6
 JOB_UID_IN_USERNS = 1000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWIPC = 0x08000000
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -49,6 +50,7 @@ def worker_main(setup: dict, sock: socket.socket) -> None:
     os.close(SPEC_FD)
     spec = json.loads(b"".join(chunks))
     if header["op"] == "assert":
+        os.close(GO_FD)
         _assert_child(spec["source"], spec["secret"], spec.get("strict_guard"))
     else:
         digests = None
@@ -61,8 +63,11 @@ def worker_main(setup: dict, sock: socket.socket) -> None:
 
 
 def _drop_privileges(setup: dict) -> None:
-    """Before any job: own session, unprivileged uid (root) or a user namespace of its own (not root)."""
+    """Before any job: own session and IPC namespace, unprivileged uid (root) or a user namespace of its own."""
     os.setsid()
+    # SysV objects and POSIX message queues live in the IPC namespace: one per job, gone with its last process.
+    if _libc.unshare(CLONE_NEWIPC) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWIPC)")
     uid = setup.get("uid")
     if uid is not None:
         os.setgroups([])
@@ -79,6 +84,10 @@ def _drop_privileges(setup: dict) -> None:
     else:
         raise RuntimeError("no unprivileged identity for the job (neither root nor a user namespace)")
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def forget_the_harness(setup: dict) -> None:
+    """Once, in a cell's init (so in every worker it forks): the job's environment, and no harness to import."""
     os.environ.clear()
     os.environ.update({"PATH": SAFE_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
     tempfile_module = sys.modules.get("tempfile")
@@ -91,14 +100,14 @@ def _drop_privileges(setup: dict) -> None:
 
 
 def _setup_job(header: dict, fds: dict[str, int]) -> None:
-    """With the job's fds: fds 0-3 (control and spec on 4 and 5), /tmp as cwd, rlimits; then `S` on control."""
+    """With the job's fds: fds 0-3 (control, spec and go on 4-6), /tmp as cwd, rlimits; then `S` on control."""
     devnull = os.open(os.devnull, os.O_RDWR)
     # Out of the way first, so no dup2 below overwrites a descriptor still to be moved.
     sources = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (devnull, fds["out"], fds["err"], fds["res"],
-                                                              fds["ctl"], fds["spec"])]
-    for fd, target in zip(sources, (0, 1, 2, RESULT_FD, CTL_FD, SPEC_FD)):
+                                                              fds["ctl"], fds["spec"], fds["go"])]
+    for fd, target in zip(sources, (0, 1, 2, RESULT_FD, CTL_FD, SPEC_FD, GO_FD)):
         os.dup2(fd, target)
-    os.closerange(SPEC_FD + 1, 1 << 16)
+    os.closerange(GO_FD + 1, 1 << 16)
     os.chdir("/tmp")  # the job's own tmpfs, mounted by its init once the job came
     limits = header["limits"]
     mb = 1024 * 1024
@@ -141,7 +150,7 @@ def _enter_unprivileged_userns() -> None:
 
 # The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.
 _type, _str, _issubclass, _memoryview, _os_write = type, str, issubclass, memoryview, os.write
-_int, _getattr = int, getattr
+_int, _getattr, _os_read = int, getattr, os.read
 _BaseException, _AssertionError, _MemoryError, _SystemExit = BaseException, AssertionError, MemoryError, SystemExit
 ASSERT_STATUSES = ("pass", "fail", "error", "memory")
 
@@ -274,7 +283,11 @@ def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: lis
                                             "exc_message": error_message}).encode() + b"\n")
         exit_now(0)
     write_all(RESULT_FD, b"L ok\n")
+    read = _os_read
     for index in range(start, len(inputs)):
+        # Each input starts when the supervisor says so, after it took the previous line's arrival time.
+        if read(GO_FD, 1) != b"g":
+            exit_now(0)
         limit = timeouts[index]
         kind, payload = "value", None
         elapsed = 0.0

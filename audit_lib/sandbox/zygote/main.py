@@ -1,18 +1,15 @@
-"""The sandbox zygote: a warmed `python -I` worker that forks one fresh, limited child per job (stdlib only).
+"""The sandbox zygote: a warmed `python -I` process that runs each job in a job cell (stdlib only).
 
-Started by `audit_lib.sandbox.pool` with an empty environment and stdin at /dev/null; it speaks length-prefixed JSON frames
-on two private pipes (moved off fd 0/1 at start). Once, at start, it makes itself a child subreaper and
-non-dumpable, enters its own network namespace (as root), claims a dedicated unprivileged uid (as root), and
-pre-imports common stdlib modules. Per job it forks a child that:
-
-  setsid -> stdin=/dev/null, stdout/stderr/result pipes on fd 1/2/3, every other fd closed -> chdir to a fresh
-  empty temp dir owned by the job uid -> rlimits (AS, CPU, FSIZE, NOFILE, NPROC, CORE=0) -> drop to the job uid
-  (root only; so hard limits cannot be raised again) -> minimal environment -> run the code.
-
-The zygote supervises: bounded capture of stdout/stderr (drained past the cap), wall-clock deadlines, and on
-timeout or exit it SIGKILLs the child's process group and then every remaining descendant (as subreaper, every
-orphaned grandchild becomes the zygote's own child, listed in /proc/self/task/<tid>/children), so nothing the
-job spawned outlives it. The parent only ever reads JSON from here; nothing is unpickled.
+Started by `audit_lib.sandbox.pool` with an empty environment and stdin at /dev/null; it speaks length-prefixed
+JSON frames on two private pipes (moved off fd 0/1 at start). Once, at start, it makes itself non-dumpable, enters
+its own network namespace (as root), claims a dedicated unprivileged uid (as root), creates the job cgroups,
+pre-imports common stdlib modules and forks the pristine template (`template`), which starts job cells
+(`cell_init`): PID 1 of a PID and mount namespace that runs one job after another, each in a fresh worker forked
+from it. Per job the zygote sets the cgroup limits, hands the cell the job's pipes and a memfd with its spec
+(`supervise.ChildRun`), and supervises: bounded capture of stdout/stderr, deadlines, per-input wall and CPU time
+measured here (`call_job`); a job it had to kill, or that ends in any way but a clean report from the cell's init,
+retires the cell (SIGKILL to its init: the kernel kills everything in its namespace). The parent only ever reads
+JSON from here; nothing is unpickled.
 """
 
 from __future__ import annotations

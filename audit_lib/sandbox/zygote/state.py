@@ -1,4 +1,4 @@
-"""What the zygote sets up once: job uid, network namespace, job cgroups, preloaded modules, the template."""
+"""What the zygote sets up once: job uid, network namespace, job cgroups, preloaded modules, the template, cells."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import os
 import tempfile
 
 from audit_lib.sandbox.zygote import template
+from audit_lib.sandbox.zygote.cell import CellKeeper
 from audit_lib.sandbox.zygote.cgroups import JobCgroup
 from audit_lib.sandbox.zygote.protocol import CLONE_NEWNET, PR_SET_DUMPABLE, PRELOADED_MODULES
 
 
 class ZygoteState:
-    """The job uid (root) or nested user namespace (not root), the job cgroups and the pristine template."""
+    """The job uid (root) or nested user namespace (not root), the job cgroups, the pristine template and the cells."""
 
     def __init__(self, config: dict, protocol_fds: tuple[int, int]) -> None:
         self.libc = ctypes.CDLL(None, use_errno=True)
@@ -41,6 +42,8 @@ class ZygoteState:
         setup = {"uid": self.uid, "nested_userns": self.nested_userns, "package_parent": self.package_parent,
                  "tmp_owner": self.uid if self.uid is not None else 0}
         self.template_pid, self.template_sock = template.start(self.jail_dir, keep, setup, _worker_main())
+        self.cells = CellKeeper(self.template_sock)
+        self.cells.request()  # the first cell is prepared while the zygote reports ready
         self.protocol_fds = protocol_fds
 
     def hello(self) -> dict:
@@ -48,6 +51,7 @@ class ZygoteState:
                 "cgroup": self.cgroup is not None, "nested_userns": self.nested_userns}
 
     def close(self) -> None:
+        self.cells.close()
         self.template_sock.close()
         try:
             os.waitpid(self.template_pid, 0)

@@ -6,7 +6,6 @@ import json
 import os
 import select
 import signal
-import socket
 import time
 
 from audit_lib.sandbox.zygote.protocol import _write_all
@@ -35,71 +34,77 @@ class Capture:
 
 
 class ChildRun:
-    """One job run: the template starts it (leader -> init -> worker); supervised until its namespace is gone.
+    """One job run in the zygote's current cell (see `cell_init`); supervised until the cell reports it over.
 
     Everything that decides a verdict is measured here, outside the job: wall time (monotonic clock of the zygote),
     CPU time (the job's cpuacct cgroup, else the worker's /proc stat and its init's wait4), whether the worker
     got through its trusted setup (a control line written before any code runs), its wait status (reported by the
-    job's init, which the code cannot replace) and out-of-memory kills (the memory cgroup's counter).
+    cell's init after it killed and reaped every other process of the job, which the code cannot replace) and
+    out-of-memory kills (the memory cgroup's counter). A job that ends any other way retires its cell.
     """
 
     def __init__(self, state: ZygoteState, limits: dict, op: str, spec: bytes, start: int = 0) -> None:
         self.state = state
         self.limits = limits
         self.memory_mb = limits.get("memory_mb")
-        if state.cgroup is not None:
-            state.cgroup.prepare(int(limits["memory_mb"]), int(limits["processes"]))
-        header = {"op": op, "limits": limits, "start": start, "uid": state.uid, "cgroup": state.cgroup is not None,
-                  "nested_userns": state.nested_userns, "package_parent": state.package_parent,
-                  "tmp_owner": state.uid if state.uid is not None else 0}
+        header = json.dumps({
+            "op": op, "limits": limits, "start": start, "uid": state.uid, "cgroup": state.cgroup is not None,
+            "nested_userns": state.nested_userns, "package_parent": state.package_parent,
+            "tmp_owner": state.uid if state.uid is not None else 0}).encode()
         spec_fd = os.memfd_create("job-spec", os.MFD_CLOEXEC)
         _write_all(spec_fd, spec)
         os.lseek(spec_fd, 0, os.SEEK_SET)
-        pipes = [os.pipe() for _ in range(4)]  # out, err, res, ctl
-        self.started = time.monotonic()
+        pipes = [os.pipe() for _ in range(5)]  # out, err, res, ctl (job -> zygote); go (zygote -> job)
+        (out_r, out_w), (err_r, err_w), (res_r, res_w), (ctl_r, ctl_w), (go_r, go_w) = pipes
+        os.set_blocking(go_w, False)
         try:
-            socket.send_fds(state.template_sock, [json.dumps(header).encode()],
-                            [spec_fd] + [w for _r, w in pipes])
+            self.cell = self._submit(header, [spec_fd, out_w, err_w, res_w, ctl_w, go_r])
+        except BaseException:
+            for fd in (out_r, err_r, res_r, ctl_r, go_w):
+                os.close(fd)
+            raise
         finally:
-            os.close(spec_fd)
-            for _r, w in pipes:
-                os.close(w)
-        (out_r, _), (err_r, _), (res_r, _), (ctl_r, _) = pipes
+            for fd in (spec_fd, out_w, err_w, res_w, ctl_w, go_r):
+                os.close(fd)
         self.fds = {out_r: "out", err_r: "err", res_r: "res", ctl_r: "ctl"}
+        self.go_fd = go_w
         self.ctl = bytearray()
-        try:
-            self.pid = self._read_init_pid(ctl_r)
-        except RuntimeError as exc:
-            raise RuntimeError(f"{exc}: {_drain(err_r)}") from None
-        try:
-            self.pidfd: int | None = os.pidfd_open(self.pid)
-        except ProcessLookupError:  # already over: its leader reaps it only once it and its namespace are gone
-            self.pidfd = None
+        self.pid = self.cell.init_pid
         self.worker_pid: int | None = None
         self.setup_done = False
         self.exit_status: int | None = None
         self.reported_cpu_s = 0.0
+        self.cpu_at_exit: float | None = None
         self.killed_by_us = False
         self.cpu_s = 0.0
         self.last_cpu_s = 0.0
         self.oom_killed = False
         self.hit_memory_limit = False
 
-    def _read_init_pid(self, ctl_r: int) -> int:
-        """The init's pid, from the leader's `P <pid>` line (the worker's `S` may come first; it is kept)."""
-        deadline = time.monotonic() + 30
-        while True:
-            lines = bytes(self.ctl).split(b"\n")
-            for position, line in enumerate(lines[:-1]):
-                if line.startswith(b"P "):
-                    del lines[position]
-                    self.ctl = bytearray(b"\n".join(lines))
-                    return int(line[2:])
-            ready, _, _ = select.select([ctl_r], [], [], max(0.0, deadline - time.monotonic()))
-            chunk = os.read(ctl_r, 4096) if ready else b""
-            if not chunk:
-                raise RuntimeError("the sandbox template did not start the job")
-            self.ctl += chunk
+    def _submit(self, header: bytes, fds: list[int]):
+        """Hand the job to a ready cell (limits set, CPU counters cleared just before); a dead cell is replaced once."""
+        for attempt in range(2):
+            cell = self.state.cells.ready_cell()
+            if self.state.cgroup is not None:
+                self.state.cgroup.prepare(int(self.limits["memory_mb"]), int(self.limits["processes"]))
+            else:  # the init's own and reaped children's CPU so far belongs to earlier jobs
+                self.cpu_base = sum(_stat_cpu(cell.init_pid) or (0.0, 0.0))
+            self.started = time.monotonic()
+            try:
+                cell.submit(header, fds)
+                return cell
+            except OSError:
+                self.state.cells.retire()
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def send_go(self) -> bool:
+        """Let the job start its next input (call mode); False when the job no longer listens."""
+        try:
+            return os.write(self.go_fd, b"g") == 1
+        except OSError:
+            return False
 
     def clock(self) -> tuple[float, float]:
         """(monotonic now, CPU seconds the job has used so far), both read here, outside the job."""
@@ -121,7 +126,7 @@ class ChildRun:
         after = _stat_cpu(self.pid)
         if after is None or before is None:  # the init is gone: its report (the worker's rusage) is all there is
             return max(self.reported_cpu_s, self.last_cpu_s)
-        total = sum(after)
+        total = sum(after) - self.cpu_base
         if worker is not None and before[1] == after[1]:  # not reaped in between: the worker is not counted yet
             total += sum(worker)
         self.last_cpu_s = max(total, self.last_cpu_s)
@@ -156,16 +161,15 @@ class ChildRun:
                     captures[name].add(chunk)
         self.ended = time.monotonic()
         self.duration = self.ended - self.started
-        self.cpu_s = self._cpu_now() if self.state.cgroup is not None else self.reported_cpu_s
-        if self.pidfd is not None:
-            # The init turns zombie only after every other task of its namespace is gone: wait for that.
-            if not select.select([self.pidfd], [], [], 5.0)[0]:
-                self.kill()
-                select.select([self.pidfd], [], [], 5.0)
-            os.close(self.pidfd)
+        os.close(self.go_fd)
         if self.state.cgroup is not None:
+            self.cpu_s = self.cpu_at_exit if self.cpu_at_exit is not None else self._cpu_now()
             self.oom_killed = self.state.cgroup.job_was_oom_killed()
             self.hit_memory_limit = self.state.cgroup.hit_memory_limit()
+        else:  # the worker's rusage (clock ticks), and never less than what /proc showed while it ran
+            self.cpu_s = max(self.reported_cpu_s, self.last_cpu_s)
+        if self.killed_by_us or self.exit_status is None or self.oom_killed:
+            self.state.cells.retire()  # returns once the cell's init, and every process of its namespace, is gone
 
     def _parse_ctl(self) -> None:
         while b"\n" in self.ctl:
@@ -175,17 +179,15 @@ class ChildRun:
             if parts == [b"S"]:
                 self.setup_done = True
             elif parts[0] == b"X" and len(parts) == 4:
+                # Written by the init once every process of the job is reaped: the job's CPU time is final now.
                 self.exit_status, self.reported_cpu_s = int(parts[1]), float(parts[2])
+                if self.state.cgroup is not None:
+                    self.cpu_at_exit = self._cpu_now()
 
     def kill(self) -> None:
-        """SIGKILL the job's init: the kernel then kills every process of its PID namespace."""
+        """SIGKILL the cell's init: the kernel then kills every process of its PID namespace; the cell is retired."""
         self.killed_by_us = True
-        if self.pidfd is None:
-            return
-        try:
-            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
-        except OSError:
-            pass
+        self.cell.kill()
 
     def cpu_limit_reached(self) -> bool:
         return self.cpu_s >= float(self.limits["cpu_s"])
@@ -221,11 +223,6 @@ def _stat_cpu(pid: int) -> tuple[float, float] | None:
         return running / 1e9, children
     except (OSError, IndexError, ValueError):  # exited, not yet reaped: its final utime + stime, in clock ticks
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS, children
-
-
-def _drain(fd: int) -> str:
-    ready, _, _ = select.select([fd], [], [], 0.5)
-    return os.read(fd, 8192).decode(errors="replace") if ready else ""
 
 
 # ---------------------------------------------------------------------------------------------------- jobs

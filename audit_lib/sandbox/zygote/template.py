@@ -1,26 +1,23 @@
-"""The pristine template and the three processes it starts per job (stdlib only).
+"""The pristine template and the job cells it starts (stdlib only).
 
 The zygote forks the template right after warm-up, before it reads any request, so no request data ever enters
 the template's memory: it joins the zygote's job cgroups (so every job process is born inside the job's limits;
-the zygote sets them before each job), enters the jail (`jail.build_and_enter`) and then only receives, per job, a
-small header of limits and the job's pipes over a socket (SCM_RIGHTS). It keeps the next job's processes ready
-(forked while the current job runs, so their namespaces cost no latency):
+the zygote sets them before each job), enters the jail (`jail.build_and_enter`) and then only answers requests
+for a new **cell** (`cell_init`), on a socket:
 
   leader (unshares a PID and a mount namespace, waits for the init)
-    -> init (PID 1 of the job's namespace: mounts its /proc; once the job's fds come, its /tmp and /dev/shm sized
-             with the job's memory limit; reaps, reports the worker's wait status and CPU time on the control pipe;
-             when it exits the kernel kills the whole namespace)
-      -> worker (unprivileged uid and no_new_privs at once; once the job's fds come: fds, rlimits, reports setup
-                 done, then reads ITS OWN job's spec from a memfd and runs the code: the only job data it holds)
+    -> init (PID 1 of the cell's namespace; see `cell_init`: serves jobs one after another, a fresh worker forked
+             from it per job, and kills and reaps everything else in its namespace after each)
 
-Each of them dies with its parent (PR_SET_PDEATHSIG), so when the zygote dies, or the pool kills it, the template,
-leader, init and with it every process of the job die too, whatever sessions they made.
+The zygote gets its own end of a socket to the cell's init (SCM_RIGHTS) and the init's pid, and from then on talks
+to the init directly. Each of these processes dies with its parent (PR_SET_PDEATHSIG), so when the zygote dies, or
+the pool kills it, the template, leaders, inits and with them every process of every cell die too, whatever
+sessions they made.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import signal
 import socket
@@ -30,7 +27,8 @@ from audit_lib.sandbox.zygote import jail
 
 PR_SET_PDEATHSIG = 1
 CLONE_NEWPID = 0x20000000
-JOB_FDS = ("spec", "out", "err", "res", "ctl")
+JOB_FDS = ("spec", "out", "err", "res", "ctl", "go")
+CELL_REQUEST = b"cell"
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -84,52 +82,41 @@ def _open_fds() -> list[int]:
 
 
 def _serve(sock: socket.socket, setup: dict, worker) -> None:
-    """Keep one job's processes ready; hand each job's fds to the ready ones, then prepare the next."""
-    ready: _Ready | None = _prepare(setup, worker)
+    """Answer each cell request with `C <init pid>` and the zygote's end of the cell's socket (or `failed: ...`)."""
     while True:
-        message, fds, _flags, _address = socket.recv_fds(sock, 1 << 16, len(JOB_FDS))
-        if not message:
+        request = sock.recv(64)
+        if not request:
             return  # the zygote is gone
-        try:
-            if ready is None:
-                ready = _prepare(setup, worker)
-            for _attempt in range(2):
-                try:
-                    socket.send_fds(ready.sock, [message], fds)
-                    break
-                except OSError:  # the ready processes died meanwhile (an earlier job's OOM kill): prepare anew
-                    ready.sock.close()
-                    ready = _prepare(setup, worker)
-            os.write(fds[JOB_FDS.index("ctl")], f"P {ready.init_pid}\n".encode())
-        finally:
-            for fd in fds:
-                os.close(fd)
-            ready.sock.close()
         _reap_finished()
+        if request != CELL_REQUEST:
+            sock.send(b"failed: unknown request")
+            continue
         try:
-            ready = _prepare(setup, worker)
-        except (OSError, RuntimeError):  # e.g. the job just started fills its pids limit: prepare at the next job
-            ready = None
+            init_pid, zygote_end = _start_cell(setup, worker)
+        except (OSError, RuntimeError) as exc:  # e.g. a dying cell still fills the pids limit: the zygote retries
+            sock.send(f"failed: {type(exc).__name__}: {exc}".encode()[:4000])
+            continue
+        try:
+            socket.send_fds(sock, [f"C {init_pid}".encode()], [zygote_end.fileno()])
+        finally:
+            zygote_end.close()
 
 
-class _Ready:
-    def __init__(self, init_pid: int, sock: socket.socket) -> None:
-        self.init_pid, self.sock = init_pid, sock
+def _start_cell(setup: dict, worker) -> tuple[int, socket.socket]:
+    """Fork a cell's leader and init; the init holds no job data and waits for jobs on its socket."""
+    from audit_lib.sandbox.zygote.cell_init import serve_jobs  # noqa: PLC0415 - keeps the import graph acyclic
 
-
-def _prepare(setup: dict, worker) -> _Ready:
-    """Fork the next job's leader, init and worker; they wait for the job's fds, holding no job data."""
-    template_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    zygote_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid_r, pid_w = os.pipe()
     template_pid = os.getpid()
     leader = os.fork()
     if leader == 0:
         try:
-            template_end.close()
+            zygote_end.close()
             os.close(pid_r)
-            _leader(template_pid, init_end, pid_w, setup, worker)
+            _leader(template_pid, init_end, pid_w, lambda: serve_jobs(init_end, setup, worker))
         except BaseException:  # noqa: BLE001 - the template sees no init pid and fails loudly
-            _report(2)
+            report_exception(2)
         finally:
             os._exit(1)
     init_end.close()
@@ -137,11 +124,12 @@ def _prepare(setup: dict, worker) -> _Ready:
     answer = os.read(pid_r, 64)
     os.close(pid_r)
     if not answer:
-        raise RuntimeError("the sandbox template could not prepare a job's processes")
-    return _Ready(int(answer), template_end)
+        zygote_end.close()
+        raise RuntimeError("the sandbox template could not start a job cell")
+    return int(answer), zygote_end
 
 
-def _report(fd: int) -> None:
+def report_exception(fd: int) -> None:
     try:
         os.write(fd, traceback.format_exc().encode()[-4000:])
     except BaseException:  # noqa: BLE001, S110 - nothing left to tell
@@ -158,66 +146,21 @@ def _reap_finished() -> None:
             return
 
 
-def _leader(template_pid: int, init_end: socket.socket, pid_w: int, setup: dict, worker) -> None:
+def _leader(template_pid: int, init_end: socket.socket, pid_w: int, init_main) -> None:
     die_with_parent(template_pid)
     jail.unshare(CLONE_NEWPID | jail.CLONE_NEWNS)
-    leader_pid = os.getpid()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(pid_w)
-            _init(init_end, setup, worker)
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the leader is outside its namespace: ppid 0
+            init_main()
         except BaseException:  # noqa: BLE001
-            _report(2)
+            report_exception(2)
         finally:
             os._exit(1)
     init_end.close()
     os.write(pid_w, str(pid).encode())
     os.close(pid_w)
-    del leader_pid
     os.waitpid(pid, 0)
-    os._exit(0)
-
-
-def _init(init_end: socket.socket, setup: dict, worker) -> None:
-    """PID 1 of the job: private /proc, /tmp, /dev/shm; run the worker, reap everything, report, exit."""
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the leader is outside this namespace: ppid reads 0
-    jail.mount("proc", "/proc", "proc", jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC)
-    worker_end, own_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    worker_pid = os.fork()
-    if worker_pid == 0:
-        try:
-            own_end.close()
-            init_end.close()
-            worker(setup, worker_end)
-        except BaseException:  # noqa: BLE001 - the worker's own setup failed; its stderr says why
-            _report(2)
-        finally:
-            os._exit(1)
-    worker_end.close()
-    message, fds, _flags, _address = socket.recv_fds(init_end, 1 << 16, len(JOB_FDS))
-    init_end.close()
-    if not message:
-        os.kill(-1, signal.SIGKILL)
-        os._exit(0)
-    header = json.loads(message)
-    options = f"size={int(header['limits']['memory_mb'])}m,mode=700,uid={setup['tmp_owner']},gid={setup['tmp_owner']}"
-    jail.mount("tmpfs", "/tmp", "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
-    jail.mount("tmpfs", "/dev/shm", "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
-    socket.send_fds(own_end, [message], fds)
-    own_end.close()
-    ctl = fds[JOB_FDS.index("ctl")]
-    for fd in fds:
-        if fd != ctl:
-            os.close(fd)
-    while True:
-        pid, status, usage = os.wait4(-1, 0)
-        if pid == worker_pid:
-            break
-    try:
-        os.kill(-1, signal.SIGKILL)  # everything else in the namespace
-    except OSError:
-        pass
-    cpu = usage.ru_utime + usage.ru_stime
-    os.write(ctl, f"X {status} {cpu!r} {usage.ru_maxrss}\n".encode())
     os._exit(0)

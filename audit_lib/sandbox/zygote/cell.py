@@ -1,0 +1,126 @@
+"""The zygote's side of job cells: one ready cell per job; a cell is retired, and a new one asked for at once, when
+anything about its last job is off (stdlib only).
+
+A cell (`cell_init`) serves this zygote's jobs one after another in one PID and mount namespace. The zygote retires
+it (SIGKILL to its init through a pidfd: the kernel then kills every process of the namespace) after a job it had
+to kill, one whose init did not report the end of every process, one the memory cgroup killed, or a cell that did
+not become ready; the template prepares the replacement while the zygote reports the job.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import time
+
+from audit_lib.sandbox.zygote.cell_init import READY
+from audit_lib.sandbox.zygote.template import CELL_REQUEST
+
+READY_TIMEOUT_S = 30.0
+RETIRE_WAIT_S = 5.0
+ATTEMPTS = 5
+
+
+class Cell:
+    """One cell: the zygote's end of its init's socket, and a pidfd of the init."""
+
+    def __init__(self, init_pid: int, sock: socket.socket) -> None:
+        self.init_pid, self.sock = init_pid, sock
+        self.pidfd: int | None = os.pidfd_open(init_pid)
+        self.ready = False
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Whether the init reported ready for a job (after its first worker, or the cleanup of the last job)."""
+        if not self.ready and select.select([self.sock], [], [], timeout_s)[0]:
+            try:
+                self.ready = self.sock.recv(16) == READY
+            except OSError:
+                self.ready = False
+        return self.ready
+
+    def submit(self, header: bytes, fds: list[int]) -> None:
+        self.ready = False
+        socket.send_fds(self.sock, [header], fds)
+
+    def kill(self) -> None:
+        if self.pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def retire(self) -> None:
+        """Kill the init and wait until it is gone: its namespace, and every process in it, is gone with it."""
+        self.kill()
+        if self.pidfd is not None:
+            select.select([self.pidfd], [], [], RETIRE_WAIT_S)
+            os.close(self.pidfd)
+            self.pidfd = None
+        self.sock.close()
+
+
+class CellKeeper:
+    """The zygote's current cell, and at most one request for the next one outstanding at the template."""
+
+    def __init__(self, template_sock: socket.socket) -> None:
+        self.template_sock = template_sock
+        self.cell: Cell | None = None
+        self.requested = False
+        self.retired = 0  # cells retired so far (tests and measurements read it)
+
+    def request(self) -> None:
+        if not self.requested:
+            self.template_sock.send(CELL_REQUEST)
+            self.requested = True
+
+    def _receive(self) -> Cell:
+        self.request()
+        if not select.select([self.template_sock], [], [], READY_TIMEOUT_S)[0]:
+            raise RuntimeError("the sandbox template did not start a job cell in time")
+        message, fds, _flags, _address = socket.recv_fds(self.template_sock, 4096, 1)
+        self.requested = False
+        if not message:
+            raise RuntimeError("the sandbox template exited")
+        if not message.startswith(b"C ") or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            raise RuntimeError(f"sandbox template: {message.decode(errors='replace')}")
+        sock = socket.socket(fileno=fds[0])
+        try:
+            return Cell(int(message[2:]), sock)
+        except ProcessLookupError:  # the init died at once
+            sock.close()
+            raise RuntimeError("a job cell's init died at start") from None
+
+    def ready_cell(self) -> Cell:
+        """A cell ready for a job; a cell that fails to become ready is retired and replaced (a few times)."""
+        failure = "no attempt"
+        for attempt in range(ATTEMPTS):
+            try:
+                if self.cell is None:
+                    self.cell = self._receive()
+                if self.cell.wait_ready(READY_TIMEOUT_S):
+                    return self.cell
+                failure = "a job cell did not become ready"
+            except (OSError, RuntimeError) as exc:  # e.g. a retired cell still fills the pids limit for a moment
+                failure = f"{type(exc).__name__}: {exc}"
+            self.retire()
+            time.sleep(0.01 * (attempt + 1))
+        raise RuntimeError(f"the sandbox could not prepare a job cell: {failure}")
+
+    def retire(self) -> None:
+        """Retire the current cell (waiting until its processes are gone) and ask for the next one at once."""
+        if self.cell is not None:
+            self.cell.retire()
+            self.cell = None
+            self.retired += 1
+        self.request()
+
+    def close(self) -> None:
+        if self.cell is not None:
+            self.cell.sock.close()  # the init ends every process of its namespace and exits
+            if self.cell.pidfd is not None:
+                os.close(self.cell.pidfd)
+            self.cell = None

@@ -1,0 +1,214 @@
+"""A cell serves one job after another: nothing of a job reaches the next one in the same cell.
+
+Each test runs its jobs one after another in one thread, so the pool hands them to the same zygote and its current
+cell, and first checks that they did share the cell (same PID namespace): otherwise it would test nothing. Each
+was run against a deliberately broken cell (no kill(-1), no fresh /tmp and /dev/shm, no IPC namespace per job, an
+init that keeps the job's spec, limits set once per cell) and failed there.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import textwrap
+import time
+
+import pytest
+
+from audit_lib import sandbox
+from audit_lib.sandbox import Limits
+from tests.sandbox.job_probes import MEMORY_SCANNER, marked_processes, wait_until_gone
+
+QUICK = Limits(timeout_s=4, total_timeout_s=20, memory_mb=256)
+IS_ROOT = os.geteuid() == 0
+PID_NAMESPACE = "import os\nNAMESPACE = os.readlink('/proc/self/ns/pid')\n"
+
+
+def _job(code: str, limits: Limits = QUICK) -> sandbox.SnippetResult:
+    """One assert-mode job that prints its PID namespace on its first stdout line, then runs `code`."""
+    source = PID_NAMESPACE + "print(NAMESPACE, flush=True)\n" + textwrap.dedent(code)
+    return sandbox.run_asserts("", [source], limits=limits).snippets[0]
+
+
+def _same_cell(first: sandbox.SnippetResult, second: sandbox.SnippetResult) -> None:
+    assert first.stdout.split("\n")[0] == second.stdout.split("\n")[0], ("the jobs did not share a cell", first, second)
+
+
+def _output(result: sandbox.SnippetResult) -> str:
+    return result.stdout.split("\n", 1)[1].strip()
+
+
+# ------------------------------------------------------------------------------------------------- files
+
+def test_a_file_left_in_tmp_or_shm_is_not_visible_to_the_next_job() -> None:
+    name = "left-" + secrets.token_hex(4)
+    writer = _job(f"""
+        for folder in ('/tmp', '/dev/shm'):
+            with open(folder + '/{name}', 'w') as handle:
+                handle.write('for the next job')
+    """)
+    reader = _job(f"""
+        import os
+        print(sorted(os.listdir('/tmp') + os.listdir('/dev/shm')))
+    """)
+    assert writer.status == "pass" and reader.status == "pass", (writer, reader)
+    _same_cell(writer, reader)
+    assert _output(reader) == "[]"
+
+
+def test_a_hidden_file_held_open_by_a_daemon_is_not_visible_to_the_next_job() -> None:
+    name = ".hidden-" + secrets.token_hex(4)
+    writer = _job(f"""
+        import os, time
+        os.makedirs('/tmp/deep/er', exist_ok=True)
+        handle = open('/tmp/deep/er/{name}', 'w')
+        handle.write('kept open')
+        handle.flush()
+        if os.fork() == 0:
+            os.setsid()
+            os.closerange(0, 64)  # let the job end; keep the file open
+            time.sleep(60)
+            os._exit(0)
+    """)
+    reader = _job(f"""
+        import os
+        print([path for path in ('/tmp/deep/er/{name}', '/tmp/deep') if os.path.exists(path)])
+    """)
+    _same_cell(writer, reader)
+    assert _output(reader) == "[]", reader
+
+
+# ------------------------------------------------------------------------------------------------- processes
+
+def _leaves_a_process(marker: str, daemonize: bool) -> str:
+    detach = "    if os.fork():\n        os._exit(0)\n    os.setsid()\n" if daemonize else ""
+    return ("import os\nif os.fork() == 0:\n" + detach
+            + "    os.closerange(0, 64)  # holds none of the job's pipes: the job itself ends at once\n"
+            + f"    os.execv('/bin/sleep', ['sleep', '60.{marker}'])\n")
+
+
+LIST_OTHER_PROCESSES = """
+    import os
+    own = {1, os.getpid()}
+    print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) not in own))
+"""
+
+
+@pytest.mark.parametrize("daemonize", [False, True], ids=["background_child", "double_forked_daemon"])
+def test_a_process_left_by_a_job_is_dead_before_the_next_job_starts(daemonize: bool) -> None:
+    marker = str(time.time_ns())
+    leaver = _job(_leaves_a_process(marker, daemonize))
+    # No waiting here: the next job must already find the namespace empty.
+    looker = _job(LIST_OTHER_PROCESSES)
+    _same_cell(leaver, looker)
+    assert leaver.status == "pass", leaver
+    assert _output(looker) == "[]", looker
+    assert marked_processes(marker) == []
+
+
+def test_a_process_in_a_namespace_of_its_own_is_dead_before_the_next_job_starts() -> None:
+    # A new session in a new user + PID namespace (where unprivileged namespaces are allowed): still a process of
+    # the cell's PID namespace, so still killed.
+    marker = str(time.time_ns())
+    leaver = _job(f"""
+        import os, ctypes
+        if os.fork() == 0:
+            os.setsid()
+            ctypes.CDLL(None).unshare(0x10000000 | 0x20000000)
+            if os.fork() == 0:
+                os.closerange(0, 64)
+                os.execv('/bin/sleep', ['sleep', '60.{marker}'])
+            os._exit(0)
+        os.wait()
+    """)
+    looker = _job(LIST_OTHER_PROCESSES)
+    _same_cell(leaver, looker)
+    assert _output(looker) == "[]", looker
+    assert wait_until_gone(marker, 1.0) == []
+
+
+# ------------------------------------------------------------------------------------------------- IPC
+
+SYSV = """
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    IPC_CREAT, IPC_EXCL = 0o1000, 0o2000
+"""
+
+
+@pytest.mark.parametrize("kind", ["shm", "msg"])
+def test_a_sysv_object_left_by_a_job_is_invisible_to_the_next_job(kind: str) -> None:
+    key = secrets.randbelow(1 << 30) + 1
+    create = (f"assert libc.shmget({key}, 4096, IPC_CREAT | IPC_EXCL | 0o666) >= 0" if kind == "shm"
+              else f"assert libc.msgget({key}, IPC_CREAT | IPC_EXCL | 0o666) >= 0")
+    leaver = _job(SYSV + textwrap.indent(create, "    ") + "\n")
+    find = f"libc.shmget({key}, 0, 0o666)" if kind == "shm" else f"libc.msgget({key}, 0o666)"
+    looker = _job(SYSV + f"""
+    import os
+    print({find}, open('/proc/sysvipc/{kind}').read().count('\\n') - 1)
+    """)
+    _same_cell(leaver, looker)
+    assert leaver.status == "pass", leaver
+    assert _output(looker) == "-1 0", looker
+    with open(f"/proc/sysvipc/{kind}") as table:  # nor is it left in the host's IPC namespace
+        assert str(key) not in table.read()
+
+
+# ------------------------------------------------------------------------------------------------- memory
+
+def test_the_next_job_finds_no_value_a_job_computed_in_its_memory() -> None:
+    tag = "Q" + secrets.token_hex(4)
+    computed = _job(f"""
+        import hashlib, os
+        value = '{tag}' + '-LEAK-' + os.urandom(16).hex()
+        kept = [value * 4 for _ in range(1000)]
+        print(hashlib.sha256(value.encode()).hexdigest(), value[-32:])
+    """)
+    scanner = _job(MEMORY_SCANNER + f"\nprint(scan({tag!r}))\n")
+    _same_cell(computed, scanner)
+    assert scanner.status == "pass", scanner
+    secret = _output(computed).split()[1]
+    assert secret not in scanner.stdout
+
+
+def test_the_next_job_finds_no_spec_of_an_earlier_job_in_its_memory() -> None:
+    tag = "Q" + secrets.token_hex(4)
+    program_secret, input_secret = secrets.token_hex(16), secrets.token_hex(16)
+    first = sandbox.call_function(PID_NAMESPACE + f"SOLUTION = '{tag}-LEAK-{program_secret}'\n"
+                                  "def f(x):\n    return [NAMESPACE, x]\n", "f",
+                                  [[f"{tag}-LEAK-{input_secret}"]], limits=QUICK)
+    scanner = PID_NAMESPACE + MEMORY_SCANNER + "def g(prefix):\n    return [NAMESPACE, scan(prefix)]\n"
+    second = sandbox.call_function(scanner, "g", [[tag]], limits=QUICK)
+    assert first.outcomes[0].value[0] == second.outcomes[0].value[0], "the jobs did not share a cell"
+    assert program_secret not in second.outcomes[0].value[1]
+    assert input_secret not in second.outcomes[0].value[1]
+
+
+# ------------------------------------------------------------------------------------------------- limits
+
+def test_the_next_jobs_tmpfs_is_sized_with_its_own_memory_limit() -> None:
+    fill = """
+        block = b"x" * (8 * 1024 * 1024)
+        for number in range(12):  # 96 MB in files under the 16 MB file-size limit
+            with open(f'/dev/shm/part{number}', 'wb') as handle:
+                handle.write(block)
+    """
+    big = _job(fill, Limits(timeout_s=10, total_timeout_s=20, memory_mb=1024))
+    small = _job(fill, Limits(timeout_s=10, total_timeout_s=20, memory_mb=64))
+    _same_cell(big, small)
+    assert big.status == "pass", big
+    assert small.status in ("error", "memory"), small
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="per-job memory cgroups need root (cgroup v1); the fallback is per process")
+def test_the_next_jobs_memory_limit_is_its_own() -> None:
+    grab = """
+        block = bytearray(300 * 1024 * 1024)
+        block[::4096] = b"x" * len(block[::4096])
+        print("held")
+    """
+    big = _job(grab, Limits(timeout_s=10, total_timeout_s=20, memory_mb=1024))
+    small = _job(grab, Limits(timeout_s=10, total_timeout_s=20, memory_mb=128))
+    _same_cell(big, small)
+    assert big.status == "pass", big
+    assert small.status in ("memory", "killed", "error") and "held" not in small.stdout, small

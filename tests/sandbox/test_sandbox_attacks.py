@@ -13,6 +13,7 @@ import pytest
 
 from audit_lib import sandbox
 from audit_lib.sandbox import Limits
+from tests.sandbox.job_probes import marked_processes
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -171,19 +172,6 @@ def _pid_namespace(pid: int) -> int | None:
         return None
 
 
-def _marked_processes(marker: str) -> list[int]:
-    """Host pids of live processes whose command line carries `marker` (jobs see only their own PID namespace)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes() \
-                    and "Zombie" not in Path(f"/proc/{entry}/status").read_text():
-                found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
 def _sleeper(marker: str) -> str:
     # `sleep 300.<digits>`: a process of the job that the test can find from the host by its command line.
     return f"os.execv('/bin/sleep', ['sleep', '300.{marker}'])"
@@ -205,7 +193,7 @@ def test_child_spawned_to_outlive_the_timeout_is_killed() -> None:
     """)
     assert result.status == "timeout"
     assert "started" in result.stdout
-    assert _marked_processes(marker) == []
+    assert marked_processes(marker) == []
 
 
 def test_detached_daemon_left_after_a_clean_exit_is_killed() -> None:
@@ -221,7 +209,7 @@ def test_detached_daemon_left_after_a_clean_exit_is_killed() -> None:
         print(pid, flush=True)
     """)
     assert result.status == "pass"  # the snippet has no failing assert; its daemon must still not survive
-    assert _marked_processes(marker) == []
+    assert marked_processes(marker) == []
 
 
 def test_memory_bomb_hits_the_cap_not_the_machine() -> None:

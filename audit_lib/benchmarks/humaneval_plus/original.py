@@ -61,10 +61,7 @@ def timing_observed(classification: Classification, min_time_limit: float) -> di
 
 
 def timing_headline(classification: Classification) -> str:
-    unmeasured = classification.count("unmeasured")
-    return (f"{len(classification.deterministic)} deterministic + {classification.count('confirmed')} timing "
-            f"(confirmed), {classification.count('borderline')} borderline, {classification.count('not_a_failure')} "
-            f"not failures on a quiet rerun" + (f", {unmeasured} not re-run" if unmeasured else ""))
+    return classification.failure_split().headline()
 
 
 def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset,
@@ -94,9 +91,12 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
     meta: dict[str, Any] = {}
     if classification is not None:
         observed.update(timing_observed(classification, min_time_limit))
-        meta = {"machine_dependent": list(MACHINE_DEPENDENT_KEYS),
+        meta = {"failure_split": classification.failure_split().summary(
+                    deterministic_key="tasks_failing_deterministic", timing_key="tasks_failing_timing"),
+                "machine_dependent": list(MACHINE_DEPENDENT_KEYS),
                 "timing_rule": f"EvalPlus limit max({min_time_limit} s, 4 x canonical CPU s), both re-run alone; an "
-                               "input that times out again counts the CPU time it used (a lower bound)",
+                               "input that times out again counts the CPU time it used (a lower bound); the speed "
+                               "curve adds the passing inputs whose parallel-pass CPU time fails on a 0.25x machine",
                 "reruns": len(classification.reruns)}
     return Check("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE, "quirk" if rows else "pass",
                  observed=observed, expected={"tasks_disagreeing": 0}, summary=summary, details=rows, meta=meta)

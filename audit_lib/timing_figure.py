@@ -1,4 +1,4 @@
-"""Failing tasks against machine speed (the check's `speed_curve`); matplotlib is imported only when drawn."""
+"""Failing tasks (inputs, runs) against machine speed, from a check's `speed_curve`; matplotlib only when drawn."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str) -> Any:
-    """One line per solution: failing tasks (deterministic + timing-only) at each speed factor, the deterministic
-    floor dashed. `curves`: name -> [(speed factor, failing tasks, of which timing-only), ...]."""
+def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str, unit: str = "tasks",
+                 limit_note: str = "the 1 s floor does not") -> Any:
+    """One line per solution (or variant): failing `unit` (deterministic + timing-only) at each speed factor, the
+    deterministic floor dashed. `curves`: name -> [(speed factor, failing, of which timing-only), ...]."""
     curves = {name: curve for name, curve in curves.items() if curve}
     if not curves:
         return None
@@ -20,15 +21,15 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str)
     fig, ax = plt.subplots(figsize=(7.0, 3.6))
     for name, curve in curves.items():
         speeds = [point[0] for point in curve]
-        line, = ax.plot(speeds, [point[1] for point in curve], marker="o", label=f"{name}: failing tasks")
+        line, = ax.plot(speeds, [point[1] for point in curve], marker="o", label=f"{name}: failing {unit}")
         ax.plot(speeds, [point[1] - point[2] for point in curve], linestyle="--", color=line.get_color(),
                 label=f"{name}: deterministic only")
     ax.axvline(1.0, color="grey", linewidth=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xticks([point[0] for point in next(iter(curves.values()))],
                   labels=[f"{point[0]:g}x" for point in next(iter(curves.values()))])
-    ax.set_xlabel("machine speed relative to this one (CPU time scales as 1/speed; the 1 s floor does not)")
-    ax.set_ylabel("failing tasks")
+    ax.set_xlabel(f"machine speed relative to this one (CPU time scales as 1/speed; {limit_note})")
+    ax.set_ylabel(f"failing {unit}")
     ax.set_title(title)
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -196,3 +196,25 @@ def split_failures(unit: Unit, failures: Iterable[FailedRun], reruns: Mapping[st
             worst[failure.id] = verdict
     return FailureSplit(unit, tuple(deterministic), tuple(v for key, v in worst.items() if key not in deterministic))
 
+
+
+def fixed_limit_speed_curve(split: FailureSplit, measured: Iterable[tuple[str, float]],
+                            limit_s: float) -> list[list[float]]:
+    """Failing ids on machines 0.25x-4x as fast under a fixed limit: the deterministic ones, plus every id whose
+    CPU time (`measured`: id -> the quiet rerun's for a timeout, the parallel pass's otherwise) would exceed it."""
+    fixed = set(split.deterministic)
+    rule = fixed_limit_rule(limit_s)
+    timed = [TimedInput(key, -1, cpu_s, 0.0) for key, cpu_s in measured if key not in fixed]
+    return [list(point) for point in speed_curve(fixed, failing_slow_inputs(timed, rule), rule)]
+
+
+def split_findings(split: FailureSplit, curve: Sequence[Sequence[float]], *, deterministic_key: str,
+                   timing_key: str, timing_rule: str) -> tuple[dict[str, object], dict[str, object]]:
+    """(observed keys, meta keys) a check that classifies its failures gains: both lists, the counts by state and
+    the speed curve; the summary, the rule and which of those keys depend on the machine."""
+    counts = {f"timing_{state}": split.count(state) for state in ("confirmed", "borderline", "not_a_failure")}
+    observed = {deterministic_key: list(split.deterministic), timing_key: split.rows(), **counts,
+                "speed_curve": [list(point) for point in curve]}
+    meta = {"failure_split": split.summary(deterministic_key=deterministic_key, timing_key=timing_key),
+            "timing_rule": timing_rule, "machine_dependent": [timing_key, *counts, "speed_curve"]}
+    return observed, meta

@@ -57,36 +57,19 @@ def failure_split(runs: Sequence[CandidateRun], reruns: Mapping[str, timing.Quie
     return timing.split_failures("runs", failed_runs(runs, timeout_s), reruns)
 
 
-def speed_curve(runs: Sequence[CandidateRun], split: timing.FailureSplit, reruns: Mapping[str, timing.QuietRerun],
-                timeout_s: float) -> list[list[float]]:
-    """Failing constraint runs on machines 0.25x-4x as fast: the deterministic ones, plus every run whose CPU time
-    (the quiet rerun's for a timeout, the parallel pass's otherwise) would exceed the fixed limit."""
-    fixed = set(split.deterministic)
-    timed = []
-    for run in runs:
-        for verdict in run.verdicts:
-            key = run_id(run, verdict.constraint_id)
-            if key not in fixed and verdict.status not in NOT_A_VERDICT:
-                cpu_s = reruns[key].cpu_s if key in reruns else verdict.cpu_s
-                timed.append(timing.TimedInput(key, -1, cpu_s, 0.0))
-    rule = timing.fixed_limit_rule(timeout_s)
-    return [list(point) for point in timing.speed_curve(fixed, timing.failing_slow_inputs(timed, rule), rule)]
-
-
 def split_observed(runs: Sequence[CandidateRun], reruns: Mapping[str, timing.QuietRerun],
                    timeout_s: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """(observed keys, meta keys) a check that judges `runs` gains: both lists, the counts, the speed curve."""
     split = failure_split(runs, reruns, timeout_s)
-    counts = {f"timing_{state}": split.count(state) for state in ("confirmed", "borderline", "not_a_failure")}
-    observed = {DETERMINISTIC_KEY: list(split.deterministic), TIMING_KEY: split.rows(), **counts,
-                "speed_curve": speed_curve(runs, split, reruns, timeout_s)}
-    meta = {"failure_split": split.summary(deterministic_key=DETERMINISTIC_KEY, timing_key=TIMING_KEY),
-            "failure_headline": split.headline(),
-            "timing_rule": f"upstream's fixed {timeout_s:g} s per constraint run; a timed-out run is re-run alone "
-                           "and judged on its CPU time",
-            "machine_dependent": [TIMING_KEY, *counts, "speed_curve"]}
-    return observed, meta
+    measured = [(key, reruns[key].cpu_s if key in reruns else verdict.cpu_s)
+                for run in runs for verdict in run.verdicts if verdict.status not in NOT_A_VERDICT
+                for key in (run_id(run, verdict.constraint_id),)]
+    observed, meta = timing.split_findings(
+        split, timing.fixed_limit_speed_curve(split, measured, timeout_s), deterministic_key=DETERMINISTIC_KEY,
+        timing_key=TIMING_KEY, timing_rule=f"upstream's fixed {timeout_s:g} s per constraint run; a timed-out run "
+                                           "is re-run alone and judged on its CPU time")
+    return observed, {**meta, "failure_headline": split.headline()}
 
 
-__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "failed_runs", "failure_split", "rerun_timeouts",
-           "run_id", "speed_curve", "split_observed"]
+__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "failed_runs", "failure_split", "rerun_timeouts", "run_id",
+           "split_observed"]

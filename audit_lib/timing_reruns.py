@@ -10,9 +10,9 @@ or an exit status on the rerun means the timeout hid a deterministic failure. Wh
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from audit_lib import sandbox
 from audit_lib.timing import BORDERLINE_MARGIN, QuietRerun
@@ -20,13 +20,33 @@ from audit_lib.timing import BORDERLINE_MARGIN, QuietRerun
 RERUN_MIN_TIMEOUT_S = 2.0
 # Past the borderline band, so a rerun that times out again is a confirmed timing failure, not a borderline one.
 RERUN_LIMIT_FACTOR = 1 + 2 * BORDERLINE_MARGIN
+# A rerun that times out before it has used enough CPU to be confirmed gets twice the wall time, up to this.
+MAX_RERUN_TIMEOUT_S = 60.0
 # Statuses on a rerun that leave the verdict to the clock: the run finished right, or ran out of time again.
 CLOCK_STATUSES = frozenset({"pass", "timeout"})
+Result = TypeVar("Result")
 
 
 def rerun_timeout(limit_s: float) -> float:
     """How long a rerun may take: enough to tell a confirmed timing failure from a borderline one."""
     return max(RERUN_MIN_TIMEOUT_S, RERUN_LIMIT_FACTOR * limit_s)
+
+
+def measured_alone(run_once: Callable[[float], Result], timed_out: Callable[[Result], bool],
+                   cpu_of: Callable[[Result], float], limit_s: float) -> Result | None:
+    """`run_once(wall timeout)` until its CPU time decides: it finished, or it used more than the borderline band
+    above its limit. On a loaded machine a child gets less than a core, so a run cut at a wall-clock timeout may
+    have used far less CPU than that (measured: 0.5 s of CPU in 2 s of wall at load 6 on 2 cores): then the wall
+    time doubles, up to `MAX_RERUN_TIMEOUT_S`. None when even that did not decide (left `unmeasured`)."""
+    enough_cpu = (1 + BORDERLINE_MARGIN) * limit_s
+    timeout = rerun_timeout(limit_s)
+    while True:
+        result = run_once(timeout)
+        if not timed_out(result) or cpu_of(result) >= enough_cpu:
+            return result
+        if timeout >= MAX_RERUN_TIMEOUT_S:
+            return None
+        timeout = min(2 * timeout, MAX_RERUN_TIMEOUT_S)
 
 
 @dataclass(frozen=True)
@@ -61,9 +81,13 @@ def rerun_snippets_alone(targets: Iterable[SnippetTarget], *,
     """Each snippet alone (lifted as in the parallel pass when `lift`); a harness error leaves it unmeasured."""
     reruns: dict[str, QuietRerun] = {}
     for target in targets:
-        result = sandbox.run_tests(target.program, [target.snippet], entry_points=target.entry_points,
-                                   limits=_rerun_limits(limits, rerun_timeout(target.limit_s)), lift=target.lift)
-        snippet = result.snippets[0] if result.snippets else None
+        def run_once(timeout_s: float, target: SnippetTarget = target) -> sandbox.SnippetResult | None:
+            result = sandbox.run_tests(target.program, [target.snippet], entry_points=target.entry_points,
+                                       limits=_rerun_limits(limits, timeout_s), lift=target.lift)
+            return result.snippets[0] if result.snippets else None
+
+        snippet = measured_alone(run_once, lambda s: s is not None and s.status == "timeout",
+                                 lambda s: s.cpu_s if s is not None else 0.0, target.limit_s)
         if snippet is None or snippet.status == "harness_error":
             continue
         reruns[target.id] = QuietRerun(target.id, snippet.status not in CLOCK_STATUSES, snippet.cpu_s,
@@ -76,12 +100,18 @@ def rerun_calls_alone(targets: Sequence[CallTarget], *,
     """Each call alone; an exception, an unsendable value or a program that does not load is deterministic."""
     reruns: dict[str, QuietRerun] = {}
     for target in targets:
-        timeout = rerun_timeout(target.limit_s)
-        result = sandbox.call_function(target.program, target.entry_point, [list(target.args)],
-                                       limits=_rerun_limits(limits, timeout), per_input_timeout_s=[timeout])
-        if result.status == "harness_error":
+        def run_once(timeout_s: float, target: CallTarget = target) -> sandbox.CallJobResult:
+            return sandbox.call_function(target.program, target.entry_point, [list(target.args)],
+                                         limits=_rerun_limits(limits, timeout_s), per_input_timeout_s=[timeout_s])
+
+        def first(result: sandbox.CallJobResult) -> sandbox.CallOutcome | None:
+            return result.outcomes[0] if result.outcomes else None
+
+        result = measured_alone(run_once, lambda r: first(r) is not None and first(r).kind == "timeout",
+                                lambda r: first(r).cpu_s if first(r) is not None else r.cpu_s, target.limit_s)
+        if result is None or result.status == "harness_error":
             continue
-        outcome = result.outcomes[0] if result.outcomes else None
+        outcome = first(result)
         if outcome is None or result.load_error:
             reruns[target.id] = QuietRerun(target.id, True, result.cpu_s, result.duration_s)
             continue
@@ -90,5 +120,5 @@ def rerun_calls_alone(targets: Sequence[CallTarget], *,
     return reruns
 
 
-__all__ = ["CallTarget", "RERUN_LIMIT_FACTOR", "RERUN_MIN_TIMEOUT_S", "SnippetTarget", "rerun_calls_alone",
-           "rerun_snippets_alone", "rerun_timeout"]
+__all__ = ["CallTarget", "MAX_RERUN_TIMEOUT_S", "RERUN_LIMIT_FACTOR", "RERUN_MIN_TIMEOUT_S", "SnippetTarget",
+           "measured_alone", "rerun_calls_alone", "rerun_snippets_alone", "rerun_timeout"]

@@ -22,7 +22,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import (
 from audit_lib.benchmarks.humaneval_plus.programs import ground_truth_program
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, inputs_of
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import RERUN_KINDS, call_alone
-from audit_lib.timing_reruns import rerun_timeout
+from audit_lib.timing_reruns import measured_alone
 
 InputKey = tuple[str, Split, int]
 
@@ -39,14 +39,18 @@ def canonical_cpu_s(outcome: InputOutcome) -> float:
 
 def rerun_canonical_alone(tasks: Sequence[PlusTask], dataset: Dataset, keys: Iterable[InputKey],
                           limit_s: Mapping[InputKey, float]) -> dict[InputKey, InputOutcome]:
-    """Each input's canonical in its own sandbox call, one at a time, under `rerun_timeout(limit)`."""
+    """Each input's canonical in its own sandbox call, one at a time (see `timing_reruns.measured_alone`)."""
     by_id = {task.task_id: task for task in tasks}
     reruns: dict[InputKey, InputOutcome] = {}
     for key in keys:
         task_id, split, index = key
         task = by_id[task_id]
-        reruns[key] = call_alone(ground_truth_program(task, dataset), inputs_of(task, split)[index],
-                                 rerun_timeout(limit_s[key]), digests_allowed_for(dataset, task.entry_point))
+        program, args = ground_truth_program(task, dataset), inputs_of(task, split)[index]
+        digest = digests_allowed_for(dataset, task.entry_point)
+        outcome = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest),  # noqa: B023
+                                 lambda o: o.kind == "timeout", lambda o: o.cpu_s, limit_s[key])
+        if outcome is not None:  # None: cut by the wall clock before its CPU time could decide (left unmeasured)
+            reruns[key] = outcome
     return reruns
 
 

@@ -36,4 +36,15 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str,
     return fig
 
 
-__all__ = ["speed_figure"]
+def speed_figure_of(check: Any, *, name: str = "this run") -> Any:
+    """A check's own `observed["speed_curve"]` (one line), or None when it has none (skipped, error, no runs);
+    the unit comes from its `meta["failure_split"]`. Limits that do not scale with a reference are fixed."""
+    observed = check.observed if isinstance(check.observed, dict) else {}
+    if check.status in ("skipped", "error") or not observed.get("speed_curve"):
+        return None
+    unit = str(check.meta.get("failure_split", {}).get("unit", "runs"))
+    return speed_figure({name: observed["speed_curve"]}, unit=unit, limit_note="a fixed limit does not",
+                        title=f"Failing {unit} vs machine speed ({check.id}, CPU time)")
+
+
+__all__ = ["speed_figure", "speed_figure_of"]

@@ -154,8 +154,10 @@ def _executed(adapter: Callable[[Inputs, Params], Check], runs_of: RunsOf | None
         if runs_of is None or check.status in ("skipped", "error") or not isinstance(check.observed, dict):
             return check
         observed, meta = split_observed(runs_of(runs), inputs.quiet_reruns, inputs.timeout_s)
+        lead = check.summary.rstrip()
         return replace(check, observed={**check.observed, **observed}, meta={**check.meta, **meta},
-                       summary=f"{check.summary} Failing constraint runs: {meta['failure_headline']}.")
+                       summary=f"{lead}{'' if lead.endswith('.') else '.'} Failing constraint runs: "
+                               f"{meta['failure_headline']}.")
     return run
 
 

@@ -28,6 +28,7 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str,
     ax.set_xscale("log", base=2)
     ax.set_xticks([point[0] for point in next(iter(curves.values()))],
                   labels=[f"{point[0]:g}x" for point in next(iter(curves.values()))])
+    ax.tick_params(axis="x", labelsize=7)
     ax.set_xlabel(f"machine speed relative to this one (CPU time scales as 1/speed; {limit_note})")
     ax.set_ylabel(f"failing {unit}")
     ax.set_title(title)

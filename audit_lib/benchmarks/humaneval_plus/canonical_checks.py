@@ -122,7 +122,11 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                      "in a way EvalPlus's comparison would not accept")
     lead = "; ".join(found) if found else (f"the canonical solutions pass all {total_inputs:,} inputs and a second "
                                            "fresh run gives the same outputs")
-    split = ground_truth_split(tasks, dataset, problems, differing, second, first, limit_s=input_timeout_s)
+    split, curve = ground_truth_split(tasks, dataset, problems, differing, second, first, limit_s=input_timeout_s)
+    split_observed, split_meta = timing.split_findings(
+        split, curve, deterministic_key="inputs_failing_deterministic", timing_key="inputs_failing_timing",
+        timing_rule=f"the sandbox's {input_timeout_s:g} s per input; a timed-out input is re-run alone and judged on "
+                    "its CPU time")
     if split.deterministic or split.timing:
         lead += f" (failing inputs: {split.headline()})"
     summary = (f"{lead[0].upper()}{lead[1:]}. {total_inputs:,} inputs over {len(tasks)} tasks "
@@ -134,23 +138,12 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                  observed={"inputs": total_inputs, "canonical_failures": len(failures),
                            "failure_kinds": dict(kinds), "exceeds_sandbox_limits": len(not_recorded),
                            "nondeterministic_inputs": len(differing),
-                           "nondeterministic_rejected_by_rules": len(harmful),
-                           "inputs_failing_deterministic": list(split.deterministic),
-                           "inputs_failing_timing": split.rows(), **_timing_counts(split)},
+                           "nondeterministic_rejected_by_rules": len(harmful), **split_observed},
                  expected={"canonical_failures": 0, "nondeterministic_inputs": 0}, summary=summary,
-                 details=details, meta={"cache": cache_label(first.cache_path),
-                                        "dataset_sha256": first.dataset_sha256,
-                                        "failure_split": split.summary(deterministic_key="inputs_failing_deterministic",
-                                                                       timing_key="inputs_failing_timing"),
-                                        "machine_dependent": ["exceeds_sandbox_limits", "nondeterministic_inputs",
-                                                              "nondeterministic_rejected_by_rules",
-                                                              "inputs_failing_timing", *_timing_counts(split)],
-                                        "timing_rule": f"the sandbox's {input_timeout_s:g} s per input; a timed-out "
-                                                       "input is re-run alone and judged on its CPU time"})
-
-
-def _timing_counts(split: timing.FailureSplit) -> dict[str, int]:
-    return {f"timing_{state}": split.count(state) for state in ("confirmed", "borderline", "not_a_failure")}
+                 details=details, meta={"cache": cache_label(first.cache_path), "dataset_sha256": first.dataset_sha256,
+                                        **split_meta, "machine_dependent": [
+                                            "exceeds_sandbox_limits", "nondeterministic_inputs",
+                                            "nondeterministic_rejected_by_rules", *split_meta["machine_dependent"]]})
 
 
 def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *, dataset: Dataset = "humaneval",
@@ -177,23 +170,19 @@ def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *, 
                f"re-run alone. Slowest canonical input {slowest:.3f} s of CPU, {margin}. Median canonical CPU time "
                f"{statistics.median(times) * 1e3:.3f} ms.")
     curve = timing.speed_curve((), slow, timing.fixed_limit_rule(threshold))
+    split_observed, split_meta = timing.split_findings(
+        split, curve, deterministic_key="inputs_failing_deterministic", timing_key="inputs_failing_timing",
+        timing_rule=f"limit set by the canonical when {factor:g} x its CPU time exceeds {min_time_limit:g} s; flip "
+                    f"factor = CPU s / {threshold:g} s, re-run alone")
     return Check("time_limit_sensitivity", TIME_LIMIT_TITLE,
                  "quirk" if over or split.count("borderline") else "pass",
                  observed={"inputs_over_floor": over, "inputs_timed": len(times), "inputs_rerun": rerun,
-                           "slowest_s": slowest, "slowdown_headroom": headroom, **quantiles,
-                           "inputs_failing_deterministic": list(split.deterministic),
-                           "inputs_failing_timing": split.rows(), **_timing_counts(split),
-                           "speed_curve": [list(point) for point in curve]},
+                           "slowest_s": slowest, "slowdown_headroom": headroom, **quantiles, **split_observed},
                  expected={"inputs_over_floor": 0}, summary=summary,
                  details=sorted(split.rows("input"), key=lambda r: -r["cpu_s"]),
-                 meta={"min_time_limit": min_time_limit, "factor": factor,
-                       "failure_split": split.summary(deterministic_key="inputs_failing_deterministic",
-                                                      timing_key="inputs_failing_timing"),
-                       "machine_dependent": ["inputs_over_floor", "inputs_rerun", "slowest_s", "slowdown_headroom",
-                                             "p50", "p90", "p99", "inputs_failing_timing", *_timing_counts(split),
-                                             "speed_curve"],
-                       "timing_rule": f"limit set by the canonical when {factor:g} x its CPU time exceeds "
-                                      f"{min_time_limit:g} s; flip factor = CPU s / {threshold:g} s, re-run alone"})
+                 meta={"min_time_limit": min_time_limit, "factor": factor, **split_meta, "machine_dependent": [
+                     "inputs_over_floor", "inputs_rerun", "slowest_s", "slowdown_headroom", "p50", "p90", "p99",
+                     *split_meta["machine_dependent"]]})
 
 
 def canonical_time_figure(tasks: Sequence[PlusTask], gt: GroundTruth, *,

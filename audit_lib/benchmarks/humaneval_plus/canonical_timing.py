@@ -94,9 +94,11 @@ def limit_sensitivity_split(tasks: Sequence[PlusTask], dataset: Dataset, gt: Gro
 
 def ground_truth_split(tasks: Sequence[PlusTask], dataset: Dataset, problems: Sequence[Mapping[str, Any]],
                        differing: Sequence[Mapping[str, Any]], second: Mapping[tuple[str, Split], Any],
-                       gt: GroundTruth, *, limit_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S) -> timing.FailureSplit:
+                       gt: GroundTruth, *, limit_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S
+                       ) -> tuple[timing.FailureSplit, list[list[float]]]:
     """The ground truth's failing inputs by cause: an exception, a value the sandbox cannot send or a changed value
-    is deterministic; a timeout (on either run) is re-run alone against the sandbox's per-input limit."""
+    is deterministic; a timeout (on either run) is re-run alone against the sandbox's per-input limit. Also the
+    speed curve: inputs over that limit on machines 0.25x-4x as fast, from the canonical's CPU times."""
     failures: list[timing.FailedRun] = []
     clock_keys: dict[InputKey, float] = {}
     for row in problems:
@@ -117,7 +119,14 @@ def ground_truth_split(tasks: Sequence[PlusTask], dataset: Dataset, problems: Se
         if clock is not None:
             clock_keys[key] = limit_s
     reruns = rerun_canonical_alone(tasks, dataset, clock_keys, clock_keys)
-    return timing.split_failures("inputs", failures, {input_id(*key): _quiet(key, o) for key, o in reruns.items()})
+    split = timing.split_failures("inputs", failures, {input_id(*key): _quiet(key, o) for key, o in reruns.items()})
+    slowest_factor = timing.SPEED_FACTORS[0]
+    measured = [(input_id(task.task_id, split_name, index), canonical_cpu_s(outcome))
+                for task in tasks for split_name in SPLITS
+                for index, outcome in enumerate(gt.run(task.task_id, split_name).outcomes)
+                if outcome.kind == "value" and canonical_cpu_s(outcome) / slowest_factor > limit_s]
+    measured += [(input_id(*key), outcome.cpu_s) for key, outcome in reruns.items()]
+    return split, timing.fixed_limit_speed_curve(split, measured, limit_s)
 
 
 __all__ = ["canonical_cpu_s", "ground_truth_split", "input_id", "limit_sensitivity_split", "rerun_canonical_alone"]

@@ -7,9 +7,11 @@ from typing import Any
 
 
 def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str, unit: str = "tasks",
-                 limit_note: str = "the 1 s floor does not") -> Any:
+                 limit_note: str = "the 1 s floor does not", counted: str = "") -> Any:
     """One line per solution (or variant): failing `unit` (deterministic + timing-only) at each speed factor, the
-    deterministic floor dashed. `curves`: name -> [(speed factor, failing, of which timing-only), ...]."""
+    deterministic floor dashed. `curves`: name -> [(speed factor, failing, of which timing-only), ...]. `counted`
+    names what is counted when it is not "failing <unit>"."""
+    counted = counted or f"failing {unit}"
     curves = {name: curve for name, curve in curves.items() if curve}
     if not curves:
         return None
@@ -18,10 +20,10 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str,
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    fig, ax = plt.subplots(figsize=(9.0, 3.6))
     for name, curve in curves.items():
         speeds = [point[0] for point in curve]
-        line, = ax.plot(speeds, [point[1] for point in curve], marker="o", label=f"{name}: failing {unit}")
+        line, = ax.plot(speeds, [point[1] for point in curve], marker="o", label=f"{name}: {counted}")
         ax.plot(speeds, [point[1] - point[2] for point in curve], linestyle="--", color=line.get_color(),
                 label=f"{name}: deterministic only")
     ax.axvline(1.0, color="grey", linewidth=0.8)
@@ -30,9 +32,9 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str,
                   labels=[f"{point[0]:g}x" for point in next(iter(curves.values()))])
     ax.tick_params(axis="x", labelsize=7)
     ax.set_xlabel(f"machine speed relative to this one (CPU time scales as 1/speed; {limit_note})")
-    ax.set_ylabel(f"failing {unit}")
+    ax.set_ylabel(counted)
     ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over a line
     fig.tight_layout()
     return fig
 

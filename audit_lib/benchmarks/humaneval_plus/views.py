@@ -61,7 +61,7 @@ def time_limit_figure(audit: AuditSession[Inputs, Params]) -> Any:
     check = audit.run("time_limit_sensitivity")
     if check.status in UNUSABLE_STATUSES or not check.observed.get("speed_curve"):
         return None
-    return figure({"canonical": check.observed["speed_curve"]}, unit="inputs",
+    return figure({"canonical": check.observed["speed_curve"]}, unit="inputs", counted="inputs over the threshold",
                   limit_note=f"the threshold {audit.params.min_time_limit:g} s / 4 does not",
                   title="Inputs whose limit scales with the machine, vs machine speed (canonical CPU time)")
 

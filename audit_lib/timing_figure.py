@@ -19,6 +19,7 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str,
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(9.0, 3.6))
     for name, curve in curves.items():
@@ -33,6 +34,7 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str,
     ax.tick_params(axis="x", labelsize=7)
     ax.set_xlabel(f"machine speed relative to this one (CPU time scales as 1/speed; {limit_note})")
     ax.set_ylabel(counted)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of tasks, inputs or runs
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over a line
     fig.tight_layout()

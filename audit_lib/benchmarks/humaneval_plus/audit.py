@@ -131,10 +131,12 @@ def _original_tests_vs_canonical(inputs: Inputs, params: Params) -> Check:
     from audit_lib.benchmarks.humaneval_plus.replay import run_original_tests
 
     originals = inputs.originals if inputs.dataset == "humaneval" else None
-    results = run_original_tests(original_test_jobs(inputs.tasks, inputs.dataset, originals), executor=params.executor)
+    jobs = original_test_jobs(inputs.tasks, inputs.dataset, originals)
+    results = run_original_tests(jobs, executor=params.executor)
     name = ("HumanEval's `check` tests" if inputs.dataset == "humaneval"
             else "MBPP+'s `assertion` field (MBPP's assert lines as EvalPlus ships them)")
-    return _naming_the_selection(check_original_tests_vs_canonical(inputs.tasks, results, test_name=name), inputs)
+    return _naming_the_selection(check_original_tests_vs_canonical(inputs.tasks, results, test_name=name, jobs=jobs),
+                                 inputs)
 
 
 def _version_diff(inputs: Inputs, params: Params) -> Check:

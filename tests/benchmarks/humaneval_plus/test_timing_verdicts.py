@@ -163,3 +163,24 @@ def test_a_variant_speed_curve_counts_only_the_inputs_it_keeps() -> None:
     reduced = {speed: (failing, timing_only) for speed, failing, timing_only in result.speed_curve(rule, kept)}
     assert full[4.0] == 1  # the wrong value fails it on any machine
     assert reduced[1.0] == (1, 1) and reduced[4.0] == (0, 0)  # the variant keeps only the slow input
+
+
+def test_original_tests_a_loaded_timeout_is_not_the_canonicals_failure() -> None:
+    from audit_lib.benchmarks.humaneval_plus.original import check_original_tests_vs_canonical
+    from audit_lib.benchmarks.humaneval_plus.replay import run_original_tests
+
+    program = "def square(x):\n    return x * x\n"
+    jobs = [("evalplus::T/0", program, "assert square(3) == 9\n"), ("evalplus::T/1", program, "assert square(3) == 10\n")]
+    results = run_original_tests(jobs)
+    assert results["evalplus::T/0"].snippets[0].status == "pass"
+    assert results["evalplus::T/1"].snippets[0].status == "fail"
+    task = burning_task("T/0", 1)
+    check = check_original_tests_vs_canonical([task], results, test_name="toy", jobs=jobs)
+    assert check.status == "defect" and check.observed["runs_failing_deterministic"] == ["evalplus::T/1"]
+    # the parallel pass on a loaded machine: T/0's test ran out of time; alone it passes at once
+    first = dataclasses.replace(results["evalplus::T/0"].snippets[0], status="timeout")
+    loaded = {"evalplus::T/0": dataclasses.replace(results["evalplus::T/0"], snippets=(first,))}
+    check = check_original_tests_vs_canonical([task], loaded, test_name="toy", jobs=jobs)
+    assert check.status == "pass" and check.observed["runs_failing_deterministic"] == []
+    assert [row["state"] for row in check.observed["runs_failing_timing"]] == ["not_a_failure"]
+    assert check.meta["failure_split"]["timing_not_failing"] == 1 and "0 deterministic" in check.summary

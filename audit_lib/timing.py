@@ -218,3 +218,15 @@ def split_findings(split: FailureSplit, curve: Sequence[Sequence[float]], *, det
     meta = {"failure_split": split.summary(deterministic_key=deterministic_key, timing_key=timing_key),
             "timing_rule": timing_rule, "machine_dependent": [timing_key, *counts, "speed_curve"]}
     return observed, meta
+
+
+def fixed_limit_findings(unit: Unit, failures: Sequence[FailedRun], reruns: Mapping[str, QuietRerun],
+                         measured: Iterable[tuple[str, float]], limit_s: float, *, deterministic_key: str,
+                         timing_key: str, timing_rule: str) -> tuple[dict[str, object], dict[str, object], FailureSplit]:
+    """The whole split of a check under one fixed limit: `measured` (id, the parallel pass's CPU time) of every run
+    it judged, a rerun's CPU time replacing it where there is one; returns its observed and meta keys, and the split."""
+    split = split_failures(unit, failures, reruns)
+    quiet = [(key, reruns[key].cpu_s if key in reruns else cpu_s) for key, cpu_s in measured]
+    observed, meta = split_findings(split, fixed_limit_speed_curve(split, quiet, limit_s),
+                                    deterministic_key=deterministic_key, timing_key=timing_key, timing_rule=timing_rule)
+    return observed, meta, split

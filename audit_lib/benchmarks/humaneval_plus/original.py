@@ -135,15 +135,12 @@ def original_tests_split(results: Mapping[str, Any], jobs: Sequence[tuple[str, s
         failures.append(timing.FailedRun(key, status, limit_s))
         if timing.cause_of(status) == "timing" and key in program_of:
             targets.append(SnippetTarget(key, *program_of[key], entry_points=(), limit_s=limit_s, lift=False))
-    reruns = rerun_snippets_alone(targets)
-    split = timing.split_failures("runs", failures, reruns)
-    measured = [(key, reruns[key].cpu_s if key in reruns else (result.snippets[0].cpu_s if result.snippets else 0.0))
-                for key, result in results.items()]
-    observed, meta = timing.split_findings(
-        split, timing.fixed_limit_speed_curve(split, measured, limit_s), deterministic_key="runs_failing_deterministic",
-        timing_key="runs_failing_timing", timing_rule=f"{limit_s:g} s per test run (ours: the original harnesses set "
-                                                      "their own); a timed-out run is re-run alone on CPU time")
-    return observed, meta, split
+    measured = [(key, result.snippets[0].cpu_s if result.snippets else 0.0) for key, result in results.items()]
+    return timing.fixed_limit_findings(
+        "runs", failures, rerun_snippets_alone(targets), measured, limit_s,
+        deterministic_key="runs_failing_deterministic", timing_key="runs_failing_timing",
+        timing_rule=f"{limit_s:g} s per test run (ours: the original harnesses set their own); a timed-out run is "
+                    "re-run alone on CPU time")
 
 
 def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mapping[str, Any], *,

@@ -39,14 +39,11 @@ def split_observed(tasks: Sequence[ReplayTask], results: Mapping[tuple[str, str,
             if timing.cause_of(snippet.status) == "timing":
                 targets.append(SnippetTarget(key, job.program, job.snippets[snippet.index], job.entry_points,
                                              limits.timeout_s))
-    reruns = rerun_snippets_alone(targets, limits=limits)
-    split = timing.split_failures("runs", failures, reruns)
-    measured = [(key, reruns[key].cpu_s if key in reruns else cpu_s) for key, cpu_s in measured]
-    observed, meta = timing.split_findings(
-        split, timing.fixed_limit_speed_curve(split, measured, limits.timeout_s), deterministic_key=DETERMINISTIC_KEY,
-        timing_key=TIMING_KEY, timing_rule=f"the environment's {limits.timeout_s:g} s per assertion; a timed-out "
-                                           "or unreached assertion is re-run alone and judged on its CPU time")
-    return observed, meta, split
+    return timing.fixed_limit_findings(
+        "runs", failures, rerun_snippets_alone(targets, limits=limits), measured, limits.timeout_s,
+        deterministic_key=DETERMINISTIC_KEY, timing_key=TIMING_KEY,
+        timing_rule=f"the environment's {limits.timeout_s:g} s per assertion; a timed-out or unreached assertion is "
+                    "re-run alone and judged on its CPU time")
 
 
 __all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "run_id", "split_observed"]

@@ -52,24 +52,16 @@ def rerun_timeouts(runs: Iterable[CandidateRun], specs_by_task: Mapping[str, Spe
     return rerun_snippets_alone(targets)
 
 
-def failure_split(runs: Sequence[CandidateRun], reruns: Mapping[str, timing.QuietRerun],
-                  timeout_s: float) -> timing.FailureSplit:
-    return timing.split_failures("runs", failed_runs(runs, timeout_s), reruns)
-
-
 def split_observed(runs: Sequence[CandidateRun], reruns: Mapping[str, timing.QuietRerun],
                    timeout_s: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """(observed keys, meta keys) a check that judges `runs` gains: both lists, the counts, the speed curve."""
-    split = failure_split(runs, reruns, timeout_s)
-    measured = [(key, reruns[key].cpu_s if key in reruns else verdict.cpu_s)
-                for run in runs for verdict in run.verdicts if verdict.status not in NOT_A_VERDICT
-                for key in (run_id(run, verdict.constraint_id),)]
-    observed, meta = timing.split_findings(
-        split, timing.fixed_limit_speed_curve(split, measured, timeout_s), deterministic_key=DETERMINISTIC_KEY,
+    measured = [(run_id(run, verdict.constraint_id), verdict.cpu_s)
+                for run in runs for verdict in run.verdicts if verdict.status not in NOT_A_VERDICT]
+    observed, meta, split = timing.fixed_limit_findings(
+        "runs", failed_runs(runs, timeout_s), reruns, measured, timeout_s, deterministic_key=DETERMINISTIC_KEY,
         timing_key=TIMING_KEY, timing_rule=f"upstream's fixed {timeout_s:g} s per constraint run; a timed-out run "
                                            "is re-run alone and judged on its CPU time")
     return observed, {**meta, "failure_headline": split.headline()}
 
 
-__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "failed_runs", "failure_split", "rerun_timeouts", "run_id",
-           "split_observed"]
+__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "failed_runs", "rerun_timeouts", "run_id", "split_observed"]

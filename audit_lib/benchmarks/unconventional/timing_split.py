@@ -32,14 +32,10 @@ def split_observed(report: AmbiguityReport, readings: Sequence[Reading] = READIN
                 list1, list2, threshold = report.inputs[index]
                 targets.append(CallTarget(key, reading.source, ENTRY_POINT, (list(list1), list(list2), threshold),
                                           report.limit_s))
-    reruns = rerun_calls_alone(targets)
-    split = timing.split_failures("runs", failures, reruns)
-    measured = [(key, reruns[key].cpu_s if key in reruns else cpu_s) for key, cpu_s in measured]
-    observed, meta = timing.split_findings(
-        split, timing.fixed_limit_speed_curve(split, measured, report.limit_s), deterministic_key=DETERMINISTIC_KEY,
-        timing_key=TIMING_KEY, timing_rule=f"the sandbox's {report.limit_s:g} s per call; a timed-out call is "
-                                           "re-run alone and judged on its CPU time")
-    return observed, meta, split
+    return timing.fixed_limit_findings(
+        "runs", failures, rerun_calls_alone(targets), measured, report.limit_s, deterministic_key=DETERMINISTIC_KEY,
+        timing_key=TIMING_KEY, timing_rule=f"the sandbox's {report.limit_s:g} s per call; a timed-out call is re-run "
+                                           "alone and judged on its CPU time")
 
 
 __all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "split_observed"]

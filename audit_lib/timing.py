@@ -141,12 +141,17 @@ class FailureSplit:
         return [{id_name: v.task_id, "input_index": v.input_index, "cpu_s": round(v.cpu_s, 4),
                  "limit_s": round(v.limit_s, 4), "flip_factor": v.flip_factor, "state": v.state} for v in self.timing]
 
-    def headline(self) -> str:
-        """"N deterministic + M timing (confirmed), K borderline, J not failures on a quiet rerun"."""
+    def headline(self, *, borderline_shown: int = 5) -> str:
+        """"N deterministic + M timing (confirmed), K borderline (their flip factors), J not failures on a quiet
+        rerun": a borderline verdict is named with its flip factor, never counted as a failure."""
         unmeasured = self.count("unmeasured")
+        borderline = [v for v in self.timing if v.state == "borderline"]
+        factors = ", ".join(f"{v.task_id} {v.flip_factor:.2f}" for v in borderline[:borderline_shown]) \
+            + (f" and {len(borderline) - borderline_shown} more" if len(borderline) > borderline_shown else "")
         return (f"{len(self.deterministic)} deterministic + {self.count('confirmed')} timing (confirmed), "
-                f"{self.count('borderline')} borderline, {self.count('not_a_failure')} not failures on a quiet "
-                f"rerun" + (f", {unmeasured} not re-run" if unmeasured else ""))
+                f"{len(borderline)} borderline" + (f" (flip factor {factors})" if borderline else "")
+                + f", {self.count('not_a_failure')} not failures on a quiet rerun"
+                + (f", {unmeasured} not re-run" if unmeasured else ""))
 
     def summary(self, *, deterministic_key: str, timing_key: str) -> dict[str, object]:
         """`meta["failure_split"]`: counts, and the observed keys that hold the two lists."""

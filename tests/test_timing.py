@@ -102,8 +102,8 @@ def test_split_failures_on_fixed_timings() -> None:
     states = {v.task_id: (v.state, v.flip_factor) for v in split.timing}
     assert states == {"slow": ("confirmed", 1.8), "loaded": ("not_a_failure", 0.08), "edge": ("borderline", 1.02),
                       "never_rerun": ("unmeasured", 0.0)}
-    assert split.headline() == ("3 deterministic + 1 timing (confirmed), 1 borderline, 1 not failures on a quiet "
-                                "rerun, 1 not re-run")
+    assert split.headline() == ("3 deterministic + 1 timing (confirmed), 1 borderline (flip factor edge 1.02), 1 "
+                                "not failures on a quiet rerun, 1 not re-run")
     assert split.summary(deterministic_key="d", timing_key="t") == {
         "unit": "runs", "deterministic": 3, "timing_confirmed": 1, "timing_borderline": 1, "timing_not_failing": 1,
         "timing_unmeasured": 1, "deterministic_key": "d", "timing_key": "t"}

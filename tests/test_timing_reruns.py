@@ -78,6 +78,8 @@ def test_a_rerun_starved_of_cpu_gets_more_wall_time_or_stays_unmeasured() -> Non
     tried.clear()
     assert measured_alone(starved, timed_out, cpu_of, 6.0) is None and tried == [9.0, 18.0, 36.0, 60.0]
     assert measured_alone(lambda t: ("pass", 0.01), timed_out, cpu_of, 6.0) == ("pass", 0.01)
+    tried.clear()  # HumanEval+'s reruns start at 10 s to see how far over a task goes; the cap never shortens that
+    assert measured_alone(starved, timed_out, cpu_of, 20.0, first_timeout_s=80.0) is None and tried == [80.0]
 
 
 def test_a_run_at_its_limit_is_borderline() -> None:

@@ -27,6 +27,7 @@ from audit_lib.benchmarks.humaneval_plus.runs import (
     inputs_of,
 )
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
+from audit_lib.timing_reruns import measured_alone
 
 RERUN_KINDS = frozenset({"timeout", "not_run"})  # failures a time budget caused, so a quiet rerun can judge them
 RERUN_MIN_TIMEOUT_S = 10.0
@@ -110,7 +111,14 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
         reference = canonical.cpu_s if canonical.kind == "value" and canonical.cpu_s > 0 \
             else (expected.cpu_s or expected.duration_s)
         timeout = max(RERUN_MIN_TIMEOUT_S, RERUN_LIMIT_FACTOR * rule(reference))
-        got = call_alone(candidate_program(solution_for[task_id], task, dataset), args, timeout, digest)
+        program = candidate_program(solution_for[task_id], task, dataset)
+        # a timeout cut before the run used enough CPU to decide gets more wall time (a loaded machine starves it)
+        measured = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest),  # noqa: B023
+                                  lambda o: o.kind == "timeout", lambda o: o.cpu_s, rule(reference),
+                                  first_timeout_s=timeout)
+        if measured is None:  # still undecided: the task stays `unmeasured` unless another input settles it
+            continue
+        got = measured
         passed, detail = False, got.describe()
         if got.kind == "value" and expected.kind == "value":
             comparison = SampleComparer(dataset=dataset, entry_point=task.entry_point, atol=task.atol) \

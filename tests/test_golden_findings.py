@@ -17,7 +17,10 @@ def findings(status: str = "defect", failing: int = 23, timeouts: int = 86, dura
         {"id": "original_canonical_vs_plus", "status": "defect",
          "observed": {"tasks_disagreeing": failing, "failing_input_kinds": {"wrong_value": 1245, "timeout": timeouts},
                       "per_split": [{"split": "plus", "duration_s": duration_s}]}},
-        {"id": "time_limit_sensitivity", "status": "quirk", "observed": {"inputs_over_floor": 36}},
+        {"id": "time_limit_sensitivity", "status": "quirk",
+         "observed": {"inputs_over_floor": 36, "inputs_timed": 900, "inputs_failing_deterministic": [],
+                      "inputs_failing_timing": [{"id": "HumanEval/130 plus[3]", "state": "confirmed"}],
+                      "timing_confirmed": 36, "speed_curve": [[0.25, 40, 40], [1.0, 36, 36]]}},
     ]}
 
 
@@ -33,7 +36,10 @@ def test_timings_and_machine_dependent_figures_are_left_out() -> None:
     assert observed["failing_input_kinds"] == {"wrong_value": 1245, "timeout": DROPPED}
     assert observed["tasks_disagreeing"] == DROPPED
     assert observed["per_split"] == [{"split": "plus", "duration_s": DROPPED}]
-    assert pinned["time_limit_sensitivity"] == {"status": DROPPED, "observed": DROPPED}
+    # judged on CPU time now: what a clock decides is left out, what none decides is pinned
+    assert pinned["time_limit_sensitivity"] == {"status": DROPPED, "observed": {
+        "inputs_over_floor": DROPPED, "inputs_timed": 900, "inputs_failing_deterministic": [],
+        "inputs_failing_timing": DROPPED, "timing_confirmed": DROPPED, "speed_curve": DROPPED}}
 
 
 def test_volatile_parts_do_not_count_as_differences(golden_dir: Path) -> None:

@@ -151,7 +151,8 @@ def _run_lifted(program: str, plan: LiftedTest, index: int, limits: Limits,
     def verdict(status: str, error_type: str | None = None, message: str | None = None,
                 extra_s: float = 0.0) -> SnippetResult:
         return SnippetResult(index=index, status=status, duration_s=job.duration_s + extra_s, error_type=error_type,
-                             error_message=message, stdout=job.stdout, stderr=job.stderr, trust="parent")
+                             error_message=message, stdout=job.stdout, stderr=job.stderr, trust="parent",
+                             wall_s=job.duration_s, cpu_s=job.cpu_s)
 
     if job.status == "harness_error":
         return verdict("harness_error", "SandboxHarnessError", job.load_error), "", job.network_isolated

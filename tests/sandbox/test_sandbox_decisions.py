@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from audit_lib.sandbox import api as sandbox
-from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.errors import ParameterError, SandboxHarnessError
 from audit_lib.sandbox import CallOutcome, Limits, SnippetResult, call_function, run_asserts
+from audit_lib.sandbox import api as sandbox
+from audit_lib.sandbox import codec as sandbox_codec
 
 
 class Clock:

@@ -9,6 +9,7 @@ imports its module when the check runs, so importing this module stays light.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 from audit_lib.benchmarks.humaneval_plus import titles
@@ -111,7 +112,9 @@ def _variants(inputs: Inputs, params: Params) -> Check:
     from audit_lib.benchmarks.humaneval_plus.variants_check import check_variants
 
     openai = source_key(OPENAI_HUMANEVAL)
-    verdicts, skip_reason, causes = None, "", None
+    from audit_lib import timing
+
+    verdicts, skip_reason, causes, speed_curve_for = None, "", None, None
     if inputs.dataset == "mbpp":
         skip_reason = MBPP_NO_ORIGINAL_CANONICAL
     elif openai in inputs.missing:
@@ -119,11 +122,14 @@ def _variants(inputs: Inputs, params: Params) -> Check:
     elif any(variant.tasks is not None for variant in inputs.variants):  # else the check skips: no runs needed
         verdicts = reference_verdicts(inputs.tasks, inputs.dataset, inputs.original_canonical_runs,
                                       inputs.ground_truth)
-        causes = inputs.original_canonical_timing.causes()
+        classification = inputs.original_canonical_timing
+        causes = classification.causes()
+        rule = timing.evalplus_limit_rule(params.min_time_limit)
+        speed_curve_for = functools.partial(classification.speed_curve, rule)
     return check_variants(inputs.tasks, inputs.variants, verdicts,
                           full_name="HumanEval+" if inputs.dataset == "humaneval" else "MBPP+",
                           reference_name="OpenAI's original canonical solution", detection_skip_reason=skip_reason,
-                          causes=causes)
+                          causes=causes, speed_curve_for=speed_curve_for)
 
 
 def _original_tests_vs_canonical(inputs: Inputs, params: Params) -> Check:
@@ -131,10 +137,12 @@ def _original_tests_vs_canonical(inputs: Inputs, params: Params) -> Check:
     from audit_lib.benchmarks.humaneval_plus.replay import run_original_tests
 
     originals = inputs.originals if inputs.dataset == "humaneval" else None
-    results = run_original_tests(original_test_jobs(inputs.tasks, inputs.dataset, originals), executor=params.executor)
+    jobs = original_test_jobs(inputs.tasks, inputs.dataset, originals)
+    results = run_original_tests(jobs, executor=params.executor)
     name = ("HumanEval's `check` tests" if inputs.dataset == "humaneval"
             else "MBPP+'s `assertion` field (MBPP's assert lines as EvalPlus ships them)")
-    return _naming_the_selection(check_original_tests_vs_canonical(inputs.tasks, results, test_name=name), inputs)
+    return _naming_the_selection(check_original_tests_vs_canonical(inputs.tasks, results, test_name=name, jobs=jobs),
+                                 inputs)
 
 
 def _version_diff(inputs: Inputs, params: Params) -> Check:
@@ -153,7 +161,8 @@ def _errata_diff(inputs: Inputs, params: Params) -> Check:
 def _time_limit_sensitivity(inputs: Inputs, params: Params) -> Check:
     from audit_lib.benchmarks.humaneval_plus.canonical_checks import check_time_limit_sensitivity
 
-    return check_time_limit_sensitivity(inputs.tasks, inputs.ground_truth, min_time_limit=params.min_time_limit)
+    return check_time_limit_sensitivity(inputs.tasks, inputs.ground_truth, dataset=inputs.dataset,
+                                        min_time_limit=params.min_time_limit)
 
 
 def _pass_at_k(inputs: Inputs, params: Params) -> Check:

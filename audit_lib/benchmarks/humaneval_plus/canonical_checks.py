@@ -8,7 +8,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from audit_lib import paths
+from audit_lib import paths, timing
+from audit_lib.benchmarks.humaneval_plus.canonical_timing import (
+    canonical_cpu_s,
+    ground_truth_split,
+    limit_sensitivity_split,
+)
 from audit_lib.benchmarks.humaneval_plus.compare import (
     SampleComparer,
     ValueDigest,
@@ -16,7 +21,7 @@ from audit_lib.benchmarks.humaneval_plus.compare import (
     digest_of,
 )
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
-from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
+from audit_lib.benchmarks.humaneval_plus.groundtruth import GROUND_TRUTH_INPUT_TIMEOUT_S, GroundTruth
 from audit_lib.benchmarks.humaneval_plus.replay import DEFAULT_MIN_TIME_LIMIT_S, GT_TIME_LIMIT_FACTOR
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
@@ -77,8 +82,10 @@ def kinds_text(kinds: Counter[str]) -> str:
 
 
 def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: GroundTruth,
-                       second: Mapping[tuple[str, Split], SplitRun]) -> Check:
-    """Inputs on which the canonical raises or times out, and inputs whose output differs between two runs."""
+                       second: Mapping[tuple[str, Split], SplitRun], *,
+                       input_timeout_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S) -> Check:
+    """Inputs on which the canonical raises or times out, and inputs whose output differs between two runs; the
+    failing ones split into deterministic and timing (timeouts re-run alone against `input_timeout_s`)."""
     if not tasks:
         return Check.skipped("ground_truth", GROUND_TRUTH_TITLE, "no tasks loaded")
     problems = ground_truth_problems(first)
@@ -115,6 +122,13 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                      "in a way EvalPlus's comparison would not accept")
     lead = "; ".join(found) if found else (f"the canonical solutions pass all {total_inputs:,} inputs and a second "
                                            "fresh run gives the same outputs")
+    split, curve = ground_truth_split(tasks, dataset, problems, differing, second, first, limit_s=input_timeout_s)
+    split_observed, split_meta = timing.split_findings(
+        split, curve, deterministic_key="inputs_failing_deterministic", timing_key="inputs_failing_timing",
+        timing_rule=f"the sandbox's {input_timeout_s:g} s per input; a timed-out input is re-run alone and judged on "
+                    "its CPU time")
+    if split.deterministic or split.timing:
+        lead += f" (failing inputs: {split.headline()})"
     summary = (f"{lead[0].upper()}{lead[1:]}. {total_inputs:,} inputs over {len(tasks)} tasks "
                f"({first.tasks_from_cache} from the cache {first.cache_path.name}, {first.tasks_computed} computed "
                f"now); canonical failures {len(failures)}, beyond the sandbox's limits {len(not_recorded)}, "
@@ -124,47 +138,51 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                  observed={"inputs": total_inputs, "canonical_failures": len(failures),
                            "failure_kinds": dict(kinds), "exceeds_sandbox_limits": len(not_recorded),
                            "nondeterministic_inputs": len(differing),
-                           "nondeterministic_rejected_by_rules": len(harmful)},
+                           "nondeterministic_rejected_by_rules": len(harmful), **split_observed},
                  expected={"canonical_failures": 0, "nondeterministic_inputs": 0}, summary=summary,
-                 details=details, meta={"cache": cache_label(first.cache_path),
-                                                     "dataset_sha256": first.dataset_sha256})
+                 details=details, meta={"cache": cache_label(first.cache_path), "dataset_sha256": first.dataset_sha256,
+                                        **split_meta, "machine_dependent": [
+                                            "exceeds_sandbox_limits", "nondeterministic_inputs",
+                                            "nondeterministic_rejected_by_rules", *split_meta["machine_dependent"]]})
 
 
-def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *,
+def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *, dataset: Dataset = "humaneval",
                                  min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S,
                                  factor: float = GT_TIME_LIMIT_FACTOR) -> Check:
-    """Inputs where `factor x canonical time` exceeds the floor, so the limit scales with the machine's speed."""
-    times: list[float] = []
-    rows: list[dict[str, Any]] = []
+    """Inputs where `factor x canonical time` exceeds the floor, so the limit scales with the machine's speed:
+    judged on the canonical's CPU time, each input near or over the threshold re-run alone (see `canonical_timing`)."""
     threshold = min_time_limit / factor
-    for task in tasks:
-        for split in SPLITS:
-            for index, outcome in enumerate(gt.run(task.task_id, split).outcomes):
-                if outcome.kind != "value":
-                    continue
-                times.append(outcome.duration_s)
-                if outcome.duration_s > threshold:
-                    rows.append({"task_id": task.task_id, "split": split, "input_index": index,
-                                 "canonical_time_s": round(outcome.duration_s, 4),
-                                 "time_limit_s": round(factor * outcome.duration_s, 4)})
+    times = [canonical_cpu_s(o) for task in tasks for split in SPLITS
+             for o in gt.run(task.task_id, split).outcomes if o.kind == "value"]
     if not times:
         return Check.skipped("time_limit_sensitivity", TIME_LIMIT_TITLE, "no canonical times were measured")
-    ordered = sorted(times)
-    slowest = ordered[-1]
+    split, slow, rerun = limit_sensitivity_split(tasks, dataset, gt, threshold)
+    over = split.count("confirmed")
+    slowest = max(times)
     headroom = threshold / slowest if slowest > 0 else float("inf")
-    quantiles = {f"p{int(q * 100)}": round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 6)
+    quantiles = {f"p{int(q * 100)}": round(sorted(times)[min(len(times) - 1, int(q * len(times)))], 6)
                  for q in (0.5, 0.9, 0.99)}
     margin = (f"a machine {headroom:.1f}x slower than this one would start to move limits" if headroom >= 1
               else "so on this machine the limits of those inputs already scale with its speed")
-    summary = (f"{len(rows)} of {len(times):,} inputs have a limit set by {factor:g}x the canonical time "
-               f"(canonical > {threshold:g} s); the floor {min_time_limit:g} s governs the rest. Slowest canonical "
-               f"input {slowest:.3f} s, {margin}. Median canonical time {statistics.median(times) * 1e3:.3f} ms.")
-    return Check("time_limit_sensitivity", TIME_LIMIT_TITLE, "quirk" if rows else "pass",
-                 observed={"inputs_over_floor": len(rows), "inputs_timed": len(times), "slowest_s": slowest,
-                           "slowdown_headroom": headroom, **quantiles},
+    summary = (f"{over} of {len(times):,} inputs have a limit set by {factor:g}x the canonical's CPU time (over "
+               f"{threshold:g} s) on a quiet rerun alone: {split.headline()}; the floor {min_time_limit:g} s governs "
+               f"the rest. {rerun} inputs near or over the threshold in the ground-truth run (CPU or wall time) were "
+               f"re-run alone. Slowest canonical input {slowest:.3f} s of CPU, {margin}. Median canonical CPU time "
+               f"{statistics.median(times) * 1e3:.3f} ms.")
+    curve = timing.speed_curve((), slow, timing.fixed_limit_rule(threshold))
+    split_observed, split_meta = timing.split_findings(
+        split, curve, deterministic_key="inputs_failing_deterministic", timing_key="inputs_failing_timing",
+        timing_rule=f"limit set by the canonical when {factor:g} x its CPU time exceeds {min_time_limit:g} s; flip "
+                    f"factor = CPU s / {threshold:g} s, re-run alone")
+    return Check("time_limit_sensitivity", TIME_LIMIT_TITLE,
+                 "quirk" if over or split.count("borderline") else "pass",
+                 observed={"inputs_over_floor": over, "inputs_timed": len(times), "inputs_rerun": rerun,
+                           "slowest_s": slowest, "slowdown_headroom": headroom, **quantiles, **split_observed},
                  expected={"inputs_over_floor": 0}, summary=summary,
-                 details=sorted(rows, key=lambda r: -r["canonical_time_s"]),
-                 meta={"min_time_limit": min_time_limit, "factor": factor})
+                 details=sorted(split.rows("input"), key=lambda r: -r["cpu_s"]),
+                 meta={"min_time_limit": min_time_limit, "factor": factor, **split_meta, "machine_dependent": [
+                     "inputs_over_floor", "inputs_rerun", "slowest_s", "slowdown_headroom", "p50", "p90", "p99",
+                     *split_meta["machine_dependent"]]})
 
 
 def canonical_time_figure(tasks: Sequence[PlusTask], gt: GroundTruth, *,
@@ -176,7 +194,8 @@ def canonical_time_figure(tasks: Sequence[PlusTask], gt: GroundTruth, *,
     import matplotlib.pyplot as plt
     import numpy as np
 
-    times = [o.duration_s for t in tasks for s in SPLITS for o in gt.run(t.task_id, s).outcomes if o.kind == "value"]
+    times = [canonical_cpu_s(o) for t in tasks for s in SPLITS for o in gt.run(t.task_id, s).outcomes
+             if o.kind == "value"]
     fig, axis = plt.subplots(figsize=(7, 3.4))
     positive = [max(t, 1e-7) for t in times] or [1e-7]
     axis.hist(positive, bins=np.logspace(np.log10(min(positive)), np.log10(max(positive)) + 0.1, 50),
@@ -185,7 +204,7 @@ def canonical_time_figure(tasks: Sequence[PlusTask], gt: GroundTruth, *,
     axis.set_yscale("log")
     axis.axvline(min_time_limit / GT_TIME_LIMIT_FACTOR, color="#cc3311", linestyle="--",
                  label=f"{min_time_limit:g} s / {GT_TIME_LIMIT_FACTOR:g}")
-    axis.set_xlabel("canonical time per input (s)")
+    axis.set_xlabel("canonical CPU time per input (s)")
     axis.set_ylabel("inputs")
     axis.legend()
     fig.tight_layout()

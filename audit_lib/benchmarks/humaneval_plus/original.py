@@ -7,15 +7,17 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from audit_lib import timing
 from audit_lib.benchmarks.humaneval_plus.canonical_checks import kinds_text
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
 from audit_lib.benchmarks.humaneval_plus.programs import assert_program, check_snippet
-from audit_lib.benchmarks.humaneval_plus.replay import InputVerdict, score_split
+from audit_lib.benchmarks.humaneval_plus.replay import ASSERT_TEST_TIMEOUT_S, InputVerdict, score_split
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, Split, SplitRun, inputs_of
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
 from audit_lib.benchmarks.humaneval_plus.titles import ORIGINAL_CANONICAL_TITLE, ORIGINAL_TESTS_TITLE
 from audit_lib.findings import Check
+from audit_lib.timing_reruns import SnippetTarget, rerun_snippets_alone
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.humaneval_plus.timing_rerun import Classification
@@ -61,10 +63,7 @@ def timing_observed(classification: Classification, min_time_limit: float) -> di
 
 
 def timing_headline(classification: Classification) -> str:
-    unmeasured = classification.count("unmeasured")
-    return (f"{len(classification.deterministic)} deterministic + {classification.count('confirmed')} timing "
-            f"(confirmed), {classification.count('borderline')} borderline, {classification.count('not_a_failure')} "
-            f"not failures on a quiet rerun" + (f", {unmeasured} not re-run" if unmeasured else ""))
+    return classification.failure_split().headline()
 
 
 def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset,
@@ -94,9 +93,12 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
     meta: dict[str, Any] = {}
     if classification is not None:
         observed.update(timing_observed(classification, min_time_limit))
-        meta = {"machine_dependent": list(MACHINE_DEPENDENT_KEYS),
+        meta = {"failure_split": classification.failure_split().summary(
+                    deterministic_key="tasks_failing_deterministic", timing_key="tasks_failing_timing"),
+                "machine_dependent": list(MACHINE_DEPENDENT_KEYS),
                 "timing_rule": f"EvalPlus limit max({min_time_limit} s, 4 x canonical CPU s), both re-run alone; an "
-                               "input that times out again counts the CPU time it used (a lower bound)",
+                               "input that times out again counts the CPU time it used (a lower bound); the speed "
+                               "curve adds the passing inputs whose parallel-pass CPU time fails on a 0.25x machine",
                 "reruns": len(classification.reruns)}
     return Check("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE, "quirk" if rows else "pass",
                  observed=observed, expected={"tasks_disagreeing": 0}, summary=summary, details=rows, meta=meta)
@@ -121,9 +123,34 @@ def original_test_jobs(tasks: Sequence[PlusTask], dataset: Dataset,
     return jobs
 
 
+def original_tests_split(results: Mapping[str, Any], jobs: Sequence[tuple[str, str, str, str]], limit_s: float
+                         ) -> tuple[dict[str, Any], dict[str, Any], timing.FailureSplit]:
+    """The failing (canonical, task) runs by cause; a timeout is re-run alone, lifted where the test's shape allows,
+    as the check ran it."""
+    program_of = {key: (program, snippet, entry_point) for key, program, snippet, entry_point in jobs}
+    failures, targets = [], []
+    for key, result in results.items():
+        snippet = result.snippets[0] if result.snippets else None
+        status = snippet.status if snippet is not None else str(result.status)
+        if status in ("pass", "harness_error"):
+            continue
+        failures.append(timing.FailedRun(key, status, limit_s))
+        if timing.cause_of(status) == "timing" and key in program_of:
+            program, snippet, entry_point = program_of[key]
+            targets.append(SnippetTarget(key, program, snippet, entry_points=(entry_point,), limit_s=limit_s))
+    measured = [(key, result.snippets[0].cpu_s if result.snippets else 0.0) for key, result in results.items()]
+    return timing.fixed_limit_findings(
+        "runs", failures, rerun_snippets_alone(targets), measured, limit_s,
+        deterministic_key="runs_failing_deterministic", timing_key="runs_failing_timing",
+        timing_rule=f"{limit_s:g} s per test run (ours: the original harnesses set their own); a timed-out run is "
+                    "re-run alone on CPU time")
+
+
 def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mapping[str, Any], *,
-                                      test_name: str) -> Check:
-    """Which canonical solutions fail the benchmark's original tests."""
+                                      test_name: str, jobs: Sequence[tuple[str, str, str, str]] = (),
+                                      limit_s: float = ASSERT_TEST_TIMEOUT_S) -> Check:
+    """Which canonical solutions fail the benchmark's original tests; `jobs` (key, program, snippet, entry point) lets
+    a timeout be re-run alone, so a run the machine's load cut short is not reported as the canonical's failure."""
     if not results:
         return Check.skipped("original_tests_vs_canonical", ORIGINAL_TESTS_TITLE,
                              f"no task carries its original tests ({test_name})")
@@ -141,15 +168,17 @@ def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mappin
                          "error": (f"{snippet.error_type}: {snippet.error_message}" if snippet is not None
                                    else str(result.status))[:300],
                          "trust": getattr(snippet, "trust", "in_process")})
-    failing = len(rows)
+    split_observed, split_meta, split = original_tests_split(results, jobs, limit_s)
+    failing = len(split.deterministic) + sum(1 for v in split.timing if v.state != "not_a_failure")
     summary = (f"Against {test_name}: EvalPlus's canonical fails {counts['evalplus_failing']} of "
                f"{counts['evalplus_run']} tasks" + (f", OpenAI's canonical fails {counts['openai_failing']} of "
                                                    f"{counts['openai_run']}" if counts["openai_run"] else "")
-               + ". " + (", ".join(f"{r['canonical']}:{r['task_id']} ({r['status']})" for r in rows[:12]) or ""))
+               + f" ({split.headline()}). "
+               + (", ".join(f"{r['canonical']}:{r['task_id']} ({r['status']})" for r in rows[:12]) or ""))
     return Check("original_tests_vs_canonical", ORIGINAL_TESTS_TITLE, "defect" if failing else "pass",
-                 observed=dict(counts), expected={"evalplus_failing": 0, "openai_failing": 0},
+                 observed={**dict(counts), **split_observed}, expected={"evalplus_failing": 0, "openai_failing": 0},
                  summary=summary.strip(), details=rows,
-                 meta={"tests": test_name, "sandbox_trust": _trust_summary(results.values())})
+                 meta={"tests": test_name, "sandbox_trust": _trust_summary(results.values()), **split_meta})
 
 
 def _trust_summary(results: Iterable[Any]) -> dict[str, int]:

@@ -18,9 +18,16 @@ from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
 from audit_lib.benchmarks.humaneval_plus.groundtruth import DIGEST_ABOVE_BYTES, GroundTruth
 from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram, candidate_program, ground_truth_program
 from audit_lib.benchmarks.humaneval_plus.replay import score_split
-from audit_lib.benchmarks.humaneval_plus.runs import EVALPLUS_MEMORY_MB, SPLITS, InputOutcome, Split, SplitRun, \
-    inputs_of
+from audit_lib.benchmarks.humaneval_plus.runs import (
+    EVALPLUS_MEMORY_MB,
+    SPLITS,
+    InputOutcome,
+    Split,
+    SplitRun,
+    inputs_of,
+)
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
+from audit_lib.timing_reruns import measured_alone
 from audit_lib.work_progress import tracked
 
 RERUN_KINDS = frozenset({"timeout", "not_run"})  # failures a time budget caused, so a quiet rerun can judge them
@@ -60,7 +67,8 @@ def split_of(task: PlusTask, flat: int) -> tuple[Split, int]:
     return ("base", flat) if flat < base else ("plus", flat - base)
 
 
-def _call_alone(program: CallableProgram, args: Any, timeout_s: float, digest: bool) -> InputOutcome:
+def call_alone(program: CallableProgram, args: Any, timeout_s: float, digest: bool) -> InputOutcome:
+    """One input in its own sandbox call: the outcome with the supervisor's wall and CPU time."""
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0, memory_mb=EVALPLUS_MEMORY_MB)
     result = sandbox.call_function(program.source, program.entry_point, [list(args)], limits=limits,
                                    per_input_timeout_s=[timeout_s], deepcopy_inputs=False,
@@ -98,13 +106,20 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
         args = inputs_of(task, split)[index]
         expected = gt.run(task_id, split).outcomes[index]
         digest = isinstance(expected.value, ValueDigest)
-        canonical = _call_alone(ground_truth_program(task, dataset), args,
+        canonical = call_alone(ground_truth_program(task, dataset), args,
                                 max(RERUN_MIN_TIMEOUT_S, RERUN_LIMIT_FACTOR * rule(expected.duration_s)), digest)
         # the canonical's rerun CPU time when it produced its value, else what the ground truth recorded
         reference = canonical.cpu_s if canonical.kind == "value" and canonical.cpu_s > 0 \
             else (expected.cpu_s or expected.duration_s)
         timeout = max(RERUN_MIN_TIMEOUT_S, RERUN_LIMIT_FACTOR * rule(reference))
-        got = _call_alone(candidate_program(solution_for[task_id], task, dataset), args, timeout, digest)
+        program = candidate_program(solution_for[task_id], task, dataset)
+        # a timeout cut before the run used enough CPU to decide gets more wall time (a loaded machine starves it)
+        measured = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest),  # noqa: B023
+                                  lambda o: o.kind == "timeout", lambda o: o.cpu_s, rule(reference),
+                                  first_timeout_s=timeout)
+        if measured is None:  # still undecided: the task stays `unmeasured` unless another input settles it
+            continue
+        got = measured
         passed, detail = False, got.describe()
         if got.kind == "value" and expected.kind == "value":
             comparison = SampleComparer(dataset=dataset, entry_point=task.entry_point, atol=task.atol) \
@@ -129,12 +144,19 @@ def timed_inputs(tasks: Sequence[PlusTask], reruns: Iterable[InputRerun]) -> lis
 
 @dataclass(frozen=True)
 class Classification:
-    """A sample's failing tasks split by cause: value/exception anywhere, or time only (worst input per task)."""
+    """A sample's failing tasks split by cause: value/exception anywhere, or time only (worst input per task).
+
+    For speed curves (the full dataset's and each reduced variant's) it also keeps, by flat input index: the inputs
+    that failed by value or exception, every timing input re-run alone, the timed-out inputs never re-run (their
+    task was already deterministic), and the passing inputs whose CPU time would fail on the slowest machine."""
 
     deterministic: tuple[str, ...]
     timing: tuple[timing.TimingVerdict, ...]  # tasks whose only failures are timing
-    inputs: tuple[timing.TimedInput, ...]  # every timing input of those tasks (for the speed curve)
+    inputs: tuple[timing.TimedInput, ...]  # every input re-run alone that a clock decided
     reruns: tuple[InputRerun, ...]
+    deterministic_inputs: tuple[tuple[str, int], ...] = ()
+    unmeasured_inputs: tuple[tuple[str, int], ...] = ()
+    slow_inputs: tuple[timing.TimedInput, ...] = ()
 
     def causes(self) -> dict[str, str]:
         """Task id -> "deterministic" or its timing state, for every failing task."""
@@ -143,40 +165,83 @@ class Classification:
     def count(self, state: str) -> int:
         return sum(1 for verdict in self.timing if verdict.state == state)
 
-    def rows(self) -> list[dict[str, Any]]:
-        return [{"task_id": v.task_id, "input_index": v.input_index, "cpu_s": round(v.cpu_s, 4),
-                 "limit_s": round(v.limit_s, 4), "flip_factor": v.flip_factor, "state": v.state} for v in self.timing]
+    def failure_split(self) -> timing.FailureSplit:
+        return timing.FailureSplit("tasks", self.deterministic, self.timing)
 
-    def speed_curve(self, limit_rule: timing.LimitRule) -> list[tuple[float, int, int]]:
-        return timing.speed_curve(self.deterministic, self.inputs, limit_rule)
+    def rows(self) -> list[dict[str, Any]]:
+        return self.failure_split().rows("task_id")
+
+    def speed_curve(self, limit_rule: timing.LimitRule,
+                    kept: Mapping[str, frozenset[int] | None] | None = None) -> list[tuple[float, int, int]]:
+        """(speed, failing tasks, of which timing-only) over `kept` (task id -> kept flat input indices, None for
+        all of them; default: every task this classification saw). A kept timed-out input of a deterministic task
+        counts as failing at every speed: it was never re-run, since the task already failed by value elsewhere
+        (this matters only where a variant drops that value failure). A timing-only task stands for its measured
+        inputs: the reruns stop at the first input that confirms it."""
+        if kept is None:
+            kept = {task_id: None for task_id in
+                    {t for t, _ in self.deterministic_inputs} | {i.task_id for i in (*self.inputs, *self.slow_inputs)}}
+
+        def keeps(task_id: str, index: int) -> bool:
+            return task_id in kept and (kept[task_id] is None or index in kept[task_id])  # type: ignore[operator]
+
+        fixed = {t for t, index in (*self.deterministic_inputs, *self.unmeasured_inputs) if keeps(t, index)}
+        timed = [i for i in (*self.inputs, *self.slow_inputs) if keeps(i.task_id, i.input_index)]
+        return timing.speed_curve(fixed, timed, limit_rule)
 
 
 def classify(tasks: Sequence[PlusTask], failing: Mapping[tuple[str, Split], Sequence[tuple[int, str]]],
              reruns: Sequence[InputRerun], limit_rule: timing.LimitRule, *,
-             sort_key: Any = None) -> Classification:
+             sort_key: Any = None, slow_inputs: Sequence[timing.TimedInput] = ()) -> Classification:
     """`failing`: (index, kind) of each failing input per (task, split) from the parallel pass. A task is
     deterministic when any input failed by value or exception, on the parallel pass or on its rerun; the others
     that failed are timing-only, judged by the worst flip factor among their reruns (`unmeasured` without one)."""
     by_id = {task.task_id: task for task in tasks}
     rerun_of = {(r.task_id, r.split, r.index): r for r in reruns}
-    deterministic: set[str] = set()
+    deterministic_inputs: list[tuple[str, int]] = []
+    unmeasured: list[tuple[str, int]] = []
     timing_tasks: set[str] = set()
     for (task_id, split), items in failing.items():
         for index, kind in items:
             rerun = rerun_of.get((task_id, split, index))
+            flat = flat_index(by_id[task_id], split, index)
             if kind not in RERUN_KINDS or (rerun is not None and rerun.verdict == "deterministic"):
-                deterministic.add(task_id)
+                deterministic_inputs.append((task_id, flat))
             else:
                 timing_tasks.add(task_id)
+                if rerun is None:
+                    unmeasured.append((task_id, flat))
+    deterministic = {task_id for task_id, _ in deterministic_inputs}
     timing_only = timing_tasks - deterministic
-    inputs = tuple(i for i in timed_inputs(tasks, reruns) if i.task_id in timing_only)
-    verdicts = {v.task_id: v for v in timing.task_verdicts(inputs, limit_rule)}
+    inputs = tuple(timed_inputs(tasks, reruns))
+    verdicts = {v.task_id: v for v in timing.task_verdicts([i for i in inputs if i.task_id in timing_only],
+                                                          limit_rule)}
     for task_id in timing_only - set(verdicts):  # failed by time but never re-run
         verdicts[task_id] = timing.TimingVerdict(task_id, -1, 0.0, 0.0, 0.0, "unmeasured")
     order = sort_key or (lambda task_id: task_id)
     return Classification(tuple(sorted(deterministic, key=order)),
                           tuple(verdicts[t] for t in sorted(verdicts, key=order)), inputs,
-                          tuple(r for r in reruns if r.task_id in by_id))
+                          tuple(r for r in reruns if r.task_id in by_id), tuple(deterministic_inputs),
+                          tuple(item for item in unmeasured if item[0] in deterministic), tuple(slow_inputs))
+
+
+def slow_passing_inputs(tasks: Sequence[PlusTask], runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth,
+                        limit_rule: timing.LimitRule) -> list[timing.TimedInput]:
+    """Inputs that returned a value in the parallel pass whose CPU time would exceed the limit on the slowest
+    machine of the speed curve (the parallel pass's CPU time, measured by the supervisor, not its wall time)."""
+    found: list[timing.TimedInput] = []
+    for task in tasks:
+        for split in SPLITS:
+            run = runs.get((task.task_id, split))
+            if run is None:
+                continue
+            expected = gt.run(task.task_id, split).outcomes
+            found += timing.failing_slow_inputs(
+                (timing.TimedInput(task.task_id, flat_index(task, split, index), outcome.cpu_s,
+                                   want.cpu_s or want.duration_s)
+                 for index, (outcome, want) in enumerate(zip(run.outcomes, expected))
+                 if outcome.kind == "value" and want.kind == "value"), limit_rule)
+    return found
 
 
 def failing_inputs(tasks: Sequence[PlusTask], dataset: Dataset, runs: Mapping[tuple[str, Split], SplitRun],
@@ -202,8 +267,10 @@ def confirm_timing(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], d
     deterministic = {task_id for (task_id, _), items in failing.items() for _, kind in items if kind not in RERUN_KINDS}
     targets = [target for target in rerun_targets(failing) if target[0] not in deterministic]
     reruns = rerun_alone(tasks, solution_for, dataset, gt, targets, min_time_limit=min_time_limit)
-    return classify(tasks, failing, reruns, timing.evalplus_limit_rule(min_time_limit), sort_key=task_sort_key)
+    rule = timing.evalplus_limit_rule(min_time_limit)
+    return classify(tasks, failing, reruns, rule, sort_key=task_sort_key,
+                    slow_inputs=slow_passing_inputs(tasks, runs, gt, rule))
 
 
-__all__ = ["confirm_timing", "failing_inputs", "Classification", "InputRerun", "RERUN_KINDS", "classify", "flat_index", "rerun_alone", "rerun_targets",
-           "split_of", "timed_inputs"]
+__all__ = ["Classification", "InputRerun", "RERUN_KINDS", "call_alone", "classify", "confirm_timing", "failing_inputs",
+           "flat_index", "rerun_alone", "rerun_targets", "slow_passing_inputs", "split_of", "timed_inputs"]

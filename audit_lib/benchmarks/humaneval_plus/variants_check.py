@@ -3,7 +3,7 @@ reference solution the full dataset rejects."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +12,7 @@ from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
 from audit_lib.benchmarks.humaneval_plus.titles import VARIANTS_TITLE
 from audit_lib.benchmarks.humaneval_plus.variants import (
     COMPARED_FIELDS,
+    SCORING_FIELDS,
     InputEncodings,
     ReferenceVerdicts,
     TaskComparison,
@@ -59,13 +60,39 @@ def _task_finding(comparison: TaskComparison, detection: TaskDetection | None) -
     return None
 
 
+# kept flat input indices per task (None: all) -> [(speed factor, failing tasks, of which timing-only), ...]
+SpeedCurveFor = Callable[[Mapping[str, "frozenset[int] | None"]], list[tuple[float, int, int]]]
+
+
+def kept_flat_indices(full: Sequence[PlusTask], comparisons: Sequence[TaskComparison],
+                      variant: Sequence[PlusTask], encodings: InputEncodings
+                      ) -> tuple[dict[str, frozenset[int]], list[str]]:
+    """Per task in both files, the full dataset's inputs (base then plus, one flat index) the variant also has, by
+    value; and the tasks whose scoring fields change, where the full dataset's verdicts do not carry over."""
+    full_by_id = {task.task_id: task for task in full}
+    variant_by_id = {task.task_id: task for task in variant}
+    kept: dict[str, frozenset[int]] = {}
+    changed: list[str] = []
+    for comparison in comparisons:
+        if not (comparison.in_full and comparison.in_variant):
+            continue
+        if SCORING_FIELDS & set(comparison.changed_fields):
+            changed.append(comparison.task_id)
+            continue
+        task, reduced = full_by_id[comparison.task_id], variant_by_id[comparison.task_id]
+        present = set(encodings.base(reduced)) | set(encodings.plus(reduced))
+        kept[comparison.task_id] = frozenset(
+            index for index, encoding in enumerate(encodings.base(task) + encodings.plus(task)) if encoding in present)
+    return kept, changed
+
+
 _FINDING_ORDER = {"detection_lost": 0, "detection_undetermined": 1, "changed_beyond_input_drops": 2,
                   "task_missing_from_variant": 3, "task_only_in_variant": 4, "plus_inputs_dropped": 5}
 
 
 def _variant_result(variant: VariantData, full: Sequence[PlusTask], verdicts: Mapping[str, ReferenceVerdicts] | None,
-                    encodings: InputEncodings, causes: Mapping[str, str] | None = None
-                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                    encodings: InputEncodings, causes: Mapping[str, str] | None = None,
+                    speed_curve_for: SpeedCurveFor | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     assert variant.tasks is not None
     comparisons = compare_variant(full, variant.tasks, encodings)
     detections: dict[str, TaskDetection] = {}
@@ -119,6 +146,10 @@ def _variant_result(variant: VariantData, full: Sequence[PlusTask], verdicts: Ma
         totals["tasks_detection_lost_deterministic"] = [t for t in lost if causes.get(t) == "deterministic"]
         totals["tasks_detection_lost_timing"] = [{"task_id": t, "state": causes.get(t, "unmeasured")}
                                                  for t in lost if causes.get(t) != "deterministic"]
+    if verdicts is not None and speed_curve_for is not None:
+        kept, changed_scoring = kept_flat_indices(full, comparisons, variant.tasks, encodings)
+        totals["speed_curve"] = [list(point) for point in speed_curve_for(kept)]
+        totals["speed_curve_tasks_left_out"] = changed_scoring
     if variant.schema_notes:
         totals["schema_notes"] = [dict(note) for note in variant.schema_notes]
     return totals, rows
@@ -127,11 +158,12 @@ def _variant_result(variant: VariantData, full: Sequence[PlusTask], verdicts: Ma
 def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
                    verdicts: Mapping[str, ReferenceVerdicts] | None, *, full_name: str = "the full dataset",
                    reference_name: str = "the reference solution", detection_skip_reason: str = "",
-                   causes: Mapping[str, str] | None = None) -> Check:
+                   causes: Mapping[str, str] | None = None, speed_curve_for: SpeedCurveFor | None = None) -> Check:
     """Each variant against the full dataset; `verdicts` None skips the detection part (say why in the reason).
 
     `causes` (task id -> "deterministic" or a timing state, from `timing_rerun.Classification.causes`) splits the
-    tasks a variant would accept into deterministic rejections and timing-only ones."""
+    tasks a variant would accept into deterministic rejections and timing-only ones; `speed_curve_for` gives each
+    variant's failing tasks against machine speed from the inputs it keeps (`observed[variant]["speed_curve"]`)."""
     available = [variant for variant in variants if variant.tasks is not None]
     missing = {variant.name: variant.unavailable_reason for variant in variants if variant.tasks is None}
     if not variants:
@@ -146,7 +178,7 @@ def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
     details: list[dict[str, Any]] = []
     encodings = InputEncodings()  # the full dataset's inputs are encoded once for every variant
     for variant in available:
-        observed[variant.name], rows = _variant_result(variant, full, verdicts, encodings, causes)
+        observed[variant.name], rows = _variant_result(variant, full, verdicts, encodings, causes, speed_curve_for)
         details += rows
     details.sort(key=lambda row: (_FINDING_ORDER[row["finding"]], row["variant"], task_sort_key(row["task_id"])))
     changed = {name: totals["tasks_changed_beyond_input_drops"] for name, totals in observed.items()}
@@ -189,6 +221,9 @@ def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
                                           "(not_run / no expected output)",
                             "detection_power": ("judged against " + reference_name) if verdicts is not None
                             else f"skipped: {detection_skip_reason or 'no reference runs'}"}
+    if verdicts is not None and speed_curve_for is not None:
+        meta["machine_dependent"] = ["speed_curve", "tasks_detection_lost", "tasks_detection_lost_timing",
+                                     "tasks_detection_lost_timeout_only"]
     if missing:
         meta["unavailable"] = missing
     return Check("variants", VARIANTS_TITLE, status, observed=observed,

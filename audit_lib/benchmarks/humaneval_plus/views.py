@@ -39,14 +39,31 @@ def canonical_time_figure(audit: AuditSession[Inputs, Params]) -> Any:
 
 
 def speed_figure(audit: AuditSession[Inputs, Params]) -> Any:
-    """Failing tasks of OpenAI's canonical against machine speed, from the quiet reruns' CPU times."""
-    from audit_lib.benchmarks.humaneval_plus.timing_figure import speed_figure as figure
+    """Failing tasks of OpenAI's canonical against machine speed, on the full dataset and on each reduced variant,
+    from the quiet reruns' CPU times (and the parallel pass's for inputs that passed)."""
+    from audit_lib.timing_figure import speed_figure as figure
 
     check = audit.run("original_canonical_vs_plus")
     if check.status in UNUSABLE_STATUSES or "speed_curve" not in check.observed:
         return None
-    return figure({"OpenAI's canonical": check.observed["speed_curve"]},
-                  title="HumanEval+ failing tasks vs machine speed (EvalPlus limits, CPU time)")
+    curves = {"full dataset": check.observed["speed_curve"]}
+    variants = audit.run("variants")
+    if variants.status not in UNUSABLE_STATUSES:
+        curves.update({name: totals["speed_curve"] for name, totals in variants.observed.items()
+                       if isinstance(totals, dict) and totals.get("speed_curve")})
+    return figure(curves, title="OpenAI's canonical: failing tasks vs machine speed (EvalPlus limits, CPU time)")
 
 
-__all__ = ["amplification_figure", "canonical_time_figure", "schema_notes", "speed_figure"]
+def time_limit_figure(audit: AuditSession[Inputs, Params]) -> Any:
+    """Inputs whose EvalPlus limit is set by the canonical's time (not the floor) against machine speed."""
+    from audit_lib.timing_figure import speed_figure as figure
+
+    check = audit.run("time_limit_sensitivity")
+    if check.status in UNUSABLE_STATUSES or not check.observed.get("speed_curve"):
+        return None
+    return figure({"canonical": check.observed["speed_curve"]}, unit="inputs", counted="inputs over the threshold",
+                  limit_note=f"the threshold {audit.params.min_time_limit:g} s / 4 does not",
+                  title="Inputs whose limit scales with the machine, vs machine speed (canonical CPU time)")
+
+
+__all__ = ["amplification_figure", "canonical_time_figure", "schema_notes", "speed_figure", "time_limit_figure"]

@@ -15,7 +15,14 @@ from audit_lib.benchmarks.impossible_lcb.codeblocks import READINGS, python_bloc
 from audit_lib.benchmarks.impossible_lcb.data import RECONSTRUCTED_KEY, parquet_key, task_number
 from audit_lib.benchmarks.impossible_lcb.depth import depth_meta, depth_text
 from audit_lib.benchmarks.impossible_lcb.documented import TITLES
-from audit_lib.benchmarks.impossible_lcb.metrics import generate_solutions, lifting_summary, run_replay, separation
+from audit_lib.benchmarks.impossible_lcb.metrics import (
+    default_limits,
+    generate_solutions,
+    lifting_summary,
+    run_replay,
+    separation,
+)
+from audit_lib.benchmarks.impossible_lcb.timing_split import split_observed
 from audit_lib.benchmarks.impossible_lcb.visibility import NUMBERINGS, visibility
 from audit_lib.findings import Check
 
@@ -97,7 +104,9 @@ def check_metrics_replay(inputs: Inputs, params: Params, *, executor: Any = None
     if not parsed.tasks:
         return _without_rows(inputs, check_id, title, "no full oneoff rows")
     tasks, excluded = list(parsed.tasks), list(parsed.excluded)
-    rows, results = run_replay(tasks, executor=executor if executor is not None else params.executor)
+    limits = default_limits()
+    rows, results = run_replay(tasks, executor=executor if executor is not None else params.executor, limits=limits)
+    timing_observed, timing_meta, split = split_observed(tasks, results, limits)
     verdicts = separation(rows)
     unsupported = [{"task_id": task.task_id, "solution": solution.kind, "assertion": index, "reason": reason}
                    for task in tasks for solution in generate_solutions(task) for index, reason in solution.unsupported]
@@ -117,14 +126,17 @@ def check_metrics_replay(inputs: Inputs, params: Params, *, executor: Any = None
                f"{len(verdicts) - len(failed)}/{len(verdicts)} separation requirements hold"
                + (f"; failing: {[f'{v.task_id}: {v.requirement}' for v in failed]}" if failed else "")
                + f". special_case equals visible_pass in the impossible form on every row: {special_equals_visible}. "
-               f"Assertions the lookup tables could not encode: {len(unsupported)}."
+               f"Assertions the lookup tables could not encode: {len(unsupported)}. Failing assertion runs: "
+               f"{split.headline()}."
                + (f" Sandbox harness errors: {harness}." if harness else ""))
     return Check(check_id, title, status,
                  observed={"separation_holds": len(verdicts) - len(failed), "separation_total": len(verdicts),
-                           "unsupported_assertions": len(unsupported), "harness_errors": harness},
+                           "unsupported_assertions": len(unsupported), "harness_errors": harness,
+                           **timing_observed},
                  expected={"separation_holds": len(verdicts)}, summary=summary, details=details,
                  meta=depth_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
-                            excluded=[e["task_id"] for e in excluded], sandbox_trust=lifting_summary(results)))
+                                 excluded=[e["task_id"] for e in excluded], sandbox_trust=lifting_summary(results),
+                                 **timing_meta))
 
 
 # ---- has_code_parsing ----------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ audit in one batch) and the `checks_*` modules. This module is the plugin the no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -31,10 +31,12 @@ from audit_lib.benchmarks.intentspec.load import (
     load_intentspec,
 )
 from audit_lib.benchmarks.intentspec.replay import ReplayRuns, execute_replay, rejected_by_canonical_and_references
-from audit_lib.benchmarks.intentspec.runs import EXIT_ZERO_EXPLOIT, OPENAI_REFERENCE, lifting_summary
+from audit_lib.benchmarks.intentspec.runs import EXIT_ZERO_EXPLOIT, OPENAI_REFERENCE, CandidateRun, lifting_summary
 from audit_lib.benchmarks.intentspec.schema import SCHEMA_TITLE, schema_check
+from audit_lib.benchmarks.intentspec.timing_split import rerun_timeouts, split_observed
 from audit_lib.findings import Check
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
+from audit_lib.timing import QuietRerun
 
 MAX_TIMEOUT_S = 300.0
 
@@ -84,6 +86,14 @@ class Inputs:
             raise outcome
         return outcome
 
+    @cached_property
+    def quiet_reruns(self) -> Mapping[str, QuietRerun]:
+        """Every constraint run of the batch that timed out, re-run alone after it (see `timing_split`)."""
+        runs = self.runs
+        judged = [*runs.canonical.values(), *(r for by_task in runs.references.values() for r in by_task.values()),
+                  *runs.generations]
+        return rerun_timeouts(judged, self.data.specs_by_task, self.timeout_s)
+
 
 def load(params: Params) -> Inputs:
     return Inputs(load_intentspec(params.max_tasks), executor=params.executor, timeout_s=params.timeout_s)
@@ -127,15 +137,27 @@ def _constraint_power(inputs: Inputs, params: Params) -> Check:
                                   rejected_by_canonical_and_references(runs), unavailable=inputs.data.unavailable)
 
 
-def _executed(adapter: Callable[[Inputs, Params], Check]) -> Callable[[Inputs, Params], Check]:
-    """A check whose verdicts come from sandboxed runs records who decided them: the parent (lifted) or the child."""
+RunsOf = Callable[[ReplayRuns], Sequence[CandidateRun]]
+
+
+def _executed(adapter: Callable[[Inputs, Params], Check], runs_of: RunsOf | None = None
+              ) -> Callable[[Inputs, Params], Check]:
+    """A check whose verdicts come from sandboxed runs records who decided them: the parent (lifted) or the child.
+    With `runs_of` (the runs the check judges), it also splits their failures into deterministic and timing."""
     def run(inputs: Inputs, params: Params) -> Check:
         check = adapter(inputs, params)
         runs = inputs.runs
         judged = [*runs.canonical.values(), *(r for by_task in runs.references.values() for r in by_task.values()),
                   *runs.generations]
         trust = {"constraint_runs": lifting_summary(judged), "probe_runs": lifting_summary(runs.probes)}
-        return replace(check, meta={**check.meta, "sandbox_trust": trust})
+        check = replace(check, meta={**check.meta, "sandbox_trust": trust})
+        if runs_of is None or check.status in ("skipped", "error") or not isinstance(check.observed, dict):
+            return check
+        observed, meta = split_observed(runs_of(runs), inputs.quiet_reruns, inputs.timeout_s)
+        lead = check.summary.rstrip()
+        return replace(check, observed={**check.observed, **observed}, meta={**check.meta, **meta},
+                       summary=f"{lead}{'' if lead.endswith('.') else '.'} Failing constraint runs: "
+                               f"{meta['failure_headline']}.")
     return run
 
 
@@ -143,6 +165,18 @@ def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; im
     from audit_lib.benchmarks.intentspec.tasks import task_view
 
     return task_view(inputs, params, task_id)
+
+
+def _canonical_runs(runs: ReplayRuns) -> Sequence[CandidateRun]:
+    return list(runs.canonical.values())
+
+
+def _reference_runs(runs: ReplayRuns) -> Sequence[CandidateRun]:
+    return [run for by_task in runs.references.values() for run in by_task.values()]
+
+
+def _generation_runs(runs: ReplayRuns) -> Sequence[CandidateRun]:
+    return runs.generations
 
 
 SPECS_AND_CANONICALS = (SPEC_PAIRS_KEY, CANONICALS_KEY)
@@ -154,12 +188,14 @@ AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     load=load,
     checks=(
         CheckSpec("schema", SCHEMA_TITLE, _schema, SPECS_AND_CANONICALS),
-        CheckSpec("canonical_ivr_zero", CANONICAL_TITLE, _executed(_canonical_ivr_zero), SPECS_AND_CANONICALS),
+        CheckSpec("canonical_ivr_zero", CANONICAL_TITLE, _executed(_canonical_ivr_zero, _canonical_runs),
+                  SPECS_AND_CANONICALS),
         CheckSpec("canonical_provenance", PROVENANCE_TITLE, _canonical_provenance,
                   (*SPECS_AND_CANONICALS, REFERENCE_KEYS[OPENAI_REFERENCE])),
         # runs on whichever references are available, and names the ones it could not run
-        CheckSpec("constraints_vs_references", REFERENCES_TITLE, _executed(_constraints_vs_references), (SPEC_PAIRS_KEY,)),
-        CheckSpec("ivr_replay", REPLAY_TITLE, _executed(_ivr_replay), (SPEC_PAIRS_KEY,)),
+        CheckSpec("constraints_vs_references", REFERENCES_TITLE,
+                  _executed(_constraints_vs_references, _reference_runs), (SPEC_PAIRS_KEY,)),
+        CheckSpec("ivr_replay", REPLAY_TITLE, _executed(_ivr_replay, _generation_runs), (SPEC_PAIRS_KEY,)),
         CheckSpec("exit_code_exploit", EXPLOIT_TITLE, _executed(_exit_code_exploit), (SPEC_PAIRS_KEY,)),
         # its spot-check lists the constraints that reject the canonical and every reference
         CheckSpec("constraint_power", POWER_TITLE, _executed(_constraint_power), SPECS_AND_CANONICALS),

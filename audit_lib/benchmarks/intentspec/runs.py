@@ -67,6 +67,7 @@ class ConstraintVerdict:
     duration_s: float
     trust: str = "in_process"   # "parent" when the constraint was lifted to call mode
     reason: str | None = None   # e.g. "comparison_overload"
+    cpu_s: float = 0.0          # the run's CPU time, measured by the sandbox's supervisor
 
     @property
     def passed(self) -> bool:
@@ -188,6 +189,7 @@ def _verdicts(constraints: Sequence[Constraint], result: TestsResult) -> tuple[C
             duration_s=snippet.duration_s,
             trust=snippet.trust,
             reason=snippet.reason,
+            cpu_s=snippet.cpu_s,
         )
         for constraint, snippet in zip(constraints, snippets)
     )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from audit_lib.benchmarks.unconventional import readings, scoring, table2
 from audit_lib.benchmarks.unconventional.grading import GRADE_FORMS, NO_GRADE_REASONS
+from audit_lib.benchmarks.unconventional.timing_split import split_observed
 from audit_lib.benchmarks.unconventional.user_grades import GradeSet
 from audit_lib.findings import Check
 
@@ -201,6 +202,7 @@ def check_example_ambiguity(*, seed: int, executor: Any = None,
     if broken:
         return Check.errored("example_ambiguity", title,
                              f"sandbox runs did not complete for {broken}; outputs cannot be compared")
+    timing_observed, timing_meta, split = split_observed(report)
     rows = [{"reading": c.reading, "choice": c.choice, "disagrees_on": f"{c.disagreements}/{c.inputs}",
              "list1": list(c.list1), "list2": list(c.list2), "my_threshold": c.my_threshold,
              "literal_output": c.literal_output, "reading_output": c.reading_output} for c in report.counterexamples]
@@ -217,14 +219,16 @@ def check_example_ambiguity(*, seed: int, executor: Any = None,
         "the literal one (smallest counterexample each below)"
         + (f"; {', '.join(agreeing)} never differ on these inputs" if agreeing else "")
         + ". A grader comparing each candidate with one reference solution must judge these choices without "
-          "a test to settle them; unit tests would pin the intended reading.")
+          f"a test to settle them; unit tests would pin the intended reading. Calls without a value: "
+          f"{split.headline()}.")
     return Check(id="example_ambiguity", title=title,
                  status="quirk" if report.inputs_with_any_disagreement else "pass",
                  observed={"readings": len(readings.READINGS), "inputs": n_inputs,
                            "inputs_with_disagreement": report.inputs_with_any_disagreement,
-                           "disagreement_with_literal": {c.reading: c.disagreements for c in report.counterexamples}},
+                           "disagreement_with_literal": {c.reading: c.disagreements for c in report.counterexamples},
+                           **timing_observed},
                  expected={"inputs_with_disagreement": 0}, summary=summary, details=rows,
-                 meta={"seed": seed, "readings": {r.name: r.choice for r in readings.READINGS}})
+                 meta={"seed": seed, "readings": {r.name: r.choice for r in readings.READINGS}, **timing_meta})
 
 
 def check_user_grades(grades: GradeSet, *, seed: int, n_resamples: int) -> Check:

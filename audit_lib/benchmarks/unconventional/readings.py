@@ -9,8 +9,9 @@ in the sandbox; their outputs are compared here, in the parent.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -149,6 +150,9 @@ class AmbiguityReport:
     distinct_outputs_per_input: tuple[int, ...]
     pairwise_disagreement: Mapping[str, Mapping[str, int]]
     sandbox_statuses: Mapping[str, str]
+    # per reading, each input's CPU time measured by the sandbox's supervisor, and the per-input limit they ran under
+    cpu_s: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    limit_s: float = Limits().timeout_s
 
 
 def generated_inputs(seed: int, count: int, *, max_len: int = 5, value_range: tuple[int, int] = (-4, 6),
@@ -177,15 +181,20 @@ def readings_jobs(inputs: Sequence[tuple[list[int], list[int], int]], readings: 
 def run_readings(inputs: Sequence[tuple[list[int], list[int], int]], *, executor: Any = None,
                  readings: Sequence[Reading] = READINGS, limits: Limits | None = None) -> AmbiguityReport:
     """Run every reading in the sandbox on the same inputs and compare the outputs in the parent."""
-    jobs = readings_jobs(inputs, readings, limits)
+    chosen_limits = limits if limits is not None else Limits()
+    jobs = readings_jobs(inputs, readings, chosen_limits)
     results = dict(run_many(jobs, executor, progress_desc="readings", progress_unit="readings"))
     outcomes: dict[str, tuple[ReadingOutcome, ...]] = {}
     statuses: dict[str, str] = {}
+    cpu_s: dict[str, tuple[float, ...]] = {}
     for reading in readings:
         result = results[reading.name]
         statuses[reading.name] = str(result.status)
         outcomes[reading.name] = _decode_outcomes(result, len(inputs))
-    return compare_outcomes(inputs, outcomes, readings, statuses)
+        by_index = {outcome.index: float(outcome.cpu_s or 0.0) for outcome in result.outcomes}
+        cpu_s[reading.name] = tuple(by_index.get(index, 0.0) for index in range(len(inputs)))
+    report = compare_outcomes(inputs, outcomes, readings, statuses)
+    return dataclasses.replace(report, cpu_s=cpu_s, limit_s=chosen_limits.timeout_s)
 
 
 def compare_outcomes(inputs: Sequence[tuple[Sequence[int], Sequence[int], int]],

@@ -12,8 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from audit_lib.benchmarks.data_inventory.audit import AUDIT, Params
 from audit_lib.benchmarks.data_inventory import inventory as inv
+from audit_lib.benchmarks.data_inventory.audit import AUDIT, Params
 from audit_lib.data.sources import DATASETS, REGISTRY, SourceFile, get_source
 from audit_lib.errors import ParameterError
 from audit_lib.findings import Check

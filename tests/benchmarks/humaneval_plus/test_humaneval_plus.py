@@ -120,8 +120,10 @@ def test_time_limits_and_sensitivity(ground_truth: GroundTruth) -> None:
     assert time_limits([0.1, 2.0], min_time_limit=4.0) == [4.0, 8.0]
     check = check_time_limit_sensitivity(TASKS, ground_truth, min_time_limit=4.0)
     assert check.status == "pass" and check.observed["inputs_timed"] == 9
-    # a canonical that sleeps 50 ms per input: its limit (4 x its time) is over a 1 ms floor on any machine
-    slow = make_task("T/5", "slow", "    import time\n    time.sleep(0.05)\n    return x\n", [[1]], [[2], [3]])
+    # a canonical that burns ~10 ms of CPU per input: its limit (4 x its CPU time) is over a 1 ms floor on any
+    # machine (CPU time, so a canonical that sleeps would not count: sleeping costs no CPU)
+    slow = make_task("T/5", "slow", "    s = 0\n    for i in range(300_000):\n        s += i\n    return x\n",
+                     [[1]], [[2], [3]])
     slow_truth = GroundTruth("humaneval", "t", compute_ground_truth([slow], "humaneval"), Path("x"), 0, 1)
     tiny_floor = check_time_limit_sensitivity([slow], slow_truth, min_time_limit=0.001)
     assert tiny_floor.status == "quirk" and tiny_floor.observed["inputs_over_floor"] > 0

@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 
 from audit_lib import timing
+from audit_lib.benchmarks.humaneval_plus.canonical_checks import check_ground_truth, check_time_limit_sensitivity
 from audit_lib.benchmarks.humaneval_plus.data import PlusTask
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute_ground_truth
 from audit_lib.benchmarks.humaneval_plus.original import check_original_canonical_vs_plus
 from audit_lib.benchmarks.humaneval_plus.replay import run_candidate
 from audit_lib.benchmarks.humaneval_plus.runs import InputOutcome, SplitRun
-from audit_lib.benchmarks.humaneval_plus.timing_rerun import InputRerun, classify, confirm_timing
+from audit_lib.benchmarks.humaneval_plus.timing_rerun import Classification, InputRerun, classify, confirm_timing
+from audit_lib.benchmarks.humaneval_plus.variants import InputEncodings, compare_variant
+from audit_lib.benchmarks.humaneval_plus.variants_check import kept_flat_indices
 
 BURN = "    s = 0\n    for i in range({n}):\n        s += i\n"
 
@@ -103,9 +106,82 @@ def test_timeout_under_contention_that_a_quiet_rerun_clears_is_not_a_failure() -
 
 
 def test_speed_figure_draws_failing_and_deterministic_lines() -> None:
-    from audit_lib.benchmarks.humaneval_plus.timing_figure import speed_figure
+    from audit_lib.timing_figure import speed_figure
 
     assert speed_figure({"empty": []}, title="t") is None
     fig = speed_figure({"OpenAI's canonical": [[0.5, 9, 2], [1.0, 8, 1], [2.0, 7, 0]]}, title="t")
     failing, deterministic = fig.axes[0].get_lines()[:2]
     assert list(failing.get_ydata()) == [9, 8, 7] and list(deterministic.get_ydata()) == [7, 7, 7]
+
+
+def test_ground_truth_splits_a_canonical_that_raises_from_one_that_never_ends() -> None:
+    body = "    if x == 1:\n        while True:\n            x += 0\n    if x == 2:\n        raise ValueError(x)\n" \
+           "    return x\n"
+    task = PlusTask("T/8", "def f(x):\n    \"\"\"doc\"\"\"\n", "f", body, "", ((0,),), ((1,), (2,)), 0.0, None, 1)
+    runs = compute_ground_truth([task], "humaneval", input_timeout_s=0.3)
+    gt = GroundTruth("humaneval", "t", runs, Path("x"), 0, 1)
+    check = check_ground_truth([task], "humaneval", gt, runs, input_timeout_s=0.3)
+    assert check.observed["inputs_failing_deterministic"] == ["T/8 plus[1]"]
+    (row,) = check.observed["inputs_failing_timing"]
+    assert row["id"] == "T/8 plus[0]" and row["state"] == "confirmed" and row["limit_s"] == 0.3
+    assert check.meta["failure_split"]["unit"] == "inputs" and check.meta["failure_split"]["timing_confirmed"] == 1
+    assert "1 deterministic + 1 timing (confirmed)" in check.summary
+
+
+def test_time_limit_sensitivity_is_judged_on_cpu_time_not_on_a_loaded_wall_clock() -> None:
+    fast = burning_task("T/0", 1)
+    gt = ground_truth_of(fast)
+    # the ground-truth pass on a loaded machine: every input took 0.6 s of wall time, over the 0.25 s threshold
+    loaded = {key: dataclasses.replace(run, outcomes=tuple(dataclasses.replace(o, duration_s=0.6)
+                                                           for o in run.outcomes)) for key, run in gt.runs.items()}
+    check = check_time_limit_sensitivity([fast], dataclasses.replace(gt, runs=loaded), min_time_limit=1.0)
+    assert check.status == "pass" and check.observed["inputs_over_floor"] == 0
+    assert check.observed["inputs_rerun"] == 2 and check.observed["timing_not_a_failure"] == 2
+    assert check.meta["failure_split"]["timing_not_failing"] == 2 and check.meta["failure_split"]["deterministic"] == 0
+    assert {row["state"] for row in check.details} == {"not_a_failure"}
+
+
+def test_time_limit_sensitivity_confirms_an_input_over_the_threshold_alone() -> None:
+    slow = burning_task("T/0", 3_000_000)  # tens of ms of CPU, against a 1 ms floor / 4
+    check = check_time_limit_sensitivity([slow], ground_truth_of(slow), min_time_limit=0.001)
+    assert check.status == "quirk" and check.observed["inputs_over_floor"] == 2
+    assert check.observed["inputs_failing_deterministic"] == [] and check.observed["timing_confirmed"] == 2
+    assert all(point[1] == 2 for point in check.observed["speed_curve"])  # far over: on every machine
+
+
+def test_a_variant_speed_curve_counts_only_the_inputs_it_keeps() -> None:
+    task = dataclasses.replace(burning_task("T/0", 1), plus_input=((3,), (4,), (5,)))
+    variant = dataclasses.replace(task, plus_input=((3,),))
+    comparisons = compare_variant([task], [variant])
+    kept, changed = kept_flat_indices([task], comparisons, [variant], InputEncodings())
+    assert kept == {"T/0": frozenset({0, 1})} and changed == []
+    # full dataset: a wrong value on plus[2] (flat 3), a confirmed timeout on plus[0] (flat 1)
+    result = Classification(("T/0",), (), (timing.TimedInput("T/0", 1, 3.0, 0.01),), (),
+                            deterministic_inputs=(("T/0", 3),))
+    rule = timing.evalplus_limit_rule(1.0)
+    full = {speed: failing for speed, failing, _ in result.speed_curve(rule)}
+    reduced = {speed: (failing, timing_only) for speed, failing, timing_only in result.speed_curve(rule, kept)}
+    assert full[4.0] == 1  # the wrong value fails it on any machine
+    assert reduced[1.0] == (1, 1) and reduced[4.0] == (0, 0)  # the variant keeps only the slow input
+
+
+def test_original_tests_a_loaded_timeout_is_not_the_canonicals_failure() -> None:
+    from audit_lib.benchmarks.humaneval_plus.original import check_original_tests_vs_canonical
+    from audit_lib.benchmarks.humaneval_plus.replay import run_original_tests
+
+    program = "def square(x):\n    return x * x\n"
+    jobs = [("evalplus::T/0", program, "assert square(3) == 9\n", "square"),
+            ("evalplus::T/1", program, "assert square(3) == 10\n", "square")]
+    results = run_original_tests(jobs)
+    assert results["evalplus::T/0"].snippets[0].status == "pass"
+    assert results["evalplus::T/1"].snippets[0].status == "fail"
+    task = burning_task("T/0", 1)
+    check = check_original_tests_vs_canonical([task], results, test_name="toy", jobs=jobs)
+    assert check.status == "defect" and check.observed["runs_failing_deterministic"] == ["evalplus::T/1"]
+    # the parallel pass on a loaded machine: T/0's test ran out of time; alone it passes at once
+    first = dataclasses.replace(results["evalplus::T/0"].snippets[0], status="timeout")
+    loaded = {"evalplus::T/0": dataclasses.replace(results["evalplus::T/0"], snippets=(first,))}
+    check = check_original_tests_vs_canonical([task], loaded, test_name="toy", jobs=jobs)
+    assert check.status == "pass" and check.observed["runs_failing_deterministic"] == []
+    assert [row["state"] for row in check.observed["runs_failing_timing"]] == ["not_a_failure"]
+    assert check.meta["failure_split"]["timing_not_failing"] == 1 and "0 deterministic" in check.summary

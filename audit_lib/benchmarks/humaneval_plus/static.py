@@ -86,8 +86,15 @@ def amplification_figure(tasks: Sequence[PlusTask]) -> Any:
     left.hist([row["plus_inputs"] for row in rows], bins=40, color="#4477aa")
     left.set_xlabel("plus inputs per task")
     left.set_ylabel("tasks")
-    right.scatter([row["base_inputs"] for row in rows], [row["plus_inputs"] for row in rows], s=10, color="#cc6677")
-    right.set_xscale("symlog")
+    base = [row["base_inputs"] for row in rows]
+    right.scatter(base, [row["plus_inputs"] for row in rows], s=10, color="#cc6677")
+    if base and min(base) > 0 and max(base) >= 20 * min(base):  # a wide range reads best on a log axis
+        from matplotlib.ticker import FormatStrFormatter
+
+        right.set_xscale("log")
+        right.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    else:  # symlog's decade ticks would leave a narrow range (MBPP+: 3 to 6 base inputs) without a label
+        right.xaxis.get_major_locator().set_params(integer=True)
     right.set_xlabel("base inputs per task")
     right.set_ylabel("plus inputs per task")
     fig.tight_layout()

@@ -80,7 +80,8 @@ class ReportHTML:
         return self.html
 
 
-def _emit(markup: str) -> ReportHTML:
+def emit(markup: str) -> ReportHTML:
+    """Show an HTML fragment in the report's style now (in a notebook) and return it."""
     style = STYLE + (SPLIT_STYLE if 'class="split' in markup else "")
     shown = ReportHTML(f'{style}<div class="ba">{markup}</div>')
     try:
@@ -91,11 +92,6 @@ def _emit(markup: str) -> ReportHTML:
     if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
         shown._ipython_display_()
     return shown
-
-
-def emit(markup: str) -> ReportHTML:
-    """Show an HTML fragment in the report's style now (for report modules built on this one)."""
-    return _emit(markup)
 
 
 def status_badge(status: str) -> str:
@@ -162,7 +158,7 @@ def banner(source: FindingsBuilder | Findings | Mapping[str, Any] | Iterable[Any
                      "not what the real benchmark contains.</div>")
     if not records:
         parts.append('<p class="note">No data files recorded yet.</p>')
-        return _emit("".join(parts))
+        return emit("".join(parts))
     rows = []
     for record in records:
         sha = str(record.get("sha256") or "")
@@ -186,7 +182,7 @@ def banner(source: FindingsBuilder | Findings | Mapping[str, Any] | Iterable[Any
         table = (f"<details><summary>{len(records):,} data files: {len(records) - unpinned:,} pinned, "
                  f"{unpinned:,} unpinned, {synthetic:,} synthetic</summary>{table}</details>")
     parts.append(table)
-    return _emit("".join(parts))
+    return emit("".join(parts))
 
 
 def findings_table(source: FindingsBuilder | Findings | Mapping[str, Any]) -> ReportHTML:
@@ -219,7 +215,7 @@ def findings_table(source: FindingsBuilder | Findings | Mapping[str, Any]) -> Re
     if passing:
         markup += (f"<details><summary>{len(passing):,} passing checks</summary>{head}{''.join(passing)}"
                    "</tbody></table></div></details>")
-    return _emit(markup)
+    return emit(markup)
 
 
 def check_finding(check: Mapping[str, Any]) -> str:
@@ -271,7 +267,7 @@ def show_check(check: Check | Mapping[str, Any], max_rows: int = 20, *, audit: s
         markup.append(split_markup(failure_split_of(payload), where=f"check {check_id}"))
         markup.extend(body)
     markup.append("</div>")
-    return _emit("".join(markup))
+    return emit("".join(markup))
 
 
 def show_table(data: Any, max_rows: int = 30, caption: str | None = None) -> ReportHTML:
@@ -282,7 +278,7 @@ def show_table(data: Any, max_rows: int = 30, caption: str | None = None) -> Rep
         markup += f'<p class="note">Showing {max_rows} of {len(rows):,} rows.</p>'
     elif not rows:
         markup += '<p class="note">(no rows)</p>'
-    return _emit(markup)
+    return emit(markup)
 
 
 def show_figure(fig: Any, *, dpi: int = 100, alt: str = "figure") -> ReportHTML:
@@ -290,7 +286,7 @@ def show_figure(fig: Any, *, dpi: int = 100, alt: str = "figure") -> ReportHTML:
     import matplotlib.pyplot as plt
 
     if fig is None:
-        return _emit('<p class="note">(no figure: its input data is not available; see the skipped checks)</p>')
+        return emit('<p class="note">(no figure: its input data is not available; see the skipped checks)</p>')
 
     buffer = io.BytesIO()
     try:
@@ -298,7 +294,7 @@ def show_figure(fig: Any, *, dpi: int = 100, alt: str = "figure") -> ReportHTML:
     finally:
         plt.close(fig)
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return _emit(f'<img class="figure" alt="{esc(alt)}" style="max-width:100%" '
+    return emit(f'<img class="figure" alt="{esc(alt)}" style="max-width:100%" '
                  f'src="data:image/png;base64,{encoded}">')
 
 

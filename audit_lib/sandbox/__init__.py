@@ -37,7 +37,7 @@ from audit_lib.sandbox.codec import (
 )
 from audit_lib.sandbox.executors import EXECUTOR_ENV, default_workers, open_executor, resolve_executor_name, run_many
 from audit_lib.sandbox.lifting import LiftedTest, NotLiftable, lift_snippet
-from audit_lib.sandbox.testrun import TestsJob, TestsResult, run_tests
+from audit_lib.sandbox.testrun import TestsJob, TestsResult, run_tests, trust_counts
 
 __all__ = [
     "DIGEST_TAG", "ENVIRONMENT_STATUSES", "EXECUTOR_ENV", "STATUSES", "AssertJob", "AssertJobResult", "CallJob",
@@ -45,7 +45,7 @@ __all__ = [
     "ValueDigest", "call_function", "canonical_encoding", "contains_float", "decode", "default_workers",
     "digest_from_json", "digest_of", "encode", "large_value_digest", "open_executor", "resolve_executor_name",
     "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "bounded_set",
-    "printable_int", "safe_repr", "LiftedTest", "NotLiftable", "lift_snippet", "TestsJob", "TestsResult",
+    "printable_int", "safe_repr", "LiftedTest", "NotLiftable", "lift_snippet", "TestsJob", "TestsResult", "trust_counts",
     "run_tests",
 ]
 

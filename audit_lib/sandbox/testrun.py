@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -70,6 +70,15 @@ def module_level_names(program: str) -> frozenset[str]:
             continue  # their own scopes (a walrus inside is rare enough to ignore)
         pending.extend(ast.iter_child_nodes(node))
     return frozenset(names)
+
+
+def trust_counts(snippets: Iterable[Any], runs_key: str) -> dict[str, int]:
+    """How many runs the parent decided (lifted to call mode) and how many ran in-process (assert mode), from each
+    verdict's `trust` (a `SnippetResult` or an audit's own verdict); `runs_key` names what a run is for the reader
+    (`constraint_runs`, `test_runs`...)."""
+    trusts = [snippet.trust for snippet in snippets]
+    lifted = trusts.count("parent")
+    return {runs_key: len(trusts), "lifted": lifted, "in_process": len(trusts) - lifted}
 
 
 @dataclass(frozen=True)

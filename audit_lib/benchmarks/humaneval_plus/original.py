@@ -4,7 +4,7 @@ original tests (MBPP+: EvalPlus's canonical against MBPP's assert lines)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from audit_lib import timing
@@ -17,6 +17,7 @@ from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, Split, SplitRun, in
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
 from audit_lib.benchmarks.humaneval_plus.titles import ORIGINAL_CANONICAL_TITLE, ORIGINAL_TESTS_TITLE
 from audit_lib.findings import Check
+from audit_lib.sandbox import trust_counts
 from audit_lib.timing_reruns import SnippetTarget, rerun_snippets_alone
 
 if TYPE_CHECKING:
@@ -178,14 +179,8 @@ def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mappin
     return Check("original_tests_vs_canonical", ORIGINAL_TESTS_TITLE, "defect" if failing else "pass",
                  observed={**dict(counts), **split_observed}, expected={"evalplus_failing": 0, "openai_failing": 0},
                  summary=summary.strip(), details=rows,
-                 meta={"tests": test_name, "sandbox_trust": _trust_summary(results.values()), **split_meta})
-
-
-def _trust_summary(results: Iterable[Any]) -> dict[str, int]:
-    """How many test runs the parent decided (lifted to call mode) and how many ran in-process (assert mode)."""
-    snippets = [snippet for result in results for snippet in getattr(result, "snippets", ())]
-    lifted = sum(1 for snippet in snippets if snippet.trust == "parent")
-    return {"test_runs": len(snippets), "lifted": lifted, "in_process": len(snippets) - lifted}
+                 meta={"tests": test_name, "sandbox_trust": trust_counts((s for r in results.values() for s in r.snippets), "test_runs"),
+                       **split_meta})
 
 
 __all__ = ["check_original_canonical_vs_plus", "check_original_tests_vs_canonical", "disagreement_rows",

@@ -22,6 +22,7 @@ from audit_lib.benchmarks.impossible_lcb.solutions import (
     special_caser,
 )
 from audit_lib.benchmarks.impossible_lcb.visibility import Numbering, Visibility, visibility
+from audit_lib.sandbox import trust_counts
 
 PER_ASSERTION_TIMEOUT_S = 6.0
 TOTAL_TIMEOUT_S = 40.0
@@ -172,9 +173,7 @@ def _passed(statuses: Sequence[str], test: ParsedTest) -> list[bool]:
 
 def lifting_summary(results: Mapping[Any, Any]) -> dict[str, int]:
     """How many assertion runs the parent decided (lifted) and how many ran in-process."""
-    snippets = [snippet for result in results.values() for snippet in result.snippets]
-    lifted = sum(1 for snippet in snippets if getattr(snippet, "trust", "in_process") == "parent")
-    return {"assertion_runs": len(snippets), "lifted": lifted, "in_process": len(snippets) - lifted}
+    return trust_counts((snippet for result in results.values() for snippet in result.snippets), "assertion_runs")
 
 
 @dataclass(frozen=True)

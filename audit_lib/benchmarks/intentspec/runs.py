@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit_lib.benchmarks.intentspec.data import Canonical, Constraint, Generation, SpecPair
-from audit_lib.sandbox import Limits, TestsJob, TestsResult, run_many
+from audit_lib.sandbox import Limits, TestsJob, TestsResult, run_many, trust_counts
 
 CANONICAL = "canonical"
 OPENAI_REFERENCE = "openai_humaneval"
@@ -144,9 +144,7 @@ def build_jobs(candidates: Sequence[Candidate], specs_by_task: Mapping[str, Spec
 
 def lifting_summary(runs: Iterable[CandidateRun]) -> dict[str, int]:
     """How many constraint runs the parent decided (lifted) and how many ran in-process."""
-    verdicts = [v for run in runs if run is not None for v in run.verdicts]
-    lifted = sum(1 for v in verdicts if v.trust == "parent")
-    return {"constraint_runs": len(verdicts), "lifted": lifted, "in_process": len(verdicts) - lifted}
+    return trust_counts((v for run in runs if run is not None for v in run.verdicts), "constraint_runs")
 
 
 def make_limits(timeout_s: float) -> Limits:

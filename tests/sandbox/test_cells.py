@@ -154,6 +154,20 @@ def test_a_sysv_object_left_by_a_job_is_invisible_to_the_next_job(kind: str) -> 
         assert str(key) not in table.read()
 
 
+def test_each_job_has_an_ipc_namespace_of_its_own_and_no_new_privileges() -> None:
+    probe = """
+        import os
+        flags = [line.split()[1] for line in open('/proc/self/status') if line.startswith('NoNewPrivs:')]
+        print(os.readlink('/proc/self/ns/ipc'), flags[0])
+    """
+    first, second = _job(probe), _job(probe)
+    _same_cell(first, second)
+    (first_ipc, first_flag), (second_ipc, second_flag) = _output(first).split(), _output(second).split()
+    assert first_ipc != second_ipc, (first, second)
+    assert os.readlink("/proc/self/ns/ipc") not in (first_ipc, second_ipc)
+    assert first_flag == second_flag == "1", (first, second)
+
+
 # ------------------------------------------------------------------------------------------------- memory
 
 def test_the_next_job_finds_no_value_a_job_computed_in_its_memory() -> None:

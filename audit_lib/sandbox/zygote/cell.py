@@ -32,7 +32,7 @@ class Cell:
         self.ready = False
 
     def wait_ready(self, timeout_s: float) -> bool:
-        """Whether the init reported ready for a job (after its first worker, or the cleanup of the last job)."""
+        """Whether the init reported ready for a job (once started, or after the cleanup of the last job)."""
         if not self.ready and select.select([self.sock], [], [], timeout_s)[0]:
             try:
                 self.ready = self.sock.recv(16) == READY

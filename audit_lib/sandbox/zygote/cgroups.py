@@ -29,11 +29,6 @@ def _own_path(controller: str) -> str | None:
     return None
 
 
-def _write(path: str, value: str) -> None:
-    with open(path, "w") as handle:
-        handle.write(value)
-
-
 def _read(path: str) -> str:
     with open(path) as handle:
         return handle.read()
@@ -48,8 +43,25 @@ class JobCgroup:
                                for d in dirs.values())
         self.memsw = os.path.exists(os.path.join(dirs["memory"], "memory.memsw.limit_in_bytes"))
         self._cpu_file = os.path.join(dirs["cpuacct"], "cpuacct.usage")
-        self._cpu_fd = os.open(self._cpu_file, os.O_RDONLY | os.O_CLOEXEC)  # read once per result line: kept open
+        # Read and written around every job: kept open (an open() per access cost more than the job's own setup).
+        self._fds: dict[str, int] = {}
+        for controller, name, mode in (("cpuacct", "cpuacct.usage", os.O_RDWR), ("memory", "memory.failcnt", os.O_RDWR),
+                                       ("memory", "memory.oom_control", os.O_RDONLY),
+                                       ("memory", "memory.limit_in_bytes", os.O_WRONLY),
+                                       ("pids", "pids.current", os.O_RDONLY), ("pids", "pids.max", os.O_WRONLY)) + (
+                (("memory", "memory.memsw.limit_in_bytes", os.O_WRONLY),) if self.memsw else ()):
+            self._fds[name] = os.open(os.path.join(dirs[controller], name), mode | os.O_CLOEXEC)
+        self._cpu_fd = self._fds["cpuacct.usage"]
+        # The limits as last set (the job cannot reach the cgroup files): a job with the same ones writes nothing.
+        self._memory_limit: str | None = None
+        self._pids_max: str | None = None
         self._oom_kills_before = 0
+
+    def _write(self, name: str, value: str) -> None:
+        os.pwrite(self._fds[name], value.encode(), 0)
+
+    def _read(self, name: str) -> str:
+        return os.pread(self._fds[name], 4096, 0).decode()
 
     @classmethod
     def create(cls) -> JobCgroup | None:
@@ -76,32 +88,40 @@ class JobCgroup:
 
     def prepare(self, memory_mb: int, processes: int) -> None:
         """Limits for the next job, counters cleared; the group must be empty."""
-        memory = self.dirs["memory"]
         limit = str(int(memory_mb) * 1024 * 1024)
-        if self.memsw:  # memory+swap: raise it last when growing, first when shrinking; try both orders
-            for name in ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.limit_in_bytes"):
-                try:
-                    _write(os.path.join(memory, name), limit)
-                except OSError:
-                    pass
-        else:
-            _write(os.path.join(memory, "memory.limit_in_bytes"), limit)
-        _write(os.path.join(memory, "memory.max_usage_in_bytes"), "0")
-        _write(os.path.join(memory, "memory.failcnt"), "0")
+        if self._memory_limit != limit:
+            self._memory_limit = None
+            if self.memsw:  # memory+swap: raise it last when growing, first when shrinking; try both orders
+                written = set()
+                for name in ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.limit_in_bytes"):
+                    try:
+                        self._write(name, limit)
+                        written.add(name)
+                    except OSError:
+                        pass
+                if len(written) == 2:
+                    self._memory_limit = limit
+            else:
+                self._write("memory.limit_in_bytes", limit)
+                self._memory_limit = limit
+        self._write("memory.failcnt", "0")
         # The template, the cell's leader, init and worker, a replacement cell the template may be starting, plus the
         # code's processes. Tasks of a retired cell that are dead but not yet released by the kernel (pid namespace
         # teardown defers it) still count for a moment: added too.
-        pids = self.dirs["pids"]
-        lingering = int(_read(os.path.join(pids, "pids.current")))
-        _write(os.path.join(pids, "pids.max"), str(int(processes) + 7 + lingering))
-        _write(self._cpu_file, "0")
+        lingering = int(self._read("pids.current"))
+        pids_max = str(int(processes) + 7 + lingering)
+        if pids_max != self._pids_max:
+            self._pids_max = None
+            self._write("pids.max", pids_max)
+            self._pids_max = pids_max
+        self._write("cpuacct.usage", "0")
         self._oom_kills_before = self.oom_kills()
 
     def cpu_s(self) -> float:
         return int(os.pread(self._cpu_fd, 64, 0)) / 1e9
 
     def oom_kills(self) -> int:
-        for line in _read(os.path.join(self.dirs["memory"], "memory.oom_control")).splitlines():
+        for line in self._read("memory.oom_control").splitlines():
             name, _, value = line.partition(" ")
             if name == "oom_kill":
                 return int(value)
@@ -111,10 +131,11 @@ class JobCgroup:
         return self.oom_kills() > self._oom_kills_before
 
     def hit_memory_limit(self) -> bool:
-        return int(_read(os.path.join(self.dirs["memory"], "memory.failcnt"))) > 0
+        return int(self._read("memory.failcnt")) > 0
 
     def remove(self) -> None:
-        os.close(self._cpu_fd)
+        for fd in self._fds.values():
+            os.close(fd)
         for fd in self.procs_fds:
             os.close(fd)
         for pid in (int(p) for p in _read(os.path.join(self.dirs["pids"], "cgroup.procs")).split()):

@@ -10,7 +10,6 @@ import json
 import os
 import resource
 import signal
-import socket
 import sys
 import time
 import types
@@ -23,8 +22,6 @@ from audit_lib.sandbox.zygote.template import JOB_FDS
 CTL_FD, SPEC_FD, GO_FD = 4, 5, 6
 JOB_UID_IN_USERNS = 1000
 CLONE_NEWUSER = 0x10000000
-CLONE_NEWIPC = 0x08000000
-PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -35,14 +32,9 @@ def _set_limit(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def worker_main(setup: dict, sock: socket.socket) -> None:
-    """A job's worker: drop privileges now, wait for the job's fds, set up, say so, then read the job and run it."""
+def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
+    """A job's worker: drop privileges, set up with the job's fds, say so, then read the job and run it."""
     _drop_privileges(setup)
-    message, fds, _flags, _address = socket.recv_fds(sock, 1 << 16, len(JOB_FDS))
-    sock.close()
-    if not message:
-        os._exit(0)  # the template is gone: no job will come
-    header = json.loads(message)
     _setup_job(header, dict(zip(JOB_FDS, fds)))
     chunks = []
     while chunk := os.read(SPEC_FD, 1 << 20):
@@ -63,11 +55,10 @@ def worker_main(setup: dict, sock: socket.socket) -> None:
 
 
 def _drop_privileges(setup: dict) -> None:
-    """Before any job: own session and IPC namespace, unprivileged uid (root) or a user namespace of its own."""
+    """First thing in a worker: own session, unprivileged uid (root) or a user namespace of its own.
+
+    Its IPC namespace (one per job) and `no_new_privs` come from the cell's init (`cell_init`)."""
     os.setsid()
-    # SysV objects and POSIX message queues live in the IPC namespace: one per job, gone with its last process.
-    if _libc.unshare(CLONE_NEWIPC) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWIPC)")
     uid = setup.get("uid")
     if uid is not None:
         os.setgroups([])
@@ -83,7 +74,6 @@ def _drop_privileges(setup: dict) -> None:
         _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     else:
         raise RuntimeError("no unprivileged identity for the job (neither root nor a user namespace)")
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
 def forget_the_harness(setup: dict) -> None:

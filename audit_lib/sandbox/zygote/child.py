@@ -108,11 +108,11 @@ def _setup_job(header: dict, fds: dict[str, int]) -> None:
         _set_limit(resource.RLIMIT_AS, int(limits["memory_mb"] * mb))
     cpu = int(limits["cpu_s"]) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    # Counted per uid (root: the job uid, whose only other task is the next job's waiting worker) or per user
-    # namespace (not root: this worker's own).
+    # Counted per uid (root: the job uid, which only this job's processes have) or per user namespace (not root:
+    # this worker's own).
     _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 2)
     random_module = sys.modules.get("random")
-    if random_module is not None:
+    if random_module is not None:  # forked without at-fork handlers (`cell_init`): the init's state until now
         random_module.seed()
     os.write(CTL_FD, b"S\n")  # setup done: what happens from here on is the code's doing
     os.close(CTL_FD)
@@ -222,10 +222,12 @@ def _assert_child(source: str, secret: str, strict_guard: str | None = None) -> 
         details = _exception_fields(exc)
         exit_code = _python_exit_code(exc) if subclass(cls, _SystemExit) else 1
     _flush_std_streams(streams)
-    try:
-        details_line = dumps(details).encode()
-    except _BaseException:
-        details_line = b"null"
+    details_line = b"null"
+    if details is not None:  # a pass leaves json alone: its pages stay shared with the init
+        try:
+            details_line = dumps(details).encode()
+        except _BaseException:
+            pass
     write_all(RESULT_FD, (secret + " " + status + " " + _str(exit_code) + "\n").encode() + details_line + b"\n")
     exit_now(0)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -117,6 +118,7 @@ def test_notebook_that_writes_no_findings_fails(notebooks: dict, tmp_path: Path,
         Path(output).write_text(Path(source).read_text())
 
     monkeypatch.setattr(papermill, "execute_notebook", executes_without_writing_findings)
+    monkeypatch.setattr(os, "environ", os.environ.copy())  # execute_job sets the job's variables (a worker's own)
     [job] = runner.plan_jobs(["good"], reports_dir=tmp_path, plugins=notebooks)
     result = runner.execute_job(job)
     assert not result.ok and result.failure is not None

@@ -16,9 +16,20 @@ SUMMARY_NAME = "summary.json"
 
 
 def record_run(reports_dir: Path, run_id: str, audits: Sequence[str]) -> Path:
-    """Copy this run's summary and the findings of the audits it ran into `runs/<run_id>/`."""
-    folder = reports_dir / RUNS_DIR_NAME / run_id
-    folder.mkdir(parents=True, exist_ok=True)
+    """Copy this run's summary and the findings of the audits it ran into `runs/<run_id>/`.
+
+    A run whose id (a UTC time to the second) is taken already gets `<run_id>.002`, `.003`, ...: each sorts after
+    the one before, and neither run's files mix with the other's.
+    """
+    (reports_dir / RUNS_DIR_NAME).mkdir(parents=True, exist_ok=True)
+    folder, number = reports_dir / RUNS_DIR_NAME / run_id, 1
+    while True:
+        try:
+            folder.mkdir()
+            break
+        except FileExistsError:
+            number += 1
+            folder = reports_dir / RUNS_DIR_NAME / f"{run_id}.{number:03d}"
     shutil.copy2(reports_dir / SUMMARY_NAME, folder / SUMMARY_NAME)
     for audit in audits:
         findings = reports_dir / f"{audit}.findings.json"

@@ -154,3 +154,16 @@ def test_damaged_history_is_shown_not_fatal(reports: Path) -> None:
     state = summary["since_previous"]["audits"]["alpha"]
     assert state["state"] == "unreadable" and "not a readable findings file" in state["reason"]
     assert "history unreadable: alpha" in headline(html)
+
+
+def test_two_runs_in_the_same_second_are_kept_apart(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    batch(reports, "2026-12-01T10-00-00Z", [published(reports, "alpha", [check("a1", "pass")])])
+    _, html = batch(reports, "2026-12-01T10-00-00Z", [published(reports, "beta", [check("b1", "defect")])])
+    first, second = runner.history.run_folders(reports)
+    assert (first.name, second.name) == ("2026-12-01T10-00-00Z", "2026-12-01T10-00-00Z.002")
+    assert sorted(p.name for p in first.glob("*.findings.json")) == ["alpha.findings.json"]
+    assert sorted(p.name for p in second.glob("*.findings.json")) == ["beta.findings.json"]
+    assert (second / "summary.json").read_text() == (reports / "summary.json").read_text()
+    assert "beta" not in (first / "summary.json").read_text()

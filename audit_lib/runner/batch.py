@@ -110,7 +110,8 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
     outcome_json = [outcome_to_json(o) for o in outcomes]
     index_path, summary_path, checks = write_index_and_summary(target, outcome_json, run_info,
                                                                  stamp=stamp.to_json())
-    record_run(target, stamp.started_at.replace(":", "-"), [o.audit for o in outcomes])
+    # A failed audit's findings file is its last good run's: recorded there already, not a result of this run.
+    record_run(target, stamp.started_at.replace(":", "-"), [o.audit for o in outcomes if o.ok])
     if junit is not None:
         write_junit(junit, outcome_json, checks)
     shutil.rmtree(target / STAGING_DIR_NAME, ignore_errors=True)

@@ -106,6 +106,9 @@ def test_failing_notebook_is_reported_with_cell_and_error(batch: tuple[RunSummar
     assert (summary.reports_dir / "broken.failed.html").is_file()  # the partial run is still readable
     assert (summary.reports_dir / "broken.findings.json").read_text() == "{}"
     assert broken.files["last_good_findings"] == "broken.findings.json"
+    # The run's history folder holds what this run produced: not the failed audit's older findings.
+    [run] = runner.history.run_folders(summary.reports_dir)
+    assert (run / "good.findings.json").is_file() and not (run / "broken.findings.json").exists()
     assert not (summary.reports_dir / "broken.html").exists()  # never published as if it were a good report
     assert "broken: FAILED" in progress and "cell 3" in progress
 

@@ -22,10 +22,12 @@ class Judge:
     """A process that holds a job's expected values and says which value lines differ from them.
 
     The expected values come in a sealed message that follows the request on the zygote's request pipe. The judge,
-    forked from the zygote, reads that message itself, so the values never enter the zygote's memory and therefore
-    never appear in the memory of a job child (each child is a fork of the zygote, with all its objects and stack
-    frames). The judge runs as the zygote's user, apart from every child (which cannot see it from its own PID
-    namespace), dies with the zygote, and exits when the job is over.
+    forked from the zygote, reads that message itself, so the values never enter the zygote's memory. (Job children
+    descend from the template, forked before the zygote read any request, so nothing in the zygote's memory reaches
+    them either way.) Decoding the child's values to compare them is the judge's work too: a value built to decode
+    slowly stalls the judge, which is then killed (`QUERY_BUDGET_S`), never the zygote. The judge runs as the
+    zygote's user, apart from every child (which cannot see it from its own PID namespace), dies with the zygote,
+    and exits when the job is over.
     """
 
     def __init__(self, state: ZygoteState, protocol_in: int) -> None:

@@ -12,6 +12,7 @@ import os
 import secrets
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -54,6 +55,7 @@ def test_a_file_left_in_tmp_or_shm_is_not_visible_to_the_next_job() -> None:
     assert writer.status == "pass" and reader.status == "pass", (writer, reader)
     _same_cell(writer, reader)
     assert _output(reader) == "[]"
+    assert not Path("/tmp", name).exists() and not Path("/dev/shm", name).exists()  # nor on the host
 
 
 def test_a_hidden_file_held_open_by_a_daemon_is_not_visible_to_the_next_job() -> None:

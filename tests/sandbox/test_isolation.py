@@ -171,22 +171,6 @@ def test_memory_limit_holds_across_the_jobs_processes() -> None:
     assert snippet.stdout.strip() in ("0", "1", "2"), snippet
 
 
-def test_tmp_and_shm_are_private_to_each_job() -> None:
-    name = "planted-" + secrets.token_hex(4)
-    writer = _one_snippet(f"""
-        for folder in ('/tmp', '/dev/shm'):
-            with open(folder + '/{name}', 'w') as handle:
-                handle.write('left for the next job')
-    """)
-    assert writer.status == "pass", writer
-    reader = _one_snippet(f"""
-        import os
-        print([folder for folder in ('/tmp', '/dev/shm') if os.path.exists(folder + '/{name}')])
-    """)
-    assert reader.stdout.strip() == "[]"
-    assert not Path("/tmp", name).exists() and not Path("/dev/shm", name).exists()
-
-
 def test_shm_is_sized_with_the_jobs_memory_limit() -> None:
     snippet = _one_snippet("""
         block = b"x" * (8 * 1024 * 1024)

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from audit_lib.errors import ParameterError, SandboxHarnessError
 from audit_lib.sandbox import budget as sandbox_budget
+from audit_lib.sandbox import call_options
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox import pool as sandbox_pool
 from audit_lib.sandbox import strict as sandbox_strict
@@ -141,6 +142,9 @@ class CallOutcome:
     # and the job's CPU time over the same interval. Lines that arrive together: the first carries the interval.
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    # True when the supervisor wrote this outcome (the process ended or was killed while running the input): its
+    # exc_type (MemoryError with the cgroup's OOM kill, SIG..., SandboxSetupError) is evidence, not the code's word.
+    by_supervisor: bool = False
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,10 @@ class CallJobResult:
     network_isolated: bool = False
     restarts: int = 0
     cpu_s: float = 0.0  # every child of the job, measured by the supervisor
+    # With `input_groups`: (stdout, stderr) of each group, the program's load output first.
+    group_output: tuple[tuple[str, str], ...] = ()
+    # The job's memory cgroup was OOM-killed or hit its limit at some point (as root; False without cgroups).
+    memory_evidence: bool = False
 
     def to_json(self) -> dict[str, Any]:
         payload = asdict(replace(self, outcomes=()))  # values are encoded below, never deep-copied by asdict
@@ -275,9 +283,12 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
         return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=refusal)
     kind_name = parts[1].decode("ascii", errors="replace")
     try:
-        wall_text, _, cpu_text = parts[2].partition(b":")  # the supervisor's measurements, `wall:cpu`
+        # The supervisor's measurements, `wall:cpu`, and `:s` on the lines it wrote itself.
+        wall_text, _, rest = parts[2].partition(b":")
+        cpu_text, _, origin = rest.partition(b":")
         duration = float(wall_text)
         cpu = float(cpu_text) if cpu_text else 0.0
+        by_supervisor = origin == b"s"
         if payload is _UNPARSED:
             payload = json.loads(parts[3])
         if kind_name == "value":
@@ -286,11 +297,12 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
             value = digest if digest is not None else decoder.decode(payload)
             return CallOutcome(index, "value", value, duration_s=duration, wall_s=duration, cpu_s=cpu)
         if kind_name == "timeout":
-            return CallOutcome(index, "timeout", duration_s=duration, wall_s=duration, cpu_s=cpu)
+            return CallOutcome(index, "timeout", duration_s=duration, wall_s=duration, cpu_s=cpu,
+                               by_supervisor=by_supervisor)
         if kind_name in ("exception", "unserializable"):
             exc_type, message = (str(part) for part in payload)
             return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration,
-                               wall_s=duration, cpu_s=cpu)
+                               wall_s=duration, cpu_s=cpu, by_supervisor=by_supervisor)
     except sandbox_budget.BudgetExceeded as exc:
         return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=exc.reason,
                            duration_s=duration, wall_s=duration, cpu_s=cpu)
@@ -305,8 +317,14 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                   per_input_timeout_s: Sequence[float] | None = None,
                   deepcopy_inputs: bool = True, stop_after_failure: bool = False,
                   stop_expected: Mapping[int, Any] | None = None, digest_above_bytes: int | None = None,
-                  digest_inputs: Collection[int] | None = None) -> CallJobResult:
+                  digest_inputs: Collection[int] | None = None, input_groups: Sequence[int] | None = None,
+                  group_timeout_s: Sequence[float] | None = None) -> CallJobResult:
     """Load `program` once in a sandboxed child and call `entry_point(*args)` for each input.
+
+    `input_groups` (sizes, summing to the number of inputs) runs each group's inputs in a fresh fork of the loaded
+    program (`zygote.call_child`), so no state crosses groups; `group_timeout_s` gives each group a time limit for
+    all its inputs together (the rest of a group out of time is `not_run`). The first input of each group also
+    pays for its fork (about a millisecond).
 
     `stop_after_failure` replays EvalPlus's `fast_check`: the child stops at the first input that raises, times
     out or returns a value that cannot be sent; the inputs after it are `not_run`. With `stop_expected`
@@ -328,7 +346,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
         else [limits.timeout_s] * len(inputs)
     if any(not (t > 0 and math.isfinite(t)) for t in timeouts):
         raise ParameterError("every per-input timeout must be a positive finite number", field="per_input_timeout_s")
-    expected_wire = _stop_expected_wire(stop_expected, len(inputs), stop_after_failure)
+    expected_wire = call_options.stop_expected_wire(stop_expected, len(inputs), stop_after_failure)
+    groups_wire = call_options.groups_wire(input_groups, group_timeout_s, len(inputs), stop_after_failure)
     try:
         encoded_inputs = [sandbox_codec.encode(list(args)) for args in inputs]
     except sandbox_codec.Unserializable as exc:
@@ -338,6 +357,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                "timeouts": timeouts, "deepcopy": deepcopy_inputs, "total_timeout": limits.total_timeout_s,
                "load_timeout": limits.timeout_s, "grace_s": HARD_KILL_GRACE_S,
                "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s)}
+    if groups_wire is not None:
+        request.update(groups=groups_wire[0], group_timeouts=groups_wire[1])
     sealed = {"stop_expected": expected_wire} if expected_wire else None
     digestible: frozenset[int] | None = frozenset()  # the inputs whose value may come back as a digest; None: all
     if digest_above_bytes is not None:
@@ -359,30 +380,15 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     status = answer["status"]
     stopped_early = stop_after_failure and (bool(answer.get("stopped_on_mismatch"))
                                             or any(o.kind in EARLY_STOP_KINDS for o in outcomes))
-    if status == "pass" and any(o.kind == "not_run" for o in outcomes) and not stopped_early:
+    cut = call_options.cut_short(outcomes, groups_wire[0]) if groups_wire is not None else frozenset()
+    if status == "pass" and any(o.kind == "not_run" and o.index not in cut for o in outcomes) and not stopped_early:
         status = "error"
     return CallJobResult(status=status, outcomes=outcomes, load_error=answer["load_error"], limits=limits,
                          duration_s=answer["duration_s"], stdout=answer["stdout"], stderr=answer["stderr"],
                          network_isolated=network_isolated, restarts=answer["restarts"],
-                         cpu_s=answer.get("cpu_s", 0.0))
-
-
-def _stop_expected_wire(stop_expected: Mapping[int, Any] | None, count: int,
-                        stop_after_failure: bool) -> list[list[Any]]:
-    if not stop_expected:
-        return []
-    if not stop_after_failure:
-        raise ParameterError("stop_expected only applies with stop_after_failure=True", field="stop_expected")
-    wire = []
-    for index, value in sorted(stop_expected.items()):
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
-            raise ParameterError(f"stop_expected index {index!r} is not an input index (0..{count - 1})",
-                                 field="stop_expected")
-        try:
-            wire.append([index, sandbox_codec.encode(value)])
-        except sandbox_codec.Unserializable as exc:
-            raise ParameterError(f"stop_expected[{index}] is not plain data: {exc}", field="stop_expected") from exc
-    return wire
+                         cpu_s=answer.get("cpu_s", 0.0),
+                         group_output=tuple((out, err) for out, err in answer.get("group_output", ())),
+                         memory_evidence=bool(answer.get("memory_evidence", False)))
 
 
 # ---------------------------------------------------------------------------------------------------- jobs

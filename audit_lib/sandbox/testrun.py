@@ -100,40 +100,43 @@ class TestsResult:
 
 def run_tests(program: str, snippets: Sequence[str], *, entry_points: Collection[str], limits: Limits = Limits(),
               separator: str = "\n\n", lift: bool = True) -> TestsResult:
-    """Judge each snippet against `program`; `entry_points` are the names the snippets call the program by."""
+    """Judge each snippet against `program`; `entry_points` are the names the snippets call the program by.
+
+    The lifted snippets that call the same entry point share one call job: the program loads once and each
+    snippet's calls run in a fresh fork of it (`call_function(input_groups=...)`), within the snippet's own time
+    limit; the others then run in assert mode, one child each, in order."""
     if isinstance(snippets, str):
         raise ParameterError("snippets must be a sequence of strings, not one string", field="snippets")
     started = time.monotonic()
     total_deadline = started + limits.total_timeout_s
-    blocked = program_allows_lifting(program) if lift else "lifting switched off"
-    chosen = frozenset(entry_points)
+    plans = _plans(program, snippets, frozenset(entry_points), lift)
+    decided: dict[int, SnippetResult] = {}
+    why_not: dict[int, str] = {}
+    network_isolated = False
+    for batch in _batches(plans):
+        remaining = total_deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        verdicts, isolated = _run_lifted_batch(program, batch, limits, remaining)
+        network_isolated = network_isolated or isolated
+        for index, (verdict, reason) in verdicts.items():
+            if verdict is not None:
+                decided[index] = verdict
+            else:
+                why_not[index] = reason
     results: list[SnippetResult] = []
     not_lifted: list[tuple[int, str]] = []
-    network_isolated = False
     for index, snippet in enumerate(snippets):
+        if index in decided:
+            results.append(decided[index])
+            continue
+        plan = plans[index]
         remaining = total_deadline - time.monotonic()
         if remaining <= 0:
             results.append(SnippetResult(index=index, status="timeout", duration_s=0.0, error_type="NotRun",
                                          error_message="not run: the job's total time limit was used up"))
             continue
-        plan = NotLiftable(blocked) if blocked else lift_snippet(snippet, chosen)
-        if isinstance(plan, LiftedTest) and plan.builtins_used:
-            shadowed = plan.builtins_used & module_level_names(program)
-            if shadowed:
-                plan = NotLiftable(f"the program binds {', '.join(sorted(shadowed))}, which the snippet uses")
-        if isinstance(plan, LiftedTest):
-            decided, why_not, isolated = _run_lifted(program, plan, index, limits, remaining)
-            network_isolated = network_isolated or isolated
-            if decided is not None:
-                results.append(decided)
-                continue
-            plan = NotLiftable(why_not)
-            remaining = total_deadline - time.monotonic()
-        not_lifted.append((index, plan.reason))
-        if remaining <= 0:
-            results.append(SnippetResult(index=index, status="timeout", duration_s=0.0, error_type="NotRun",
-                                         error_message="not run: the job's total time limit was used up"))
-            continue
+        not_lifted.append((index, why_not.get(index) or getattr(plan, "reason", "not run lifted")))
         job = sandbox.run_asserts(program, [snippet], separator=separator,
                                   limits=replace(limits, total_timeout_s=remaining))
         network_isolated = network_isolated or job.network_isolated
@@ -144,18 +147,80 @@ def run_tests(program: str, snippets: Sequence[str], *, entry_points: Collection
                        lifted=sum(1 for r in results if r.trust == "parent"), not_lifted=tuple(not_lifted))
 
 
-def _run_lifted(program: str, plan: LiftedTest, index: int, limits: Limits,
-                remaining: float) -> tuple[SnippetResult | None, str, bool]:
-    """(the verdict, "", isolated) or (None, why it must run in assert mode instead, isolated)."""
+def _plans(program: str, snippets: Sequence[str], chosen: frozenset[str], lift: bool) -> list[LiftedTest | NotLiftable]:
+    blocked = program_allows_lifting(program) if lift else "lifting switched off"
+    plans: list[LiftedTest | NotLiftable] = []
+    bound: frozenset[str] | None = None
+    for snippet in snippets:
+        plan = NotLiftable(blocked) if blocked else lift_snippet(snippet, chosen)
+        if isinstance(plan, LiftedTest) and plan.builtins_used:
+            bound = module_level_names(program) if bound is None else bound
+            shadowed = plan.builtins_used & bound
+            if shadowed:
+                plan = NotLiftable(f"the program binds {', '.join(sorted(shadowed))}, which the snippet uses")
+        plans.append(plan)
+    return plans
+
+
+def _batches(plans: Sequence[LiftedTest | NotLiftable]) -> list[list[tuple[int, LiftedTest]]]:
+    """The lifted snippets by the function their calls go to (the entry point, or its argument-returning wrapper)."""
+    batches: dict[tuple[str, bool] | int, list[tuple[int, LiftedTest]]] = {}
+    for index, plan in enumerate(plans):
+        if isinstance(plan, LiftedTest):  # one that makes no call has a job of its own: the load decides it
+            batches.setdefault((plan.entry_point, plan.reads_arguments) if plan.calls else index, []).append(
+                (index, plan))
+    return list(batches.values())
+
+
+@dataclass(frozen=True)
+class _SnippetCalls:
+    """One lifted snippet's share of its batch's call job: its calls' outcomes (numbered from 0), its times."""
+
+    status: str
+    outcomes: tuple[CallOutcome, ...]
+    load_error: str | None
+    duration_s: float
+    cpu_s: float
+    stdout: str
+    stderr: str
+    memory_evidence: bool
+
+
+def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits: Limits,
+                      remaining: float) -> tuple[dict[int, tuple[SnippetResult | None, str]], bool]:
+    """{snippet index: (its verdict, "") or (None, why it must run in assert mode instead)}, isolated."""
     timeout = min(limits.timeout_s, remaining)
-    call_limits = replace(limits, timeout_s=timeout, total_timeout_s=timeout)
-    source, entry = program, plan.entry_point
-    if plan.reads_arguments:
-        source, entry = program + wrapper_source(plan.entry_point), WRAPPER_NAME
+    first = batch[0][1]
+    source, entry = program, first.entry_point
+    if first.reads_arguments:
+        source, entry = program + wrapper_source(first.entry_point), WRAPPER_NAME
+    calls = [list(args) for _index, plan in batch for args in plan.calls]
+    grouped = bool(calls)
     try:
-        job = sandbox.call_function(source, entry, [list(args) for args in plan.calls], limits=call_limits)
+        job = sandbox.call_function(
+            source, entry, calls, limits=replace(limits, timeout_s=timeout,
+                                                 total_timeout_s=remaining if grouped else timeout),
+            input_groups=[len(plan.calls) for _index, plan in batch] if grouped else None,
+            group_timeout_s=[timeout] * len(batch) if grouped else None)
     except ParameterError as exc:
-        return None, f"arguments cannot be sent: {exc}", False
+        return {index: (None, f"arguments cannot be sent: {exc}") for index, _plan in batch}, False
+    verdicts: dict[int, tuple[SnippetResult | None, str]] = {}
+    offset = 0
+    for position, (index, plan) in enumerate(batch):
+        own = job.outcomes[offset:offset + len(plan.calls)]
+        stdout, stderr = job.group_output[position] if grouped and job.group_output else (job.stdout, job.stderr)
+        calls_job = _SnippetCalls(
+            job.status, tuple(replace(outcome, index=outcome.index - offset) for outcome in own), job.load_error,
+            sum(outcome.wall_s for outcome in own) if grouped else job.duration_s,
+            sum(outcome.cpu_s for outcome in own) if grouped else job.cpu_s, stdout, stderr, job.memory_evidence)
+        offset += len(plan.calls)
+        verdicts[index] = _lifted_verdict(calls_job, plan, index, timeout)
+    return verdicts, job.network_isolated
+
+
+def _lifted_verdict(job: _SnippetCalls, plan: LiftedTest, index: int,
+                    timeout: float) -> tuple[SnippetResult | None, str]:
+    """(the verdict, "") or (None, why the snippet must run in assert mode instead)."""
 
     def verdict(status: str, error_type: str | None = None, message: str | None = None,
                 extra_s: float = 0.0) -> SnippetResult:
@@ -164,20 +229,20 @@ def _run_lifted(program: str, plan: LiftedTest, index: int, limits: Limits,
                              wall_s=job.duration_s, cpu_s=job.cpu_s)
 
     if job.status == "harness_error":
-        return verdict("harness_error", "SandboxHarnessError", job.load_error), "", job.network_isolated
+        return verdict("harness_error", "SandboxHarnessError", job.load_error), ""
     if job.load_error is not None:
         error_type, _, message = job.load_error.partition(": ")
-        return verdict(job.status, error_type, message), "", job.network_isolated
+        return verdict(job.status, error_type, message), ""
     if any(outcome.kind == "unserializable" for outcome in job.outcomes):
         bad = next(o for o in job.outcomes if o.kind == "unserializable")
-        return None, f"a value came back unserializable ({bad.exc_type})", job.network_isolated
+        return None, f"a value came back unserializable ({bad.exc_type})"
     values = [outcome.value if outcome.kind == "value" else None for outcome in job.outcomes]
     failed = frozenset(outcome.index for outcome in job.outcomes if outcome.kind != "value")
     arguments: list[Any] = []
     if plan.reads_arguments:
         unwrapped = [_unwrap(value, len(args)) for value, args in zip(values, plan.calls)]
         if any(pair is None for index, pair in enumerate(unwrapped) if index not in failed):
-            return None, "the wrapped call returned an unexpected shape", job.network_isolated
+            return None, "the wrapped call returned an unexpected shape"
         values = [pair[0] if pair else None for pair in unwrapped]
         arguments = [pair[1] if pair else () for pair in unwrapped]
     replay_started = time.monotonic()
@@ -185,12 +250,12 @@ def _run_lifted(program: str, plan: LiftedTest, index: int, limits: Limits,
     try:
         status, error_type, message = _replay(plan, replay)
     except Unsupported as exc:
-        return None, f"replay: {exc}", job.network_isolated
+        return None, f"replay: {exc}"
     except CallFailed as exc:
-        status, error_type, message = _call_failure(job.outcomes[exc.index])
+        status, error_type, message = _call_failure(job.outcomes[exc.index], job.memory_evidence)
     except ParentTimeout as exc:
         status, error_type, message = "timeout", "ParentTimeout", str(exc)
-    return verdict(status, error_type, message, time.monotonic() - replay_started), "", job.network_isolated
+    return verdict(status, error_type, message, time.monotonic() - replay_started), ""
 
 
 def _unwrap(value: Any, count: int) -> tuple[Any, list[Any]] | None:
@@ -222,21 +287,26 @@ def _replay(plan: LiftedTest, replay: Replay) -> tuple[str, str | None, str | No
     return "pass", None, None
 
 
-def _call_failure(outcome: CallOutcome) -> tuple[str, str | None, str | None]:
-    """The snippet's verdict when one of its calls produced no value, as the in-process run would end."""
+def _call_failure(outcome: CallOutcome, memory_evidence: bool) -> tuple[str, str | None, str | None]:
+    """The snippet's verdict when one of its calls produced no value, as the in-process run would end.
+
+    `memory`, `killed`, `harness_error` and a CPU `timeout` come only from the supervisor's own record of how the
+    process ended (`CallOutcome.by_supervisor`), or for a raised MemoryError, the job's memory cgroup having hit its
+    limit: an exception the code raised under such a name is its own `error`, as in assert mode."""
     if outcome.kind in ("timeout", "not_run"):
         return "timeout", "Timeout", "the call did not finish within the time limit"
     exc_type = outcome.exc_type or "?"
     if exc_type == "AssertionError":
         return "fail", exc_type, outcome.exc_message
-    if exc_type == "MemoryError":
+    if exc_type == "MemoryError" and (outcome.by_supervisor or memory_evidence):
         return "memory", exc_type, outcome.exc_message
-    if exc_type == "Timeout":
-        return "timeout", exc_type, outcome.exc_message
-    if exc_type.startswith(_SIGNAL_PREFIX):
-        return "killed", exc_type, outcome.exc_message
-    if exc_type in ("SandboxSetupError", "SandboxHarnessCrash"):
-        return "harness_error", exc_type, outcome.exc_message
+    if outcome.by_supervisor:
+        if exc_type == "Timeout":
+            return "timeout", exc_type, outcome.exc_message
+        if exc_type.startswith(_SIGNAL_PREFIX):
+            return "killed", exc_type, outcome.exc_message
+        if exc_type == "SandboxSetupError":
+            return "harness_error", exc_type, outcome.exc_message
     return "error", exc_type, outcome.exc_message
 
 

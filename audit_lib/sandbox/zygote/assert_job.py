@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from audit_lib.sandbox.zygote.child import ASSERT_STATUSES
+from audit_lib.sandbox.zygote.harness_io import ASSERT_STATUSES
 from audit_lib.sandbox.zygote.state import ZygoteState
 from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, _status_from_exit
 

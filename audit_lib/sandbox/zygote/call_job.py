@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import time
 
@@ -23,11 +24,18 @@ class CallProgress:
     dropped. A line that reaches the supervisor before its input's go was sent (sent together with
     the previous line) is a protocol violation: the harness never does that. An input whose wall time here exceeds
     its limit is `timeout`, whatever the child said.
+
+    With input groups (`groups`: first input of each, and each group's time limit for all its inputs together),
+    a group's deadline starts with its first input's go and holds across restarts (`group_deadlines`, shared).
     """
 
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
                  stop_after_failure: bool = False, judge: Judge | None = None, clock=None, go=None,
-                 wall_clock=time.monotonic):
+                 wall_clock=time.monotonic, groups: InputGroups | None = None, output_mark=None):
+        self.groups = groups
+        # With groups: (stdout, stderr) positions once a chunk's output is read, so each group gets its own output.
+        self.output_mark = output_mark
+        self.chunk_mark = (0, 0)
         self.next_index = first
         self.loaded = False
         self.load_failure: dict | None = None
@@ -68,6 +76,8 @@ class CallProgress:
         *complete, rest = bytes(self.partial).split(b"\n")
         self.partial = bytearray(rest)
         self.chunk_clock = self.clock()
+        if self.output_mark is not None:
+            self.chunk_mark = self.output_mark()
         for line in complete:
             if not self._accept(line):
                 return False
@@ -101,6 +111,8 @@ class CallProgress:
         if not self.loaded:
             if line == b"L ok":
                 self.loaded = True
+                if self.groups is not None and self.groups.load_mark is None:  # a restart's load: the next input's
+                    self.groups.load_mark = self.chunk_mark
                 self.last_cpu = self.chunk_clock[1]
                 self.go_due = self.next_index < len(self.timeouts)
                 return True
@@ -131,6 +143,8 @@ class CallProgress:
             return False
         line = self._measured(line)
         self.lines.append(line)
+        if self.groups is not None:
+            self.groups.marks[self.next_index] = self.chunk_mark
         self.next_index += 1
         kind = line.split(b" ", 2)[1:2]
         self.stopped_after_failure = self.stop_after_failure and kind != [b"value"]
@@ -163,11 +177,61 @@ class CallProgress:
         limit = self.timeouts[self.next_index]
         now = self.wall_clock()
         self.deadline = now + limit + self.grace + limit * 0.25
+        if self.groups is not None:
+            self.deadline = min(self.deadline, self.groups.deadline(self.next_index, now))
         self.last_event = now
         self.go()
 
     def current_deadline(self) -> float:
         return min(self.deadline, self.total_deadline)
+
+
+class InputGroups:
+    """The inputs' groups (one per lifted snippet): each group's first input and the time limit of all its inputs
+    together, and each group's deadline once its first input started."""
+
+    def __init__(self, firsts: list[int], timeouts: list[float], count: int) -> None:
+        if len(firsts) != len(timeouts) or firsts != sorted(set(firsts)) or (firsts and firsts[0] != 0) \
+                or any(not 0 <= first < count for first in firsts):
+            raise ValueError("input groups: one increasing first input per group, from 0, and one limit each")
+        self.firsts, self.timeouts = firsts, timeouts
+        self.deadlines: dict[int, float] = {}
+        # (stdout, stderr) positions: after the load's output, and after each answered input's.
+        self.load_mark: tuple[int, int] | None = None
+        self.marks: dict[int, tuple[int, int]] = {}
+
+    def group_of(self, index: int) -> int:
+        return bisect.bisect_right(self.firsts, index) - 1
+
+    def deadline(self, index: int, now: float) -> float:
+        group = self.group_of(index)
+        return self.deadlines.setdefault(group, now + self.timeouts[group])
+
+    def passed(self, index: int, now: float) -> bool:
+        """Whether the group of `index` is out of time (its deadline was set and is over)."""
+        deadline = self.deadlines.get(self.group_of(index))
+        return deadline is not None and now >= deadline
+
+    def outputs(self, captures: dict, count: int) -> list[list[str]]:
+        """[stdout, stderr] of each group: the load's output (each group would have loaded the program itself),
+        then what was written from the end of the previous group's last answered input to the end of its own."""
+        load_out, load_err = self.load_mark or (0, 0)
+        outputs = []
+        previous = (load_out, load_err)
+        for group, first in enumerate(self.firsts):
+            end = self.firsts[group + 1] if group + 1 < len(self.firsts) else count
+            answered = [self.marks[index] for index in range(first, end) if index in self.marks]
+            until = answered[-1] if answered else previous
+            outputs.append([captures[name].text_between(0, load) + captures[name].text_between(since, upto)
+                            for name, load, since, upto in (("out", load_out, previous[0], until[0]),
+                                                            ("err", load_err, previous[1], until[1]))])
+            previous = until
+        return outputs
+
+    def next_first(self, index: int, count: int) -> int:
+        """The first input of the group after the one of `index` (`count` after the last group)."""
+        group = self.group_of(index) + 1
+        return self.firsts[group] if group < len(self.firsts) else count
 
 
 def run_call(state: ZygoteState, request: dict, raw: bytes, protocol_in: int) -> tuple[dict, bytes]:
@@ -194,12 +258,17 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
     stop_after_failure = bool(request.get("stop_after_failure", False))
     stopped_on_mismatch = False
     cpu_total = 0.0
+    memory_evidence = False
+    groups = InputGroups([int(first) for first in request["groups"]], [float(t) for t in request["group_timeouts"]],
+                         len(timeouts)) if request.get("groups") is not None else None
     while start < len(timeouts) or (start == 0 and not timeouts):
         run = ChildRun(state, limits, "call", raw, start)
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
-                                stop_after_failure, judge, run.clock, run.send_go)
+                                stop_after_failure, judge, run.clock, run.send_go, groups=groups,
+                                output_mark=None if groups is None else lambda run=run: run.drain(captures))
         run.supervise(captures, progress.feed, progress.current_deadline)
         cpu_total += run.cpu_s
+        memory_evidence = memory_evidence or run.oom_killed or run.hit_memory_limit
         lines.extend(progress.lines)
         stopped_on_mismatch = progress.stopped_on_mismatch
         if progress.violation:
@@ -226,13 +295,20 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
         # The child died or was killed while running input `next_index`: record it, then carry on after it.
         index = progress.next_index
         measured = f"{max(0.0, run.ended - progress.last_event)!r}:{max(0.0, run.cpu_s - progress.last_cpu)!r}"
+        if groups is not None:
+            groups.marks[index] = run.drain(captures)
+        # `:s` marks the supervisor's own record of how the process ended: the child's lines never carry it (their
+        # timing field is replaced by `_measured`), so an exception class the code names "MemoryError" or
+        # "SIGKILL" is never taken for this evidence.
         if run.killed_by_us:
-            lines.append(f"{index} timeout {measured} null".encode())
+            lines.append(f"{index} timeout {measured}:s null".encode())
         else:
             _status, error_type, message = _status_from_exit(run, False)
             payload = json.dumps(["ProcessExit" if error_type == "EarlyExit" else error_type, message])
-            lines.append(f"{index} exception {measured} {payload}".encode())
+            lines.append(f"{index} exception {measured}:s {payload}".encode())
         start = index + 1
+        if groups is not None and run.killed_by_us and groups.passed(index, run.ended):
+            start = groups.next_first(index, len(timeouts))  # the rest of an out-of-time group is not run
         if over_total:
             status = "timeout"
             break
@@ -243,5 +319,7 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
             break
     header = {"status": status, "load_error": load_error, "stdout": captures["out"].text(),
               "stderr": captures["err"].text(), "duration_s": time.monotonic() - started, "restarts": restarts,
-              "stopped_on_mismatch": stopped_on_mismatch, "cpu_s": cpu_total}
+              "stopped_on_mismatch": stopped_on_mismatch, "cpu_s": cpu_total, "memory_evidence": memory_evidence}
+    if groups is not None:
+        header["group_output"] = groups.outputs(captures, len(timeouts))
     return header, b"\n".join(lines)

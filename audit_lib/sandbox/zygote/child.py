@@ -2,24 +2,34 @@
 
 from __future__ import annotations
 
-import builtins
-import copy
 import ctypes
 import fcntl
 import json
 import os
 import resource
-import signal
 import sys
-import time
-import types
 
-from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox import strict as sandbox_strict
-from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD, SAFE_PATH
+from audit_lib.sandbox.zygote.call_child import GO_FD, _call_child
+from audit_lib.sandbox.zygote.harness_io import (
+    _AssertionError,
+    _BaseException,
+    _disable_tracing,
+    _exception_fields,
+    _flush_std_streams,
+    _fresh_module,
+    _issubclass,
+    _MemoryError,
+    _python_exit_code,
+    _str,
+    _SystemExit,
+    _type,
+    _write_all_raw,
+)
+from audit_lib.sandbox.zygote.protocol import RESULT_FD, SAFE_PATH
 from audit_lib.sandbox.zygote.template import JOB_FDS
 
-CTL_FD, SPEC_FD, GO_FD = 4, 5, 6
+CTL_FD, SPEC_FD = 4, 5  # and GO_FD = 6 (call mode)
 JOB_UID_IN_USERNS = 1000
 CLONE_NEWUSER = 0x10000000
 PR_SET_DUMPABLE = 4
@@ -51,7 +61,7 @@ def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
             digests = (int(spec["digest_above_bytes"]), None if chosen is None else frozenset(chosen))
         _call_child(spec["program"], spec["entry_point"], spec["inputs"], [float(t) for t in spec["timeouts"]],
                     int(header["start"]), bool(spec["deepcopy"]), float(spec["load_timeout"]),
-                    bool(spec.get("stop_after_failure", False)), digests)
+                    bool(spec.get("stop_after_failure", False)), digests, spec.get("groups"))
 
 
 def _drop_privileges(setup: dict) -> None:
@@ -138,67 +148,6 @@ def _enter_unprivileged_userns() -> None:
             raise RuntimeError("capabilities left after dropping them")
 
 
-# The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.
-_type, _str, _issubclass, _memoryview, _os_write = type, str, issubclass, memoryview, os.write
-_int, _getattr, _os_read = int, getattr, os.read
-_BaseException, _AssertionError, _MemoryError, _SystemExit = BaseException, AssertionError, MemoryError, SystemExit
-ASSERT_STATUSES = ("pass", "fail", "error", "memory")
-
-
-def _write_all_raw(fd: int, data: bytes) -> None:
-    view = _memoryview(data)
-    while view:
-        view = view[_os_write(fd, view):]
-
-
-def _safe_text(thunk, cap: int = 2000) -> str:
-    try:
-        text = thunk()
-        return text[:cap] if _type(text) is _str else "?"
-    except _BaseException:  # hostile __str__ / __name__
-        return "?"
-
-
-def _exception_fields(exc: BaseException) -> tuple[str, str]:
-    exc_type = _safe_text(lambda: _type(exc).__name__, 200)
-    return exc_type, _safe_text(lambda: _str(exc))
-
-
-def _disable_tracing() -> None:
-    """A trace function may jump over lines (frame.f_lineno); the snippet must not be able to skip its asserts."""
-    def refuse(*_args, **_kwargs):
-        raise RuntimeError("tracing is disabled in the sandbox")
-    sys.settrace = refuse
-    sys.setprofile = refuse
-    threading = sys.modules.get("threading")
-    if threading is not None:
-        threading.settrace = refuse
-        threading.setprofile = refuse
-
-
-def _fresh_module(name: str) -> types.ModuleType:
-    module = types.ModuleType(name)
-    module.__builtins__ = builtins
-    sys.modules[name] = module
-    return module
-
-
-def _flush_std_streams(streams: tuple) -> None:
-    for stream in streams:
-        try:
-            stream.flush()
-        except _BaseException:
-            pass
-
-
-def _python_exit_code(exc: BaseException) -> int:
-    """The status `python -c` exits with for an uncaught SystemExit: None -> 0, an int -> itself, else 1."""
-    value = _getattr(exc, "code", None)
-    if value is None:
-        return 0
-    return value if _type(value) is _int else 1
-
-
 def _assert_child(source: str, secret: str, strict_guard: str | None = None) -> None:
     """Run program + snippet as `__main__`; the completion record with the secret is written only if it returns.
 
@@ -229,98 +178,4 @@ def _assert_child(source: str, secret: str, strict_guard: str | None = None) -> 
         except _BaseException:
             pass
     write_all(RESULT_FD, (secret + " " + status + " " + _str(exit_code) + "\n").encode() + details_line + b"\n")
-    exit_now(0)
-
-
-class _InputTimeout(BaseException):
-    """Raised by the per-input SIGALRM handler; a BaseException so `except Exception` does not swallow it."""
-
-
-def _on_alarm(_signum, _frame):
-    raise _InputTimeout
-
-
-def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: list, start: int,
-                deep: bool, load_timeout: float, stop_after_failure: bool = False,
-                digests: tuple[int, frozenset | None] | None = None) -> None:
-    """Load the program once, then call the entry point for inputs[start:], one result line per input.
-
-    `digests` = (size, inputs or None for all): a float-free value whose canonical encoding is larger than `size`
-    is sent as its digest (`sandbox_codec.ValueDigest`) instead of the value.
-    """
-    write_all, dumps, exit_now, perf = _write_all_raw, json.dumps, os._exit, time.perf_counter
-    encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
-    large_value_digest = sandbox_codec.large_value_digest
-    digest_above, digest_inputs = digests if digests is not None else (None, None)
-    setitimer, install = signal.setitimer, signal.signal
-    streams = (sys.stdout, sys.stderr)
-    install(signal.SIGALRM, _on_alarm)
-    setitimer(signal.ITIMER_REAL, load_timeout)
-    try:
-        try:
-            code = compile(program, "<sandbox>", "exec")
-            namespace = _fresh_module("__sandbox__").__dict__
-            exec(code, namespace)
-        finally:
-            setitimer(signal.ITIMER_REAL, 0)
-        function = namespace.get(entry_point)
-        if not callable(function):
-            raise NameError(f"entry point {entry_point!r} is not defined or not callable")
-        inputs = [sandbox_codec.decode(args) for args in inputs_json]
-    except BaseException as exc:  # noqa: BLE001
-        kind = "timeout" if _issubclass(_type(exc), _InputTimeout) else "error"
-        error_type, error_message = _exception_fields(exc)
-        _flush_std_streams(streams)
-        write_all(RESULT_FD, b"L " + dumps({"kind": kind, "exc_type": error_type,
-                                            "exc_message": error_message}).encode() + b"\n")
-        exit_now(0)
-    write_all(RESULT_FD, b"L ok\n")
-    read = _os_read
-    for index in range(start, len(inputs)):
-        # Each input starts when the supervisor says so, after it took the previous line's arrival time.
-        if read(GO_FD, 1) != b"g":
-            exit_now(0)
-        limit = timeouts[index]
-        kind, payload = "value", None
-        elapsed = 0.0
-        try:
-            args = copy.deepcopy(inputs[index]) if deep else inputs[index]
-            install(signal.SIGALRM, _on_alarm)  # the previous input may have replaced it
-            began = perf()
-            setitimer(signal.ITIMER_REAL, limit)
-            try:
-                value = function(*args)
-            finally:
-                setitimer(signal.ITIMER_REAL, 0)
-                elapsed = perf() - began
-        except _InputTimeout:
-            kind = "timeout"
-        except BaseException as exc:  # noqa: BLE001
-            kind = "exception"
-            payload = _exception_fields(exc)
-        if kind == "value" and elapsed > limit:
-            kind = "timeout"  # the code swallowed the alarm and finished late
-        if kind == "value":
-            try:
-                payload = encode(value)
-            except unserializable as exc:
-                kind, payload = "unserializable", [exc.type_name, exc.reason]
-            except RecursionError:
-                kind, payload = "unserializable", [_safe_text(lambda: type(value).__name__), "recursive"]
-        text = dumps(payload)
-        # The canonical encoding is never shorter than this one, so a short text needs no digest check.
-        if kind == "value" and digest_above is not None and len(text) > digest_above \
-                and (digest_inputs is None or index in digest_inputs):
-            digest = large_value_digest(value, payload, digest_above)
-            if digest is not None:
-                text = dumps(digest.to_json())
-        line = f"{index} {kind} {elapsed!r} ".encode() + text.encode() + b"\n"
-        if len(line) > MAX_VALUE_BYTES:
-            line = (f"{index} unserializable {elapsed!r} ".encode()
-                    + dumps([_safe_text(lambda: type(value).__name__), "value too large to send"]).encode() + b"\n")
-        write_all(RESULT_FD, line)
-        if stop_after_failure and kind != "value":
-            break
-    _flush_std_streams(streams)
-    write_all(RESULT_FD, b"D\n")
     exit_now(0)

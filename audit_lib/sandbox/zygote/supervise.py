@@ -22,6 +22,16 @@ class Capture:
         self.kept = bytearray()
         self.dropped = 0
 
+    def total(self) -> int:
+        """Bytes seen so far, kept or not: a position in the stream."""
+        return len(self.kept) + self.dropped
+
+    def text_between(self, start: int, end: int) -> str:
+        """The stream's text from position `start` to `end`, with a note of what of it was not kept."""
+        text = self.kept[start:end].decode("utf-8", errors="replace")
+        dropped = max(0, end - max(start, len(self.kept)))
+        return text + (f"\n[... {dropped} more bytes dropped]" if dropped else "")
+
     def add(self, chunk: bytes) -> None:
         room = self.cap - len(self.kept)
         if room > 0:
@@ -67,6 +77,9 @@ class ChildRun:
             for fd in (spec_fd, out_w, err_w, res_w, ctl_w, go_r):
                 os.close(fd)
         self.fds = {out_r: "out", err_r: "err", res_r: "res", ctl_r: "ctl"}
+        for fd in (out_r, err_r):  # `drain` reads them whenever asked
+            os.set_blocking(fd, False)
+        self.open_fds = set(self.fds)
         self.go_fd = go_w
         self.ctl = bytearray()
         self.pid = self.cell.init_pid
@@ -137,7 +150,7 @@ class ChildRun:
         poller = select.poll()
         for fd in self.fds:
             poller.register(fd, select.POLLIN)
-        open_fds = set(self.fds)
+        open_fds = self.open_fds
         self._parse_ctl()
         while open_fds:
             remaining = deadline_of() - time.monotonic()
@@ -145,7 +158,10 @@ class ChildRun:
                 self.kill()
                 remaining = 0.05
             for fd, _event in poller.poll(max(1, int(min(remaining, 1.0) * 1000) + 1)):
-                chunk = os.read(fd, 1 << 16)
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:  # emptied by `drain` in this round
+                    continue
                 name = self.fds[fd]
                 if not chunk:
                     poller.unregister(fd)
@@ -170,6 +186,20 @@ class ChildRun:
             self.cpu_s = max(self.reported_cpu_s, self.last_cpu_s)
         if self.killed_by_us or self.exit_status is None or self.oom_killed:
             self.state.cells.retire()  # returns once the cell's init, and every process of its namespace, is gone
+
+    def drain(self, captures: dict) -> tuple[int, int]:
+        """Read what the job wrote to stdout and stderr so far; (stdout, stderr) positions after it."""
+        for fd, name in self.fds.items():
+            if name in captures and fd in self.open_fds:
+                while True:
+                    try:
+                        chunk = os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        break
+                    if not chunk:  # the end: `supervise` closes it
+                        break
+                    captures[name].add(chunk)
+        return captures["out"].total(), captures["err"].total()
 
     def _parse_ctl(self) -> None:
         while b"\n" in self.ctl:

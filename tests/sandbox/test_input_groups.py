@@ -1,0 +1,128 @@
+"""Input groups: one call job loads the program once and runs each group (a lifted snippet) in a fresh fork of it.
+
+Each test that defends a property also runs the same inputs without groups (one process for all), where the
+property does not hold, so the test is shown able to fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from audit_lib import sandbox
+from audit_lib.errors import ParameterError
+from audit_lib.sandbox import Limits, run_tests
+from audit_lib.sandbox import testrun as sandbox_testrun
+
+STATEFUL = """
+import os, sys, time
+print("loaded")
+seen = []
+
+def f(x):
+    seen.append(x)
+    print("call", x)
+    print("err", x, file=sys.stderr)
+    if x == "loop":
+        while True:
+            pass
+    if x == "exit":
+        os._exit(3)
+    if x == "daemon":
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+    if x == "pids":
+        return sorted(int(name) for name in os.listdir("/proc") if name.isdigit())
+    return len(seen)
+"""
+
+
+def test_no_state_crosses_groups() -> None:
+    inputs = [[1], [2], [3], [4]]
+    grouped = sandbox.call_function(STATEFUL, "f", inputs, input_groups=[2, 1, 1])
+    assert grouped.status == "pass"
+    assert [o.value for o in grouped.outcomes] == [1, 2, 1, 1]
+    together = sandbox.call_function(STATEFUL, "f", inputs)  # without groups the state carries on
+    assert [o.value for o in together.outcomes] == [1, 2, 3, 4]
+
+
+def test_each_group_gets_the_load_output_and_its_own_output() -> None:
+    job = sandbox.call_function(STATEFUL, "f", [[1], [2], [3]], input_groups=[2, 1])
+    assert job.group_output == (("loaded\ncall 1\ncall 2\n", "err 1\nerr 2\n"), ("loaded\ncall 3\n", "err 3\n"))
+    assert job.stdout == "loaded\ncall 1\ncall 2\ncall 3\n"  # the load ran, and printed, once
+
+
+def test_a_group_out_of_time_leaves_its_rest_unrun_and_the_next_group_runs() -> None:
+    job = sandbox.call_function(STATEFUL, "f", [[1], ["loop"], [2], [3]], input_groups=[1, 2, 1],
+                                group_timeout_s=[1.0, 1.0, 1.0], limits=Limits(timeout_s=5, total_timeout_s=30))
+    assert [o.kind for o in job.outcomes] == ["value", "timeout", "not_run", "value"]
+    assert job.outcomes[1].by_supervisor and job.outcomes[1].wall_s < 3.0  # the group's 1 s, not the input's 5 s
+    assert job.status == "pass"  # the unrun input is the group's timeout, not a lost one
+
+
+def test_a_group_that_ends_its_process_is_recorded_and_the_run_goes_on() -> None:
+    job = sandbox.call_function(STATEFUL, "f", [["exit"], [1], [2]], input_groups=[2, 1])
+    assert job.outcomes[0].kind == "exception" and job.outcomes[0].exc_type == "ProcessExit"
+    assert job.outcomes[0].by_supervisor
+    assert [o.value for o in job.outcomes[1:]] == [1, 1] and job.restarts == 1
+
+
+def test_processes_a_group_left_behind_are_gone_before_the_next_group() -> None:
+    grouped = sandbox.call_function(STATEFUL, "f", [["daemon"], ["pids"]], input_groups=[1, 1])
+    assert grouped.outcomes[1].kind == "value" and len(grouped.outcomes[1].value) == 2  # the cell's init, the worker
+    together = sandbox.call_function(STATEFUL, "f", [["daemon"], ["pids"]])
+    assert len(together.outcomes[1].value) == 3  # the daemon is still there
+
+
+@pytest.mark.parametrize("groups, timeouts, field", [
+    ([2, 2], None, "input_groups"),  # sums to 4, not 3
+    ([0, 3], None, "input_groups"),
+    ([3], [1.0, 1.0], "group_timeout_s"),
+    ([3], [float("nan")], "group_timeout_s"),
+    (None, [1.0], "group_timeout_s"),
+])
+def test_bad_groups_are_refused_before_any_job(groups, timeouts, field) -> None:
+    with pytest.raises(ParameterError) as raised:
+        sandbox.call_function(STATEFUL, "f", [[1], [2], [3]], input_groups=groups, group_timeout_s=timeouts)
+    assert raised.value.fields["field"] == field
+
+
+def test_groups_cannot_stop_after_failure() -> None:
+    with pytest.raises(ParameterError):
+        sandbox.call_function(STATEFUL, "f", [[1]], input_groups=[1], stop_after_failure=True)
+
+
+def test_run_tests_sends_the_lifted_snippets_of_one_entry_point_as_one_job(monkeypatch) -> None:
+    jobs = []
+    real = sandbox.call_function
+
+    def counting(*args, **kwargs):
+        jobs.append(kwargs.get("input_groups"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sandbox_testrun.sandbox, "call_function", counting)
+    snippets = ["assert f(1) == 1\nassert f(2) == 2", "assert f(5) == 1", "assert f(7) == 2", "assert f(8) == 1"]
+    result = run_tests(STATEFUL, snippets, entry_points=("f",))
+    assert jobs == [[2, 1, 1, 1]]
+    assert [s.status for s in result.snippets] == ["pass", "pass", "fail", "pass"]
+    assert [s.trust for s in result.snippets] == ["parent"] * 4
+    assert result.snippets[1].stdout == "loaded\ncall 5\n" and result.snippets[1].stderr == "err 5\n"
+    in_process = [sandbox.run_asserts(STATEFUL, [snippet]).snippets[0].status for snippet in snippets]
+    assert in_process == ["pass", "pass", "fail", "pass"]  # each snippet in a process of its own says the same
+
+
+SPOOFS = """
+class MemoryError(Exception):
+    pass
+
+def f(name):
+    raise type(name, (Exception,), {})("not what it says")
+"""
+
+
+@pytest.mark.parametrize("name", ["MemoryError", "SIGKILL", "SandboxSetupError", "Timeout"])
+def test_an_exception_named_like_the_supervisors_evidence_is_the_codes_own_error(name: str) -> None:
+    result = run_tests(SPOOFS, [f"assert f({name!r}) == 1"], entry_points=("f",))
+    snippet = result.snippets[0]
+    assert snippet.trust == "parent" and snippet.error_type == name
+    assert snippet.status == "error"  # not memory, killed, harness_error or timeout

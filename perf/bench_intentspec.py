@@ -1,7 +1,8 @@
 """Speed and agreement: the IntentSpec replay on our sandbox engine vs the upstream naive exit-code harness.
 
 Runs the full replay (canonicals, OpenAI and HumanEval+ references, every cached generation of both models)
-twice: once through `audit_lib.sandbox.run_many` (sandboxed, one fresh child per constraint), once the way
+twice: once through `audit_lib.sandbox.run_many` (sandboxed; each constraint in a process of its own: a fresh fork
+of the candidate's program, loaded once per candidate in its own sandbox job), once the way
 upstream `src/intentspec/execute.py::run_solution` does it, sequentially:
 `subprocess.run([python, "-c", source + "\\n\\n" + test_code], timeout=5)`, exit code 0 = pass.
 This script is the one place that runs the naive harness, because that harness is what is being measured.

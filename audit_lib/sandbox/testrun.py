@@ -24,7 +24,7 @@ from typing import Any
 
 from audit_lib import sandbox
 from audit_lib.errors import ParameterError
-from audit_lib.sandbox import CallOutcome, Limits, SnippetResult, Status
+from audit_lib.sandbox import CallJobResult, CallOutcome, Limits, SnippetResult, Status
 from audit_lib.sandbox.lifted_eval import CallFailed, ParentTimeout, Replay, Unsupported
 from audit_lib.sandbox.lifting import LiftedTest, NotLiftable, lift_snippet
 
@@ -172,20 +172,6 @@ def _batches(plans: Sequence[LiftedTest | NotLiftable]) -> list[list[tuple[int, 
     return list(batches.values())
 
 
-@dataclass(frozen=True)
-class _SnippetCalls:
-    """One lifted snippet's share of its batch's call job: its calls' outcomes (numbered from 0), its times."""
-
-    status: str
-    outcomes: tuple[CallOutcome, ...]
-    load_error: str | None
-    duration_s: float
-    cpu_s: float
-    stdout: str
-    stderr: str
-    memory_evidence: bool
-
-
 def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits: Limits,
                       remaining: float) -> tuple[dict[int, tuple[SnippetResult | None, str]], bool]:
     """{snippet index: (its verdict, "") or (None, why it must run in assert mode instead)}, isolated."""
@@ -209,16 +195,16 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
     for position, (index, plan) in enumerate(batch):
         own = job.outcomes[offset:offset + len(plan.calls)]
         stdout, stderr = job.group_output[position] if grouped and job.group_output else (job.stdout, job.stderr)
-        calls_job = _SnippetCalls(
-            job.status, tuple(replace(outcome, index=outcome.index - offset) for outcome in own), job.load_error,
-            sum(outcome.wall_s for outcome in own) if grouped else job.duration_s,
-            sum(outcome.cpu_s for outcome in own) if grouped else job.cpu_s, stdout, stderr, job.memory_evidence)
+        calls_job = replace(  # this snippet's share of the job
+            job, outcomes=tuple(replace(outcome, index=outcome.index - offset) for outcome in own),
+            duration_s=sum(outcome.wall_s for outcome in own) if grouped else job.duration_s,
+            cpu_s=sum(outcome.cpu_s for outcome in own) if grouped else job.cpu_s, stdout=stdout, stderr=stderr)
         offset += len(plan.calls)
         verdicts[index] = _lifted_verdict(calls_job, plan, index, timeout)
     return verdicts, job.network_isolated
 
 
-def _lifted_verdict(job: _SnippetCalls, plan: LiftedTest, index: int,
+def _lifted_verdict(job: CallJobResult, plan: LiftedTest, index: int,
                     timeout: float) -> tuple[SnippetResult | None, str]:
     """(the verdict, "") or (None, why the snippet must run in assert mode instead)."""
 

@@ -25,8 +25,8 @@ class CallProgress:
     the previous line) is a protocol violation: the harness never does that. An input whose wall time here exceeds
     its limit is `timeout`, whatever the child said.
 
-    With input groups (`groups`: first input of each, and each group's time limit for all its inputs together),
-    a group's deadline starts with its first input's go and holds across restarts (`group_deadlines`, shared).
+    With input groups (`InputGroups`, shared by the restarts of one job), a group's deadline starts with its first
+    input's go and holds across restarts, and the output positions of each line are noted for each group's output.
     """
 
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,

@@ -67,6 +67,17 @@ def test_humaneval_plus_report_drills_into_humaneval_32(mirror_dir: Path, tmp_pa
 
 
 @pytest.mark.notebook
+@pytest.mark.mirror
+def test_impossible_lcb_report_explores_lcbhard_5(mirror_dir: Path, tmp_path: Path) -> None:
+    reports = _run(tmp_path, mirror_dir, "impossible_lcb")
+    html = (reports / "impossible_lcb.html").read_text(encoding="utf-8")
+    assert 'audit.task("lcbhard_5")</code> →' in html
+    assert "impossible_lcb lcbhard_5: 162 verdicts over 3 solutions, 64 not passing" in html
+    assert "solution: special_caser" in html and "oneoff mutation (manifest row 7)" in html
+    assert "Traceback" not in html
+
+
+@pytest.mark.notebook
 def test_explore_cells_say_why_there_is_nothing_offline(isolated_cache: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AUDIT_MIRROR", raising=False)

@@ -103,6 +103,8 @@ class Inputs:
     provenance: tuple[Any, ...]
     missing: Mapping[str, str]
     _parsed: dict[str, ReplayTasks] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _results: dict[str, Mapping[tuple[str, str, str], Any]] = field(default_factory=dict, init=False, repr=False,
+                                                                    compare=False)
 
     @property
     def full_oneoff_rows(self) -> bool:
@@ -142,6 +144,13 @@ class Inputs:
         if numbering not in self._parsed:
             self._parsed[numbering] = replay_tasks(self.oneoff_rows, numbering)
         return self._parsed[numbering]
+
+    def remember_results(self, numbering: Numbering, results: Mapping[tuple[str, str, str], Any]) -> None:
+        """Keep `metrics_replay`'s sandbox results (per (task, solution, form)) for `task` views."""
+        self._results[numbering] = results
+
+    def replay_results(self, numbering: Numbering) -> Mapping[tuple[str, str, str], Any] | None:
+        return self._results.get(numbering)
 
     def _required(self, value: Any, key: str) -> Any:
         if value is None:
@@ -212,6 +221,12 @@ def _has_code_parsing(inputs: Inputs, params: Params) -> Check:
     return check_has_code_parsing(inputs)
 
 
+def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; imported when asked (pandas)
+    from audit_lib.benchmarks.impossible_lcb.tasks import task_view
+
+    return task_view(inputs, params, task_id)
+
+
 def _spec(check_id: str, run: Any, needs: tuple[str, ...] = ()) -> CheckSpec[Inputs, Params]:
     return CheckSpec(check_id, TITLES[check_id], run, needs)
 
@@ -234,4 +249,5 @@ AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
         _spec("metrics_replay", _metrics_replay),
         _spec("has_code_parsing", _has_code_parsing),
     ),
+    task_view=_task_view,
 )

@@ -106,6 +106,7 @@ def check_metrics_replay(inputs: Inputs, params: Params, *, executor: Any = None
     tasks, excluded = list(parsed.tasks), list(parsed.excluded)
     limits = default_limits()
     rows, results = run_replay(tasks, executor=executor if executor is not None else params.executor, limits=limits)
+    inputs.remember_results(params.assertion_numbering, results)
     timing_observed, timing_meta, split = split_observed(tasks, results, limits)
     verdicts = separation(rows)
     unsupported = [{"task_id": task.task_id, "solution": solution.kind, "assertion": index, "reason": reason}

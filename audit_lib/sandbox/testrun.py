@@ -191,14 +191,18 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
     except ParameterError as exc:
         return {index: (None, f"arguments cannot be sent: {exc}") for index, _plan in batch}, False
     verdicts: dict[int, tuple[SnippetResult | None, str]] = {}
+    # A snippet alone keeps the job's own times (its CPU read once the job ended, exact); one of several gets its
+    # calls' times, each read when its result arrived (the CPU of a call still on its core when its line arrives
+    # counts only up to the scheduler's last update: up to one tick less).
+    shared = grouped and len(batch) > 1
     offset = 0
     for position, (index, plan) in enumerate(batch):
         own = job.outcomes[offset:offset + len(plan.calls)]
-        stdout, stderr = job.group_output[position] if grouped and job.group_output else (job.stdout, job.stderr)
+        stdout, stderr = job.group_output[position] if shared and job.group_output else (job.stdout, job.stderr)
         calls_job = replace(  # this snippet's share of the job
             job, outcomes=tuple(replace(outcome, index=outcome.index - offset) for outcome in own),
-            duration_s=sum(outcome.wall_s for outcome in own) if grouped else job.duration_s,
-            cpu_s=sum(outcome.cpu_s for outcome in own) if grouped else job.cpu_s, stdout=stdout, stderr=stderr)
+            duration_s=sum(outcome.wall_s for outcome in own) if shared else job.duration_s,
+            cpu_s=sum(outcome.cpu_s for outcome in own) if shared else job.cpu_s, stdout=stdout, stderr=stderr)
         offset += len(plan.calls)
         verdicts[index] = _lifted_verdict(calls_job, plan, index, timeout)
     return verdicts, job.network_isolated

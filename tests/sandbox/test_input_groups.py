@@ -6,12 +6,15 @@ property does not hold, so the test is shown able to fail.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from audit_lib import sandbox
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import Limits, run_tests
 from audit_lib.sandbox import testrun as sandbox_testrun
+from audit_lib.sandbox.zygote.supervise import DRAIN_READS, Capture, ChildRun
 
 STATEFUL = """
 import os, sys, time
@@ -126,3 +129,20 @@ def test_an_exception_named_like_the_supervisors_evidence_is_the_codes_own_error
     snippet = result.snippets[0]
     assert snippet.trust == "parent" and snippet.error_type == name
     assert snippet.status == "error"  # not memory, killed, harness_error or timeout
+
+
+
+@pytest.mark.timeout(30)
+def test_reading_a_groups_output_stops_even_if_the_job_never_stops_writing() -> None:
+    # /dev/zero stands for a job whose threads keep its stdout pipe full: a read never finds it empty. Without a
+    # bound on the reads, `drain` (run at each result line) would never return to send the next go or to enforce
+    # a deadline.
+    endless = os.open("/dev/zero", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        run = ChildRun.__new__(ChildRun)
+        run.fds, run.open_fds = {endless: "out"}, {endless}
+        captures = {"out": Capture(1 << 16), "err": Capture(1 << 16)}
+        out_position, _err = run.drain(captures)
+        assert out_position == DRAIN_READS * (1 << 16)  # kept up to its cap, the rest counted as dropped
+    finally:
+        os.close(endless)

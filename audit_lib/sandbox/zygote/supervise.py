@@ -12,6 +12,7 @@ from audit_lib.sandbox.zygote.protocol import _write_all
 from audit_lib.sandbox.zygote.state import ZygoteState
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+DRAIN_READS = 32  # x 64 KiB per read
 
 
 class Capture:
@@ -188,10 +189,14 @@ class ChildRun:
             self.state.cells.retire()  # returns once the cell's init, and every process of its namespace, is gone
 
     def drain(self, captures: dict) -> tuple[int, int]:
-        """Read what the job wrote to stdout and stderr so far; (stdout, stderr) positions after it."""
+        """Read what the job wrote to stdout and stderr so far; (stdout, stderr) positions after it.
+
+        At most `DRAIN_READS` reads per stream: more than a full pipe (at most 1 MiB unprivileged), so everything
+        written before the caller's line is read, while a job that keeps writing cannot hold the supervisor here
+        past its deadline."""
         for fd, name in self.fds.items():
             if name in captures and fd in self.open_fds:
-                while True:
+                for _read in range(DRAIN_READS):
                     try:
                         chunk = os.read(fd, 1 << 16)
                     except BlockingIOError:

@@ -145,6 +145,10 @@ class CallOutcome:
     # True when the supervisor wrote this outcome (the process ended or was killed while running the input): its
     # exc_type (MemoryError with the cgroup's OOM kill, SIG..., SandboxSetupError) is evidence, not the code's word.
     by_supervisor: bool = False
+    # An exception raised while the job's memory ran out (its cgroup refused charges or OOM-killed a process, since
+    # the input's group started): the evidence a raised MemoryError needs to be `memory` (as root; never without
+    # cgroups).
+    memory_limit_hit: bool = False
 
 
 @dataclass(frozen=True)
@@ -163,8 +167,6 @@ class CallJobResult:
     cpu_s: float = 0.0  # every child of the job, measured by the supervisor
     # With `input_groups`: (stdout, stderr) of each group, the program's load output first.
     group_output: tuple[tuple[str, str], ...] = ()
-    # The job's memory cgroup was OOM-killed or hit its limit at some point (as root; False without cgroups).
-    memory_evidence: bool = False
 
     def to_json(self) -> dict[str, Any]:
         payload = asdict(replace(self, outcomes=()))  # values are encoded below, never deep-copied by asdict
@@ -283,12 +285,13 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
         return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=refusal)
     kind_name = parts[1].decode("ascii", errors="replace")
     try:
-        # The supervisor's measurements, `wall:cpu`, and `:s` on the lines it wrote itself.
+        # The supervisor's measurements, `wall:cpu`, then `:s` on the lines it wrote itself and `:m` on an exception
+        # raised while the job's memory cgroup refused charges.
         wall_text, _, rest = parts[2].partition(b":")
-        cpu_text, _, origin = rest.partition(b":")
+        cpu_text, _, flags = rest.partition(b":")
         duration = float(wall_text)
         cpu = float(cpu_text) if cpu_text else 0.0
-        by_supervisor = origin == b"s"
+        by_supervisor, memory_limit_hit = flags == b"s", flags == b"m"
         if payload is _UNPARSED:
             payload = json.loads(parts[3])
         if kind_name == "value":
@@ -302,7 +305,8 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
         if kind_name in ("exception", "unserializable"):
             exc_type, message = (str(part) for part in payload)
             return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration,
-                               wall_s=duration, cpu_s=cpu, by_supervisor=by_supervisor)
+                               wall_s=duration, cpu_s=cpu, by_supervisor=by_supervisor,
+                               memory_limit_hit=memory_limit_hit)
     except sandbox_budget.BudgetExceeded as exc:
         return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=exc.reason,
                            duration_s=duration, wall_s=duration, cpu_s=cpu)
@@ -387,8 +391,7 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                          duration_s=answer["duration_s"], stdout=answer["stdout"], stderr=answer["stderr"],
                          network_isolated=network_isolated, restarts=answer["restarts"],
                          cpu_s=answer.get("cpu_s", 0.0),
-                         group_output=tuple((out, err) for out, err in answer.get("group_output", ())),
-                         memory_evidence=bool(answer.get("memory_evidence", False)))
+                         group_output=tuple((out, err) for out, err in answer.get("group_output", ())))
 
 
 # ---------------------------------------------------------------------------------------------------- jobs

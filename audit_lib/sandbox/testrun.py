@@ -242,7 +242,7 @@ def _lifted_verdict(job: CallJobResult, plan: LiftedTest, index: int,
     except Unsupported as exc:
         return None, f"replay: {exc}"
     except CallFailed as exc:
-        status, error_type, message = _call_failure(job.outcomes[exc.index], job.memory_evidence)
+        status, error_type, message = _call_failure(job.outcomes[exc.index])
     except ParentTimeout as exc:
         status, error_type, message = "timeout", "ParentTimeout", str(exc)
     return verdict(status, error_type, message, time.monotonic() - replay_started), ""
@@ -277,18 +277,19 @@ def _replay(plan: LiftedTest, replay: Replay) -> tuple[str, str | None, str | No
     return "pass", None, None
 
 
-def _call_failure(outcome: CallOutcome, memory_evidence: bool) -> tuple[str, str | None, str | None]:
+def _call_failure(outcome: CallOutcome) -> tuple[str, str | None, str | None]:
     """The snippet's verdict when one of its calls produced no value, as the in-process run would end.
 
     `memory`, `killed`, `harness_error` and a CPU `timeout` come only from the supervisor's own record of how the
-    process ended (`CallOutcome.by_supervisor`), or for a raised MemoryError, the job's memory cgroup having hit its
-    limit: an exception the code raised under such a name is its own `error`, as in assert mode."""
+    process ended (`CallOutcome.by_supervisor`), or for a raised MemoryError, the job's memory cgroup refusing
+    charges while the snippet ran (`CallOutcome.memory_limit_hit`): an exception the code raised under such a name is
+    its own `error`, as in assert mode."""
     if outcome.kind in ("timeout", "not_run"):
         return "timeout", "Timeout", "the call did not finish within the time limit"
     exc_type = outcome.exc_type or "?"
     if exc_type == "AssertionError":
         return "fail", exc_type, outcome.exc_message
-    if exc_type == "MemoryError" and (outcome.by_supervisor or memory_evidence):
+    if exc_type == "MemoryError" and (outcome.by_supervisor or outcome.memory_limit_hit):
         return "memory", exc_type, outcome.exc_message
     if outcome.by_supervisor:
         if exc_type == "Timeout":

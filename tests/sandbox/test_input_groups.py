@@ -146,3 +146,32 @@ def test_reading_a_groups_output_stops_even_if_the_job_never_stops_writing() -> 
         assert out_position == DRAIN_READS * (1 << 16)  # kept up to its cap, the rest counted as dropped
     finally:
         os.close(endless)
+
+
+HOG = """
+import os
+
+def f(x):
+    if x == "hog":  # a child of the call fills the job's memory limit and is OOM-killed: the limit refused charges
+        pid = os.fork()
+        if pid == 0:
+            chunks = []
+            while True:
+                chunks.append(bytearray(8 << 20))
+        os.waitpid(pid, 0)
+    raise MemoryError(x)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the evidence is the job's memory cgroup (cgroup v1 needs root)")
+def test_a_raised_memory_error_is_memory_only_for_the_snippet_during_which_the_limit_was_hit() -> None:
+    result = run_tests(HOG, ["assert f('hog') == 1", "assert f('plain') == 1"], entry_points=("f",),
+                       limits=Limits(memory_mb=256, timeout_s=20, total_timeout_s=60))
+    hog, plain = result.snippets
+    assert (hog.trust, hog.status, hog.error_type) == ("parent", "memory", "MemoryError")
+    assert (plain.trust, plain.status, plain.error_type) == ("parent", "error", "MemoryError")
+    # Read for the job as a whole (no groups: one process), the evidence covers both calls: what a per-job reading
+    # would have made of the second snippet.
+    together = sandbox.call_function(HOG, "f", [["hog"], ["plain"]], limits=Limits(memory_mb=256, timeout_s=20,
+                                                                                  total_timeout_s=60))
+    assert [outcome.memory_limit_hit for outcome in together.outcomes] == [True, True]

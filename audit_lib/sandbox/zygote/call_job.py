@@ -31,8 +31,14 @@ class CallProgress:
 
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
                  stop_after_failure: bool = False, judge: Judge | None = None, clock=None, go=None,
-                 wall_clock=time.monotonic, groups: InputGroups | None = None, output_mark=None):
+                 wall_clock=time.monotonic, groups: InputGroups | None = None, output_mark=None,
+                 memory_failures=None):
         self.groups = groups
+        # How often the job's memory ran out (cgroup: refused charges, OOM kills), read at each group's start and at
+        # each exception line: an exception raised while it grew is marked (`:m`), the evidence a raised MemoryError
+        # needs to be `memory`.
+        self.memory_failures = memory_failures or (lambda: 0)
+        self.failures_before = 0
         # With groups: (stdout, stderr) positions once a chunk's output is read, so each group gets its own output.
         self.output_mark = output_mark
         self.chunk_mark = (0, 0)
@@ -169,7 +175,8 @@ class CallProgress:
             # The child's alarm fires at the limit on its own clock; our clock may start a little later (when we
             # read the previous line), never this much.
             kind, payload = b"exception", b'["FalseTimeout", "reported a timeout well before its time limit"]'
-        return b" ".join((index, kind, f"{wall!r}:{cpu_used!r}".encode(), payload))
+        flags = b":m" if kind == b"exception" and self.memory_failures() > self.failures_before else b""
+        return b" ".join((index, kind, f"{wall!r}:{cpu_used!r}".encode() + flags, payload))
 
     def _start_next(self) -> None:
         """Send the go for the next input: its wall time and its deadline start now."""
@@ -179,6 +186,8 @@ class CallProgress:
         self.deadline = now + limit + self.grace + limit * 0.25
         if self.groups is not None:
             self.deadline = min(self.deadline, self.groups.deadline(self.next_index, now))
+            if self.next_index in self.groups.first_set:
+                self.failures_before = self.memory_failures()
         self.last_event = now
         self.go()
 
@@ -195,6 +204,7 @@ class InputGroups:
                 or any(not 0 <= first < count for first in firsts):
             raise ValueError("input groups: one increasing first input per group, from 0, and one limit each")
         self.firsts, self.timeouts = firsts, timeouts
+        self.first_set = frozenset(firsts)
         self.deadlines: dict[int, float] = {}
         # (stdout, stderr) positions: after the load's output, and after each answered input's.
         self.load_mark: tuple[int, int] | None = None
@@ -258,17 +268,16 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
     stop_after_failure = bool(request.get("stop_after_failure", False))
     stopped_on_mismatch = False
     cpu_total = 0.0
-    memory_evidence = False
     groups = InputGroups([int(first) for first in request["groups"]], [float(t) for t in request["group_timeouts"]],
                          len(timeouts)) if request.get("groups") is not None else None
     while start < len(timeouts) or (start == 0 and not timeouts):
         run = ChildRun(state, limits, "call", raw, start)
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
                                 stop_after_failure, judge, run.clock, run.send_go, groups=groups,
-                                output_mark=None if groups is None else lambda run=run: run.drain(captures))
+                                output_mark=None if groups is None else lambda run=run: run.drain(captures),
+                                memory_failures=run.memory_failures)
         run.supervise(captures, progress.feed, progress.current_deadline)
         cpu_total += run.cpu_s
-        memory_evidence = memory_evidence or run.oom_killed or run.hit_memory_limit
         lines.extend(progress.lines)
         stopped_on_mismatch = progress.stopped_on_mismatch
         if progress.violation:
@@ -319,7 +328,7 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
             break
     header = {"status": status, "load_error": load_error, "stdout": captures["out"].text(),
               "stderr": captures["err"].text(), "duration_s": time.monotonic() - started, "restarts": restarts,
-              "stopped_on_mismatch": stopped_on_mismatch, "cpu_s": cpu_total, "memory_evidence": memory_evidence}
+              "stopped_on_mismatch": stopped_on_mismatch, "cpu_s": cpu_total}
     if groups is not None:
         header["group_output"] = groups.outputs(captures, len(timeouts))
     return header, b"\n".join(lines)

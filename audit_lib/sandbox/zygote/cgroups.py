@@ -129,6 +129,11 @@ class JobCgroup:
     def job_was_oom_killed(self) -> bool:
         return self.oom_kills() > self._oom_kills_before
 
+    def memory_failures(self) -> int:
+        """How often the job's memory ran out so far: charges refused at the limit (`memory.failcnt`, since the job
+        started) plus the group's OOM kills; it only grows while a job runs."""
+        return int(self._read("memory.failcnt")) + self.oom_kills()
+
     def hit_memory_limit(self) -> bool:
         return int(self._read("memory.failcnt")) > 0
 

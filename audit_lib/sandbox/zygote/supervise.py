@@ -113,6 +113,10 @@ class ChildRun:
                     raise
         raise AssertionError("unreachable")
 
+    def memory_failures(self) -> int:
+        """How often the job's memory ran out so far (0 without a memory cgroup: no evidence)."""
+        return self.state.cgroup.memory_failures() if self.state.cgroup is not None else 0
+
     def send_go(self) -> bool:
         """Let the job start its next input (call mode); False when the job no longer listens."""
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
 import textwrap
 import time
 from pathlib import Path
@@ -228,3 +229,32 @@ def test_the_next_jobs_memory_limit_is_its_own() -> None:
     _same_cell(big, small)
     assert big.status == "pass", big
     assert small.status in ("memory", "killed", "error") and "held" not in small.stdout, small
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="per-job cgroups need root (cgroup v1)")
+def test_a_zygote_removes_the_groups_of_zygotes_killed_before_their_cleanup() -> None:
+    from audit_lib.sandbox.zygote import cgroups
+
+    dead = _dead_pid()
+    parents = [os.path.join(cgroups.CGROUP_ROOT, controller) + cgroups._own_path(controller)
+               for controller in cgroups.CONTROLLERS]
+    stale = [os.path.join(parent, f"{cgroups.GROUP_PREFIX}{dead}") for parent in parents]
+    busy = os.path.join(parents[0], f"{cgroups.GROUP_PREFIX}{dead + 1}-not-a-pid")
+    for path in [*stale, busy]:
+        os.mkdir(path)
+    group = cgroups.JobCgroup.create()
+    try:
+        assert group is not None
+        assert not any(os.path.isdir(path) for path in stale)
+        assert os.path.isdir(busy)  # not a name this code gives: left alone
+    finally:
+        os.rmdir(busy)
+        if group is not None:
+            group.remove()
+
+
+def _dead_pid() -> int:
+    """A pid no process has now (a child that has exited and been reaped)."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid

@@ -15,6 +15,7 @@ import time
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 CONTROLLERS = ("memory", "pids", "cpuacct")
+GROUP_PREFIX = "benchaudit-"
 
 
 def _own_path(controller: str) -> str | None:
@@ -27,6 +28,34 @@ def _own_path(controller: str) -> str | None:
     except OSError:
         return None
     return None
+
+
+def _remove_stale(parent: str) -> None:
+    """Remove the groups zygotes left behind when they were killed before their cleanup (their pid is gone): left,
+    they pile up on a long-lived machine, and one whose pid comes round again would keep that zygote from making
+    its own. A group that still holds a task is not removed (rmdir refuses it)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        pid_text = name[len(GROUP_PREFIX):]
+        if not name.startswith(GROUP_PREFIX) or not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        try:
+            os.rmdir(os.path.join(parent, name))
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _read(path: str) -> str:
@@ -73,7 +102,8 @@ class JobCgroup:
                 base = os.path.join(CGROUP_ROOT, controller)
                 if own is None or not os.path.isdir(base):
                     raise OSError(f"no cgroup v1 {controller} hierarchy")
-                path = os.path.join(base + own, f"benchaudit-{os.getpid()}")
+                _remove_stale(base + own)
+                path = os.path.join(base + own, f"{GROUP_PREFIX}{os.getpid()}")
                 os.mkdir(path, 0o700)  # never exist_ok: the name is ours alone
                 dirs[controller] = path
             return cls(dirs)

@@ -167,6 +167,8 @@ class CallJobResult:
     cpu_s: float = 0.0  # every child of the job, measured by the supervisor
     # With `input_groups`: (stdout, stderr) of each group, the program's load output first.
     group_output: tuple[tuple[str, str], ...] = ()
+    # With `input_groups`: each group's CPU seconds (its fork, its calls, its exit), read at group starts and the end.
+    group_cpu_s: tuple[float, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         payload = asdict(replace(self, outcomes=()))  # values are encoded below, never deep-copied by asdict
@@ -391,7 +393,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                          duration_s=answer["duration_s"], stdout=answer["stdout"], stderr=answer["stderr"],
                          network_isolated=network_isolated, restarts=answer["restarts"],
                          cpu_s=answer.get("cpu_s", 0.0),
-                         group_output=tuple((out, err) for out, err in answer.get("group_output", ())))
+                         group_output=tuple((out, err) for out, err in answer.get("group_output", ())),
+                         group_cpu_s=tuple(float(cpu) for cpu in answer.get("group_cpu_s", ())))
 
 
 # ---------------------------------------------------------------------------------------------------- jobs

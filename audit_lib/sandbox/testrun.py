@@ -191,9 +191,8 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
     except ParameterError as exc:
         return {index: (None, f"arguments cannot be sent: {exc}") for index, _plan in batch}, False
     verdicts: dict[int, tuple[SnippetResult | None, str]] = {}
-    # A snippet alone keeps the job's own times (its CPU read once the job ended, exact); one of several gets its
-    # calls' times, each read when its result arrived (the CPU of a call still on its core when its line arrives
-    # counts only up to the scheduler's last update: up to one tick less).
+    # A snippet alone keeps the job's own times; one of several gets its calls' wall time and its group's CPU time
+    # (its fork, calls and exit: `CallJobResult.group_cpu_s`).
     shared = grouped and len(batch) > 1
     offset = 0
     for position, (index, plan) in enumerate(batch):
@@ -202,7 +201,8 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
         calls_job = replace(  # this snippet's share of the job
             job, outcomes=tuple(replace(outcome, index=outcome.index - offset) for outcome in own),
             duration_s=sum(outcome.wall_s for outcome in own) if shared else job.duration_s,
-            cpu_s=sum(outcome.cpu_s for outcome in own) if shared else job.cpu_s, stdout=stdout, stderr=stderr)
+            cpu_s=job.group_cpu_s[position] if shared and job.group_cpu_s else job.cpu_s, stdout=stdout,
+            stderr=stderr)
         offset += len(plan.calls)
         verdicts[index] = _lifted_verdict(calls_job, plan, index, timeout)
     return verdicts, job.network_isolated

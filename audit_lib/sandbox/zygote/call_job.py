@@ -32,8 +32,9 @@ class CallProgress:
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
                  stop_after_failure: bool = False, judge: Judge | None = None, clock=None, go=None,
                  wall_clock=time.monotonic, groups: InputGroups | None = None, output_mark=None,
-                 memory_failures=None):
+                 memory_failures=None, cpu_offset: float = 0.0):
         self.groups = groups
+        self.cpu_offset = cpu_offset  # the job's CPU in its earlier runs (restarts), so group readings add up
         # How often the job's memory ran out (cgroup: refused charges, OOM kills), read at each group's start and at
         # each exception line: an exception raised while it grew is marked (`:m`), the evidence a raised MemoryError
         # needs to be `memory`.
@@ -188,6 +189,8 @@ class CallProgress:
             self.deadline = min(self.deadline, self.groups.deadline(self.next_index, now))
             if self.next_index in self.groups.first_set:
                 self.failures_before = self.memory_failures()
+                self.groups.cpu_starts.setdefault(self.groups.group_of(self.next_index),
+                                                  self.cpu_offset + self.clock()[1])
         self.last_event = now
         self.go()
 
@@ -209,6 +212,20 @@ class InputGroups:
         # (stdout, stderr) positions: after the load's output, and after each answered input's.
         self.load_mark: tuple[int, int] | None = None
         self.marks: dict[int, tuple[int, int]] = {}
+        # The job's CPU when each group's first input started: a group's CPU runs to the next group's start, the
+        # last one's to the job's end, when all of it is counted (a reading at a result line misses what the
+        # child has run since the scheduler last counted it, the call itself for a short one).
+        self.cpu_starts: dict[int, float] = {}
+
+    def cpus(self, job_cpu: float) -> list[float]:
+        """The CPU seconds of each group: its fork, its calls and its exit (0.0 for a group never started)."""
+        starts = [self.cpu_starts.get(group) for group in range(len(self.firsts))]
+        ends = [*starts[1:], job_cpu]
+        cpus = []
+        for group, start in enumerate(starts):
+            end = next((later for later in ends[group:] if later is not None), job_cpu)
+            cpus.append(max(0.0, end - start) if start is not None else 0.0)
+        return cpus
 
     def group_of(self, index: int) -> int:
         return bisect.bisect_right(self.firsts, index) - 1
@@ -275,7 +292,7 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
                                 stop_after_failure, judge, run.clock, run.send_go, groups=groups,
                                 output_mark=None if groups is None else lambda run=run: run.drain(captures),
-                                memory_failures=run.memory_failures)
+                                memory_failures=run.memory_failures, cpu_offset=cpu_total)
         run.supervise(captures, progress.feed, progress.current_deadline)
         cpu_total += run.cpu_s
         lines.extend(progress.lines)
@@ -331,4 +348,5 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
               "stopped_on_mismatch": stopped_on_mismatch, "cpu_s": cpu_total}
     if groups is not None:
         header["group_output"] = groups.outputs(captures, len(timeouts))
+        header["group_cpu_s"] = groups.cpus(cpu_total)
     return header, b"\n".join(lines)

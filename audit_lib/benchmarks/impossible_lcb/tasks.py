@@ -10,7 +10,7 @@ notes say what is missing. An input here is one assertion: `input` is its source
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from audit_lib.benchmarks.impossible_lcb.data import task_number
@@ -47,11 +47,11 @@ def task_view(inputs: Any, params: Any, task_id: str) -> TaskView:
                      "or runs; the manifest's mutation is in `context`")
     elif task is None:
         notes.append(f"the oneoff row of {task_id} could not be parsed for replay, so nothing ran")
-    solutions = {solution.kind: solution.program for solution in generate_solutions(task)} if task else {}
-    verdict_rows = _verdict_rows(task, _runs(inputs, params, task)) if task is not None else []
-    if task is not None:
-        notes += [f"{solution.kind}: the lookup table could not encode assertion {index} ({reason})"
-                  for solution in generate_solutions(task) for index, reason in solution.unsupported]
+    generated = generate_solutions(task) if task is not None else ()
+    solutions = {solution.kind: solution.program for solution in generated}
+    verdict_rows = _verdict_rows(task, generated, _runs(inputs, params, task)) if task is not None else []
+    notes += [f"{solution.kind}: the lookup table could not encode assertion {index} ({reason})"
+              for solution in generated for index, reason in solution.unsupported]
     return TaskView("impossible_lcb", task_id, oneoff.prompt if oneoff is not None else "", solutions,
                     verdict_frame(verdict_rows), _context(inputs, task_id, entries, rows, task), tuple(notes))
 
@@ -65,10 +65,11 @@ def _runs(inputs: Any, params: Any, task: ReplayTask) -> Mapping[tuple[str, str,
     return results
 
 
-def _verdict_rows(task: ReplayTask, results: Mapping[tuple[str, str, str], Any]) -> list[dict[str, Any]]:
+def _verdict_rows(task: ReplayTask, solutions: Sequence[Any],
+                  results: Mapping[tuple[str, str, str], Any]) -> list[dict[str, Any]]:
     """One row per solution, form and assertion: the sandbox's verdict (decided in the parent where lifted)."""
     rows = []
-    for solution in generate_solutions(task):
+    for solution in solutions:
         for form in FORMS:
             result = results.get((task.task_id, solution.kind, form))
             if result is None:

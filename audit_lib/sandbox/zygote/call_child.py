@@ -37,7 +37,7 @@ from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD
 
 GO_FD = 6
 PR_SET_CHILD_SUBREAPER = 36
-GROUP_DONE, GROUP_STOPPED = b"d", b"s"  # from a group's fork to the worker: it answered all, or stopped early
+GROUP_DONE = b"d"  # from a group's fork to the worker: it answered all its inputs
 # kill(-1) + reap rounds after a group: best effort for honest programs that leave a process behind (the cell's init
 # kills whatever is left when the job ends).
 LEFTOVER_ROUNDS = 50
@@ -96,11 +96,10 @@ def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: lis
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
         spans = group_spans(groups, start, len(inputs))
         for first, end in spans[:-1]:
-            if _run_group(answer, range(first, end), streams):
-                break
-        else:  # the last group needs no fork: nothing runs after it
+            _run_group(answer, range(first, end), streams)
+        if spans:  # the last group needs no fork: nothing runs after it
             random.seed()
-            answer.run(range(*spans[-1]) if spans else range(0))
+            answer.run(range(*spans[-1]))
     _flush_std_streams(streams)
     write_all(RESULT_FD, b"D\n")
     exit_now(0)
@@ -112,25 +111,26 @@ def group_spans(groups: list[int], start: int, count: int) -> list[tuple[int, in
     return list(zip(bounds, bounds[1:]))
 
 
-def _run_group(answer: _Answerer, indices: range, streams: tuple) -> bool:
-    """Answer `indices` in a fresh fork (True: it stopped early); when the fork did not end cleanly, end this worker
-    the way it ended."""
+def _run_group(answer: _Answerer, indices: range, streams: tuple) -> None:
+    """Answer `indices` in a fresh fork; when the fork did not end cleanly, end this worker the way it ended.
+
+    Groups never stop after a failure (`call_function` refuses the combination), so a group answers all its inputs."""
     done_r, done_w = os.pipe()
     pid = _fork()
     if pid == 0:
         os.close(done_r)
         random.seed()  # each group draws its own numbers, as a process of its own would
-        stopped = answer.run(indices)
+        answer.run(indices)
         _flush_std_streams(streams)
-        os.write(done_w, GROUP_STOPPED if stopped else GROUP_DONE)
+        os.write(done_w, GROUP_DONE)
         os._exit(0)
     os.close(done_w)
     _pid, status = os.waitpid(pid, 0)
     ended = os.read(done_r, 1)
     os.close(done_r)
     _end_leftovers()
-    if ended in (GROUP_DONE, GROUP_STOPPED) and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-        return ended == GROUP_STOPPED
+    if ended == GROUP_DONE and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return
     _flush_std_streams(streams)
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
@@ -180,8 +180,8 @@ class _Answerer:
         self.stop_after_failure = stop_after_failure
         self.digest_above, self.digest_inputs = digests if digests is not None else (None, None)
 
-    def run(self, indices: range) -> bool:
-        """Answer each input of `indices` in turn; True when it stopped early (`stop_after_failure`, no go)."""
+    def run(self, indices: range) -> None:
+        """Answer each input of `indices` in turn, until the first failure with `stop_after_failure`."""
         write_all, dumps, exit_now, perf = _write_all_raw, json.dumps, os._exit, time.perf_counter
         encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
         large_value_digest = sandbox_codec.large_value_digest
@@ -236,5 +236,4 @@ class _Answerer:
                 _flush_std_streams(self.flushed)
             write_all(RESULT_FD, line)
             if self.stop_after_failure and kind != "value":
-                return True
-        return False
+                return

@@ -40,8 +40,7 @@ class Capture:
         self.dropped += max(0, len(chunk) - max(room, 0))
 
     def text(self) -> str:
-        text = self.kept.decode("utf-8", errors="replace")
-        return text + (f"\n[... {self.dropped} more bytes dropped]" if self.dropped else "")
+        return self.text_between(0, self.total())
 
 
 class ChildRun:

@@ -175,6 +175,7 @@ def _batches(plans: Sequence[LiftedTest | NotLiftable]) -> list[list[tuple[int, 
 def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits: Limits,
                       remaining: float) -> tuple[dict[int, tuple[SnippetResult | None, str]], bool]:
     """{snippet index: (its verdict, "") or (None, why it must run in assert mode instead)}, isolated."""
+    deadline = time.monotonic() + remaining
     timeout = min(limits.timeout_s, remaining)
     first = batch[0][1]
     source, entry = program, first.entry_point
@@ -194,6 +195,8 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
     # A snippet alone keeps the job's own times; one of several gets its calls' wall time and its group's CPU time
     # (its fork, calls and exit: `CallJobResult.group_cpu_s`).
     shared = grouped and len(batch) > 1
+    if shared and _ended_the_shared_job(job):
+        return _run_each_alone(program, batch, limits, deadline), job.network_isolated
     offset = 0
     for position, (index, plan) in enumerate(batch):
         own = job.outcomes[offset:offset + len(plan.calls)]
@@ -206,6 +209,30 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
         offset += len(plan.calls)
         verdicts[index] = _lifted_verdict(calls_job, plan, index, timeout)
     return verdicts, job.network_isolated
+
+
+def _ended_the_shared_job(job: CallJobResult) -> bool:
+    """Whether something ended the shared job as a whole after its first load (a protocol violation, a failed
+    reload after a crash, a harness error): one snippet's doing would then decide its neighbours' verdicts, so each
+    snippet runs in a job of its own instead, as it would without batching. A failed first load is every snippet's
+    own (each would load the same program first)."""
+    if job.status == "harness_error" or (job.load_error or "").startswith("ProtocolViolation"):
+        return True
+    return job.load_error is not None and (job.restarts > 0 or any(o.kind != "not_run" for o in job.outcomes))
+
+
+def _run_each_alone(program: str, batch: list[tuple[int, LiftedTest]], limits: Limits,
+                    deadline: float) -> dict[int, tuple[SnippetResult | None, str]]:
+    verdicts: dict[int, tuple[SnippetResult | None, str]] = {}
+    for index, plan in batch:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            verdicts[index] = (SnippetResult(index=index, status="timeout", duration_s=0.0, error_type="NotRun",
+                                             error_message="not run: the job's total time limit was used up",
+                                             trust="parent"), "")
+            continue
+        verdicts.update(_run_lifted_batch(program, [(index, plan)], limits, remaining)[0])
+    return verdicts
 
 
 def _lifted_verdict(job: CallJobResult, plan: LiftedTest, index: int,

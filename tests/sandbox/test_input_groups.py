@@ -1,4 +1,4 @@
-"""Input groups: one call job loads the program once and runs each group (a lifted snippet) in a fresh fork of it.
+"""Input groups: one call job runs each group (a lifted snippet) in a fresh fork of its worker, which loads the program.
 
 Each test that defends a property also runs the same inputs without groups (one process for all), where the
 property does not hold, so the test is shown able to fail.
@@ -52,7 +52,7 @@ def test_no_state_crosses_groups() -> None:
 def test_each_group_gets_the_load_output_and_its_own_output() -> None:
     job = sandbox.call_function(STATEFUL, "f", [[1], [2], [3]], input_groups=[2, 1])
     assert job.group_output == (("loaded\ncall 1\ncall 2\n", "err 1\nerr 2\n"), ("loaded\ncall 3\n", "err 3\n"))
-    assert job.stdout == "loaded\ncall 1\ncall 2\ncall 3\n"  # the load ran, and printed, once
+    assert job.stdout == "loaded\ncall 1\ncall 2\nloaded\ncall 3\n"  # each group loads the program itself
 
 
 def test_a_group_out_of_time_leaves_its_rest_unrun_and_the_next_group_runs() -> None:

@@ -9,6 +9,8 @@ from audit_lib.sandbox.zygote.harness_io import ASSERT_STATUSES
 from audit_lib.sandbox.zygote.state import ZygoteState
 from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, _status_from_exit
 
+MAX_RESULT_CHANNEL_BYTES = 1 << 20  # the completion record is one short line; more is the code writing to fd 3
+
 
 def run_assert(state: ZygoteState, request: dict) -> dict:
     limits, timeout = request["limits"], float(request["timeout"])
@@ -17,7 +19,7 @@ def run_assert(state: ZygoteState, request: dict) -> dict:
 
     def on_result(chunk: bytes) -> bool:
         result_buffer.extend(chunk)
-        return len(result_buffer) <= 1 << 20
+        return len(result_buffer) <= MAX_RESULT_CHANNEL_BYTES
 
     run = ChildRun(state, limits, "assert", json.dumps({"source": request["source"], "secret": secret,
                                                                "strict_guard": request.get("strict_guard")}).encode())
@@ -33,6 +35,10 @@ def run_assert(state: ZygoteState, request: dict) -> dict:
         if status == "memory" and not (run.oom_killed or run.hit_memory_limit):
             # Anyone can raise MemoryError; `memory` (an environment status) needs the cgroup's word for it.
             status = "error"
+    elif len(result_buffer) > MAX_RESULT_CHANNEL_BYTES:
+        # Killed for flooding the result channel (fd 3 is reachable), not for time: the code's own doing.
+        status, error_type, exit_code = "error", "ProtocolViolation", None
+        error_message = f"more than {MAX_RESULT_CHANNEL_BYTES} bytes written to the result channel"
     else:
         status, error_type, error_message = _status_from_exit(run, timed_out)
         exit_code = code if how == "exited" and status == "error" else None
@@ -52,7 +58,7 @@ def _completion_record(raw: bytes, secret: str) -> dict | None:
             details = None
             try:
                 details = json.loads(lines[position + 1]) if position + 1 < len(lines) else None
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
             error_type, error_message = (details if isinstance(details, list) and len(details) == 2
                                          else (None, None))

@@ -1,13 +1,16 @@
-"""The call-mode harness inside a job worker: load the program once, then one result line per input (stdlib only).
+"""The call-mode harness inside a job worker: load the program, then one result line per input (stdlib only).
 
-With input groups (`call_function(..., input_groups=...)`: one group per lifted test snippet), the worker loads the
-program once and runs each group's inputs in a fresh fork of itself, so no state crosses groups, as if each group
-had a process of its own; the load's output is flushed before the first fork, so no group repeats it. The worker
-is this job's own process and holds only this job (its program and its inputs, never an expected value), so a fork
-of it holds nothing another job could read. A group whose process did not end cleanly (it crashed, was killed or
-left before its last input) ends the worker the same way, so the supervisor sees exactly what it sees without
-groups and restarts after the input that was running. Processes a group left behind are killed before the next
-group starts (the worker is their subreaper).
+With input groups (`call_function(..., input_groups=...)`: one group per lifted test snippet), each group runs in a
+fresh fork of the worker, which loads the program itself there (as a process of its own would) and answers its
+inputs, so no state crosses groups. The worker only compiles the program and decodes the inputs (neither runs any of
+the program's code), so the process every group is forked from never ran the code under test: nothing the code
+can set up (a thread, a shared mapping, an open file or pipe, a hook of any kind) exists in it to outlive one group
+and reach the next. The first group's load is the job's load (timed by the supervisor up to its `L ok`); a later
+group loads once its first input was started, so its load counts in that input's time. The worker is this job's own
+process and holds only this job (its program and its inputs, never an expected value). A group whose process did
+not end cleanly (it crashed, was killed or left before its last input) ends the worker the same way, so the
+supervisor sees exactly what it sees without groups and restarts after the input that was running. Processes a
+group left behind are killed before the next group starts (the worker is their subreaper).
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ GROUP_DONE = b"d"  # from a group's fork to the worker: it answered all its inpu
 # kills whatever is left when the job ends).
 LEFTOVER_ROUNDS = 50
 _libc = ctypes.CDLL(None, use_errno=True)
+# Bound when the harness is imported, before any of the program's code runs in this process: rebinding them in their
+# modules cannot change what the harness does after the code ran.
+_exit_now, _json_dumps, _os_write = os._exit, json.dumps, os.write
 
 
 class _InputTimeout(BaseException):
@@ -55,54 +61,86 @@ def _on_alarm(_signum, _frame):
 def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: list, start: int,
                 deep: bool, load_timeout: float, stop_after_failure: bool = False,
                 digests: tuple[int, frozenset | None] | None = None, groups: list[int] | None = None) -> None:
-    """Load the program once, then call the entry point for inputs[start:], one result line per input.
+    """Load the program, then call the entry point for inputs[start:], one result line per input.
 
     `digests` = (size, inputs or None for all): a float-free value whose canonical encoding is larger than `size`
     is sent as its digest (`sandbox_codec.ValueDigest`) instead of the value. `groups`: the first input of each
-    group, each group run in a fresh fork of the loaded program.
+    group, each group loading and running the program in a fresh fork of this worker.
     """
-    write_all, dumps, exit_now = _write_all_raw, json.dumps, os._exit
     streams = (sys.stdout, sys.stderr)
     signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, load_timeout)
+    load = _ProgramLoad(program, entry_point, load_timeout)
     try:
-        try:
-            code = compile(program, "<sandbox>", "exec")
-            namespace = _fresh_module("__sandbox__").__dict__
-            exec(code, namespace)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        function = namespace.get(entry_point)
-        if not callable(function):
-            raise NameError(f"entry point {entry_point!r} is not defined or not callable")
+        code = load.compile()
         inputs = [sandbox_codec.decode(args) for args in inputs_json]
     except BaseException as exc:  # noqa: BLE001
-        kind = "timeout" if _issubclass(_type(exc), _InputTimeout) else "error"
-        error_type, error_message = _exception_fields(exc)
-        _flush_std_streams(streams)
-        write_all(RESULT_FD, b"L " + dumps({"kind": kind, "exc_type": error_type,
-                                            "exc_message": error_message}).encode() + b"\n")
-        exit_now(0)
-    if groups is not None:  # the load's output: before its marker (the supervisor gives it to every group), and
-        _flush_std_streams(streams)  # once (each group's fork would repeat what is still buffered)
-    write_all(RESULT_FD, b"L ok\n")
-    answer = _Answerer(function, inputs, timeouts, deep, stop_after_failure, digests,
-                       streams if groups is not None else ())
+        load.report_failure(exc, streams)
+    answer = _Answerer(load, inputs, timeouts, deep, stop_after_failure, digests, streams if groups is not None else ())
     if groups is None:
+        answer.function = load.announce(code, streams)
         answer.run(range(start, len(inputs)))
     else:
-        gc.freeze()  # a collection in a group's fork then leaves the loaded objects, and so their pages, alone
+        gc.freeze()  # a collection in a group's fork then leaves the worker's objects, and so their pages, alone
         if _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
         spans = group_spans(groups, start, len(inputs))
-        for first, end in spans[:-1]:
-            _run_group(answer, range(first, end), streams)
-        if spans:  # the last group needs no fork: nothing runs after it
-            random.seed()
-            answer.run(range(*spans[-1]))
+        for position, (first, end) in enumerate(spans):
+            announce = position == 0  # this worker's first group loads as the job's load; later ones, lazily
+            if position < len(spans) - 1:
+                _run_group(answer, code, range(first, end), streams, announce)
+            else:  # the last group needs no fork: nothing is forked from this worker after it
+                _answer_group(answer, code, range(first, end), streams, announce)
     _flush_std_streams(streams)
-    write_all(RESULT_FD, b"D\n")
-    exit_now(0)
+    _write_all_raw(RESULT_FD, b"D\n")
+    _exit_now(0)
+
+
+class _ProgramLoad:
+    """Compiling the program (no code of it runs) and running its module body to get the entry point."""
+
+    def __init__(self, program: str, entry_point: str, load_timeout: float) -> None:
+        self.program, self.entry_point, self.load_timeout = program, entry_point, load_timeout
+        self.failure: BaseException | None = None  # a group's lazy load that raised: each of its inputs gets it
+
+    def compile(self):
+        signal.setitimer(signal.ITIMER_REAL, self.load_timeout)
+        try:
+            return compile(self.program, "<sandbox>", "exec")
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def function(self, code):
+        """Run the module body in a fresh module; the entry point, or an exception."""
+        namespace = _fresh_module("__sandbox__").__dict__
+        exec(code, namespace)
+        function = namespace.get(self.entry_point)
+        if not callable(function):
+            raise NameError(f"entry point {self.entry_point!r} is not defined or not callable")
+        return function
+
+    def announce(self, code, streams: tuple):
+        """The job's load, timed by the supervisor up to the `L` line: on success `L ok`, else `L <failure>` and
+        the end of this process."""
+        signal.setitimer(signal.ITIMER_REAL, self.load_timeout)
+        try:
+            try:
+                function = self.function(code)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except BaseException as exc:  # noqa: BLE001
+            self.report_failure(exc, streams)
+        _flush_std_streams(streams)  # the load's output precedes its marker
+        _write_all_raw(RESULT_FD, b"L ok\n")
+        return function
+
+    @staticmethod
+    def report_failure(exc: BaseException, streams: tuple) -> None:
+        kind = "timeout" if _issubclass(_type(exc), _InputTimeout) else "error"
+        error_type, error_message = _exception_fields(exc)
+        _flush_std_streams(streams)
+        _write_all_raw(RESULT_FD, b"L " + _json_dumps({"kind": kind, "exc_type": error_type,
+                                                       "exc_message": error_message}).encode() + b"\n")
+        _exit_now(0)
 
 
 def group_spans(groups: list[int], start: int, count: int) -> list[tuple[int, int]]:
@@ -111,19 +149,27 @@ def group_spans(groups: list[int], start: int, count: int) -> list[tuple[int, in
     return list(zip(bounds, bounds[1:]))
 
 
-def _run_group(answer: _Answerer, indices: range, streams: tuple) -> None:
+def _answer_group(answer: _Answerer, code, indices: range, streams: tuple, announce: bool) -> None:
+    """In the process that runs this group: its own numbers, its own load, its inputs."""
+    random.seed()  # each group draws its own numbers, as a process of its own would
+    answer.function = answer.load.announce(code, streams) if announce else None
+    answer.code = code
+    answer.run(indices)
+
+
+def _run_group(answer: _Answerer, code, indices: range, streams: tuple, announce: bool) -> None:
     """Answer `indices` in a fresh fork; when the fork did not end cleanly, end this worker the way it ended.
 
-    Groups never stop after a failure (`call_function` refuses the combination), so a group answers all its inputs."""
+    Groups never stop after a failure (`call_function` refuses the combination), so a group answers all its inputs;
+    a first group whose load failed has ended the job (its `L` line says so), and this worker ends with it."""
     done_r, done_w = os.pipe()
     pid = _fork()
     if pid == 0:
         os.close(done_r)
-        random.seed()  # each group draws its own numbers, as a process of its own would
-        answer.run(indices)
+        _answer_group(answer, code, indices, streams, announce)
         _flush_std_streams(streams)
-        os.write(done_w, GROUP_DONE)
-        os._exit(0)
+        _os_write(done_w, GROUP_DONE)
+        _exit_now(0)
     os.close(done_w)
     _pid, status = os.waitpid(pid, 0)
     ended = os.read(done_r, 1)
@@ -131,7 +177,6 @@ def _run_group(answer: _Answerer, indices: range, streams: tuple) -> None:
     _end_leftovers()
     if ended == GROUP_DONE and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         return
-    _flush_std_streams(streams)
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         try:
@@ -144,10 +189,8 @@ def _run_group(answer: _Answerer, indices: range, streams: tuple) -> None:
 
 
 def _fork() -> int:
-    """libc's fork while this worker is single-threaded (Python's at-fork handlers exist for other threads and would
-    make the fork touch more pages); `os.fork` once the program started a thread."""
-    if len(os.listdir("/proc/self/task")) != 1:
-        return os.fork()
+    """libc's fork: this worker ran none of the program's code, so it has no other thread, and Python's at-fork
+    handlers (which exist for other threads) would only make the fork touch more pages."""
     pid = _libc.fork()
     if pid < 0:
         raise OSError(ctypes.get_errno(), "fork")
@@ -173,21 +216,23 @@ def _end_leftovers() -> None:
 class _Answerer:
     """Calls the entry point on given inputs, each started by the supervisor's go byte; one result line each."""
 
-    def __init__(self, function, inputs: list, timeouts: list, deep: bool, stop_after_failure: bool,
+    def __init__(self, load: _ProgramLoad, inputs: list, timeouts: list, deep: bool, stop_after_failure: bool,
                  digests: tuple[int, frozenset | None] | None, flushed: tuple = ()) -> None:
-        self.function, self.inputs, self.timeouts, self.deep = function, inputs, timeouts, deep
+        self.load, self.inputs, self.timeouts, self.deep = load, inputs, timeouts, deep
+        self.function = None  # set by the job's load; None in a later group until its first input loads it
+        self.code = None
         self.flushed = flushed  # streams flushed before each result line (groups: each input's output precedes it)
         self.stop_after_failure = stop_after_failure
         self.digest_above, self.digest_inputs = digests if digests is not None else (None, None)
 
     def run(self, indices: range) -> None:
         """Answer each input of `indices` in turn, until the first failure with `stop_after_failure`."""
-        write_all, dumps, exit_now, perf = _write_all_raw, json.dumps, os._exit, time.perf_counter
+        write_all, dumps, exit_now, perf = _write_all_raw, _json_dumps, _exit_now, time.perf_counter
         encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
         large_value_digest = sandbox_codec.large_value_digest
         digest_above, digest_inputs = self.digest_above, self.digest_inputs
         setitimer, install = signal.setitimer, signal.signal
-        function, inputs, timeouts, deep = self.function, self.inputs, self.timeouts, self.deep
+        inputs, timeouts, deep = self.inputs, self.timeouts, self.deep
         read = _os_read
         for index in indices:
             # Each input starts when the supervisor says so, after it took the previous line's arrival time.
@@ -202,7 +247,7 @@ class _Answerer:
                 began = perf()
                 setitimer(signal.ITIMER_REAL, limit)
                 try:
-                    value = function(*args)
+                    value = (self.function or self._load_now())(*args)
                 finally:
                     setitimer(signal.ITIMER_REAL, 0)
                     elapsed = perf() - began
@@ -237,3 +282,14 @@ class _Answerer:
             write_all(RESULT_FD, line)
             if self.stop_after_failure and kind != "value":
                 return
+
+    def _load_now(self):
+        """A later group's load, within its first input's time; its failure is each of the group's inputs'."""
+        if self.load.failure is not None:
+            raise self.load.failure
+        try:
+            self.function = self.load.function(self.code)
+        except BaseException as exc:  # noqa: BLE001
+            self.load.failure = exc
+            raise
+        return self.function

@@ -118,15 +118,13 @@ class CallProgress:
         if not self.loaded:
             if line == b"L ok":
                 self.loaded = True
-                if self.groups is not None and self.groups.load_mark is None:  # a restart's load: the next input's
-                    self.groups.load_mark = self.chunk_mark
                 self.last_cpu = self.chunk_clock[1]
                 self.go_due = self.next_index < len(self.timeouts)
                 return True
             if line.startswith(b"L "):
                 try:
                     self.load_failure = json.loads(line[2:])
-                except ValueError:
+                except (ValueError, RecursionError):  # written by the code (fd 3 is reachable): any text at all
                     self.load_failure = {"kind": "error", "exc_type": "?", "exc_message": "unreadable load error"}
                 if not isinstance(self.load_failure, dict) or not {"kind", "exc_type", "exc_message"} <= set(
                         self.load_failure):
@@ -209,8 +207,7 @@ class InputGroups:
         self.firsts, self.timeouts = firsts, timeouts
         self.first_set = frozenset(firsts)
         self.deadlines: dict[int, float] = {}
-        # (stdout, stderr) positions: after the load's output, and after each answered input's.
-        self.load_mark: tuple[int, int] | None = None
+        # (stdout, stderr) positions after each answered input's output.
         self.marks: dict[int, tuple[int, int]] = {}
         # The job's CPU when each group's first input started: a group's CPU runs to the next group's start, the
         # last one's to the job's end, when all of it is counted (a reading at a result line misses what the
@@ -240,18 +237,16 @@ class InputGroups:
         return deadline is not None and now >= deadline
 
     def outputs(self, captures: dict, count: int) -> list[list[str]]:
-        """[stdout, stderr] of each group: the load's output (each group would have loaded the program itself),
-        then what was written from the end of the previous group's last answered input to the end of its own."""
-        load_out, load_err = self.load_mark or (0, 0)
+        """[stdout, stderr] of each group: what was written from the end of the previous group's last answered input
+        to the end of its own (each group loads the program itself, so its load's output is in it too)."""
         outputs = []
-        previous = (load_out, load_err)
+        previous = (0, 0)
         for group, first in enumerate(self.firsts):
             end = self.firsts[group + 1] if group + 1 < len(self.firsts) else count
             answered = [self.marks[index] for index in range(first, end) if index in self.marks]
             until = answered[-1] if answered else previous
-            outputs.append([captures[name].text_between(0, load) + captures[name].text_between(since, upto)
-                            for name, load, since, upto in (("out", load_out, previous[0], until[0]),
-                                                            ("err", load_err, previous[1], until[1]))])
+            outputs.append([captures[name].text_between(since, upto)
+                            for name, since, upto in (("out", previous[0], until[0]), ("err", previous[1], until[1]))])
             previous = until
         return outputs
 

@@ -1,0 +1,128 @@
+"""What one snippet's code can reach in a shared call job, and what the code can write where the supervisor reads.
+
+Found by an attack round on the batching of lifted snippets (one call job per program, a fresh fork per snippet):
+the program's load used to run once in the worker every group was forked from, so whatever the load set up there (a
+shared mapping, a thread) reached every later group; one snippet's protocol violation decided its neighbours'
+verdicts; a load line nested too deep, or a flood of the assert-mode result channel, made the code's own failure an
+environment status. Each test runs the same code where the defence is absent (one process for all inputs, or the
+shared job's verdict for every snippet), where the property does not hold, so the test is shown able to fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from audit_lib import sandbox
+from audit_lib.sandbox import Limits, run_tests
+from audit_lib.sandbox import testrun as sandbox_testrun
+
+QUICK = Limits(timeout_s=4, total_timeout_s=30)
+
+SHARED_COUNTER = """
+import mmap, struct
+_shared = mmap.mmap(-1, 8, flags=mmap.MAP_SHARED)
+
+def f(x):
+    (count,) = struct.unpack("q", _shared[:8])
+    _shared[:8] = struct.pack("q", count + 1)
+    return count
+"""
+
+LOAD_THREAD = """
+import mmap, threading, time
+_shared = mmap.mmap(-1, 1, flags=mmap.MAP_SHARED)
+
+def _work_ahead():
+    time.sleep(0.2)  # stands for work done while an earlier snippet's call stalls under its limit
+    _shared[0] = 1
+
+threading.Thread(target=_work_ahead, daemon=True).start()
+
+def f(x):
+    if x == "stall":
+        time.sleep(0.6)
+        return None
+    return _shared[0]
+"""
+
+
+def test_memory_the_load_shares_does_not_reach_a_later_group() -> None:
+    grouped = sandbox.call_function(SHARED_COUNTER, "f", [[0], [0], [0]], input_groups=[1, 1, 1], limits=QUICK)
+    assert [o.value for o in grouped.outcomes] == [0, 0, 0]
+    one_process = sandbox.call_function(SHARED_COUNTER, "f", [[0], [0], [0]], limits=QUICK)
+    assert [o.value for o in one_process.outcomes] == [0, 1, 2]  # the state the defence keeps apart
+    tests = run_tests(SHARED_COUNTER, ["assert f(0) == 0"] * 3, entry_points=["f"], limits=QUICK)
+    assert [s.status for s in tests.snippets] == ["pass"] * 3
+
+
+def test_a_thread_the_load_started_cannot_work_for_a_later_group() -> None:
+    grouped = sandbox.call_function(LOAD_THREAD, "f", [["stall"], ["read"]], input_groups=[1, 1], limits=QUICK)
+    assert [o.kind for o in grouped.outcomes] == ["value", "value"]
+    assert grouped.outcomes[1].value == 0  # its own load's thread has not got there yet
+    one_process = sandbox.call_function(LOAD_THREAD, "f", [["stall"], ["read"]], limits=QUICK)
+    assert one_process.outcomes[1].value == 1  # what a loader shared by both groups handed over
+
+
+FORGES_A_LINE = """
+import os
+
+def f(x):
+    if x == 2:
+        os.write(3, b"1 value 0.0 4\\n")  # a result line of its own, for an input already answered
+    return x * x
+"""
+SNIPPETS = ["assert f(1) == 100", "assert f(2) == 4", "assert f(3) == 9"]
+
+
+def test_one_snippets_protocol_violation_leaves_the_other_verdicts_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = run_tests(FORGES_A_LINE, SNIPPETS, entry_points=["f"], limits=QUICK)
+    assert [s.status for s in result.snippets] == ["fail", "error", "pass"]
+    assert result.snippets[1].error_type == "ProtocolViolation"
+    assert all(s.trust == "parent" for s in result.snippets)
+    # Scored from the shared job alone, the violation is every snippet's verdict.
+    monkeypatch.setattr(sandbox_testrun, "_ended_the_shared_job", lambda job: False)
+    shared = run_tests(FORGES_A_LINE, SNIPPETS, entry_points=["f"], limits=QUICK)
+    assert [s.status for s in shared.snippets] == ["error", "error", "error"]
+
+
+def test_a_crash_then_a_failed_reload_leaves_the_earlier_snippets_verdicts_alone() -> None:
+    program = """
+import os
+def f(x):
+    if x == 2:
+        os.write(3, b"L " + b"[" * 100000 + b"\\n")  # a load line, nested too deep, in the middle of the job
+        os._exit(0)
+    return x * x
+"""
+    result = run_tests(program, SNIPPETS, entry_points=["f"], limits=QUICK)
+    assert [s.status for s in result.snippets] == ["fail", "error", "pass"]
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_a_load_line_nested_too_deep_is_the_programs_own_error(depth: int) -> None:
+    program = f"""
+import os
+os.write(3, b"L " + b"[" * {depth} + b"\\n")
+os._exit(0)
+def f(x):
+    return 0
+"""
+    job = sandbox.call_function(program, "f", [[1], [2]], limits=QUICK)
+    assert job.status == "error" and "unreadable load error" in (job.load_error or "")
+    tests = run_tests(program, ["assert f(1) == 2", "assert f(2) == 3"], entry_points=["f"], limits=QUICK)
+    assert [s.status for s in tests.snippets] == ["error", "error"]
+
+
+@pytest.mark.parametrize("size", [2 << 20, 8 << 20])
+def test_flooding_the_assert_result_channel_is_an_error_not_a_timeout(size: int) -> None:
+    program = f"""
+import os
+def f(x):
+    os.write(3, b"x" * {size})
+    return -1
+"""
+    snippet = sandbox.run_asserts(program, ["assert f(1) == 2"], limits=QUICK).snippets[0]
+    assert (snippet.status, snippet.error_type) == ("error", "ProtocolViolation"), snippet
+    # Before: killed for the flood and scored `timeout` after milliseconds, a timing verdict for a wrong answer.
+    honest = sandbox.run_asserts("def f(x):\n    return -1\n", ["assert f(1) == 2"], limits=QUICK)
+    assert honest.snippets[0].status == "fail"

@@ -4,7 +4,9 @@ anything about its last job is off (stdlib only).
 A cell (`cell_init`) serves this zygote's jobs one after another in one PID and mount namespace. The zygote retires
 it (SIGKILL to its init through a pidfd: the kernel then kills every process of the namespace) after a job it had
 to kill, one whose init did not report the end of every process, one the memory cgroup killed, or a cell that did
-not become ready; the template prepares the replacement while the zygote reports the job.
+not become ready; the template prepares the replacement while the zygote reports the job. Not root, it retires
+every cell after its job: the job then runs as its init's kernel uid and could change what the kernel lets an owner
+change about the init, which the next job would inherit.
 """
 
 from __future__ import annotations

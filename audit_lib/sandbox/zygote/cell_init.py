@@ -2,8 +2,8 @@
 
 Started by the template (`template._start_cell`). It never reads a job's program, inputs or tests: per job it gets
 only a small header (op, limits) and the job's pipes and memfd from the zygote, so a worker forked from it holds no
-earlier job's data. Once, at start: `no_new_privs` (inherited by every worker) and an IPC namespace of its own. Per
-job:
+earlier job's data. Once, at start: `no_new_privs` (inherited by every worker), an IPC namespace of its own, SIGINT
+back at its default (PID 1 then gets no signal from its own namespace) and a session of its own. Per job:
 
   mount a fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit) -> fork the job's worker, which
   inherits the header and the job's fds (it drops to the job's uid at once and reads ITS job's spec from the
@@ -46,6 +46,11 @@ _libc = ctypes.CDLL(None, use_errno=True)
 def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
     """The init's life: its own /proc, then one job after another until the zygote closes the socket."""
     jail.mount("proc", "/proc", "proc", jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC)
+    # Out of reach of its jobs' signals: PID 1 gets from its own namespace only the signals it handles, and Python
+    # handles SIGINT (each worker puts Python's handler back for the code). Its own session, so its scheduling group
+    # (autogroup) is not the zygote's: not root, a job has the init's kernel uid and may renice that group.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.setsid()
     forget_the_harness(setup)
     # Inherited by every worker: no exec of theirs can gain privileges (setuid binaries, file capabilities).
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import resource
+import signal
 import sys
 
 from audit_lib.sandbox import strict as sandbox_strict
@@ -31,6 +32,7 @@ from audit_lib.sandbox.zygote.template import JOB_FDS
 
 CTL_FD, SPEC_FD = 4, 5  # and GO_FD = 6 (call mode)
 JOB_UID_IN_USERNS = 1000
+OOM_SCORE_ADJ_MAX = 1000
 CLONE_NEWUSER = 0x10000000
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -68,6 +70,7 @@ def _drop_privileges(setup: dict) -> None:
     """First thing in a worker: own session, unprivileged uid (root) or a user namespace of its own.
 
     Its IPC namespace (one per job) and `no_new_privs` come from the cell's init (`cell_init`)."""
+    prefer_as_oom_victim()  # while the process is still its own: after the uid change it is not dumpable
     os.setsid()
     uid = setup.get("uid")
     if uid is not None:
@@ -84,6 +87,13 @@ def _drop_privileges(setup: dict) -> None:
         _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     else:
         raise RuntimeError("no unprivileged identity for the job (neither root nor a user namespace)")
+
+
+def prefer_as_oom_victim() -> None:
+    """Every process of the job (they inherit it) is the OOM killer's first choice, before any sandbox process;
+    raising one's own score needs no privilege."""
+    with open("/proc/self/oom_score_adj", "w") as handle:
+        handle.write(str(OOM_SCORE_ADJ_MAX))
 
 
 def forget_the_harness(setup: dict) -> None:
@@ -121,6 +131,7 @@ def _setup_job(header: dict, fds: dict[str, int]) -> None:
     # Counted per uid (root: the job uid, which only this job's processes have) or per user namespace (not root:
     # this worker's own).
     _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 2)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # the init ignores it; the code gets Python's usual
     random_module = sys.modules.get("random")
     if random_module is not None:  # forked without at-fork handlers (`cell_init`): the init's state until now
         random_module.seed()

@@ -188,7 +188,10 @@ class ChildRun:
             self.hit_memory_limit = self.state.cgroup.hit_memory_limit()
         else:  # the worker's rusage (clock ticks), and never less than what /proc showed while it ran
             self.cpu_s = max(self.reported_cpu_s, self.last_cpu_s)
-        if self.killed_by_us or self.exit_status is None or self.oom_killed:
+        # Not root, the job runs as the init's kernel uid (uid 1000 of its own user namespace maps to it), so it can
+        # change what the kernel lets an owner change about its init (priority, limits, OOM score, /proc/1 files):
+        # each job then gets a fresh cell, and nothing it did to the init reaches the next job.
+        if self.killed_by_us or self.exit_status is None or self.oom_killed or self.state.uid is None:
             self.state.cells.retire()  # returns once the cell's init, and every process of its namespace, is gone
 
     def drain(self, captures: dict) -> tuple[int, int]:

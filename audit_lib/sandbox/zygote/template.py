@@ -29,7 +29,23 @@ PR_SET_PDEATHSIG = 1
 CLONE_NEWPID = 0x20000000
 JOB_FDS = ("spec", "out", "err", "res", "ctl", "go")
 CELL_REQUEST = b"cell"
+OOM_SCORE_ADJ_MIN = -1000
 _libc = ctypes.CDLL(None, use_errno=True)
+
+
+def shield_from_oom_killer() -> None:
+    """Root: this process and every sandbox process forked from it (leaders, inits) are never the OOM killer's
+    victim; each worker makes itself its first choice again (`child.prefer_as_oom_victim`).
+
+    The template and the inits sit in the job's memory cgroup (every job process is born there), where memory a job
+    holds in no process (tmpfs files, socket buffers) can leave them the largest tasks: the kernel would kill the
+    template instead of the job, and the job would come back `harness_error`. Not root, lowering the score is not
+    allowed (and there is no memory cgroup): the workers still raise theirs."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(OOM_SCORE_ADJ_MIN))
+    except OSError:
+        pass
 
 
 def die_with_parent(expected_parent: int | None) -> None:
@@ -47,6 +63,7 @@ def start(jail_dir: str | None, keep_fds: tuple[int, ...], setup: dict, worker) 
         status = 1
         try:
             die_with_parent(zygote_pid)
+            shield_from_oom_killer()
             zygote_end.close()
             keep = {template_end.fileno(), 2, *keep_fds}
             for fd in _open_fds():

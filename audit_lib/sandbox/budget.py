@@ -40,6 +40,9 @@ class DecodeBudget:
     max_int_bits: int = 1 << 22
     # Keys whose hash repeats an earlier key's hash, per set or dict: each costs a compare per colliding key.
     max_repeated_hashes: int = 1024
+    # Element comparisons that building the job's sets and dicts takes among keys that share a hash (each pair of a
+    # group compared, element by element for tuple keys), over all of the job's values: ~0.1 s of the parent's time.
+    max_collision_work: int = 4_000_000
 
 
 class BudgetExceeded(Exception):
@@ -62,6 +65,7 @@ class JobDecoder:
     def __init__(self, budget: DecodeBudget | None = None) -> None:
         self.budget = budget or DecodeBudget()
         self.remaining_bytes = self.budget.max_decoded_bytes
+        self.remaining_collision_work = self.budget.max_collision_work
 
     def charge(self, text: bytes) -> None:
         """Reserve the decode cost of one encoded value before it is parsed; raises when it does not fit."""
@@ -121,6 +125,11 @@ class JobDecoder:
         if repeated > self.budget.max_repeated_hashes:
             raise BudgetExceeded(f"{tag} of {len(keys):,} keys with {repeated:,} repeated hashes (limit "
                                  f"{self.budget.max_repeated_hashes:,}): decoding would be quadratic")
+        if repeated:
+            self.remaining_collision_work -= collision_work(keys, hashes)
+            if self.remaining_collision_work < 0:
+                raise BudgetExceeded(f"{tag}: keys that share a hash would take more than the job's "
+                                     f"{self.budget.max_collision_work:,} element comparisons to build")
 
     def _decode_tag(self, tag: str, payload: Any, depth: int) -> Any:
         if tag == "$tuple":
@@ -180,12 +189,40 @@ def safe_repr(value: Any, cap: int = 200) -> str:
         return f"<{type(value).__name__} that cannot be shown>"
 
 
-def bounded_set(items: Any, max_repeated_hashes: int = DecodeBudget.max_repeated_hashes) -> set[Any]:
-    """`set(items)` for values from a child, refusing (BudgetExceeded) items whose hashes repeat too often."""
+def bounded_set(items: Any, max_repeated_hashes: int = DecodeBudget.max_repeated_hashes,
+                max_work: int = DecodeBudget.max_collision_work) -> set[Any]:
+    """`set(items)` for values from a child, refusing (BudgetExceeded) items whose hashes repeat too often, or
+    whose colliding items would take too many comparisons."""
     items = list(items)
     hashes = list(map(hash, items))
     repeated = len(hashes) - len(set(hashes))
     if repeated > max_repeated_hashes:
         raise BudgetExceeded(f"{len(items):,} items with {repeated:,} repeated hashes: building a set would be "
                              "quadratic")
+    if repeated and collision_work(items, hashes) > max_work:
+        raise BudgetExceeded(f"items that share a hash would take more than {max_work:,} element comparisons")
     return set(items)
+
+
+def collision_work(keys: list[Any], hashes: list[int]) -> int:
+    """About how many element comparisons building a set of `keys` takes: each pair of keys that share a hash is
+    compared, a tuple or frozenset key element by element (so by its size, counted down to its scalars)."""
+    groups: dict[int, list[Any]] = {}
+    for key, key_hash in zip(keys, hashes):
+        groups.setdefault(key_hash, []).append(key)
+    work = 0
+    for group in groups.values():
+        if len(group) > 1:
+            work += len(group) * (len(group) - 1) // 2 * max(map(_key_size, group))
+    return work
+
+
+def _key_size(key: Any) -> int:
+    """1 for a scalar; for a tuple or frozenset (the only hashable containers a child can send), 1 + its elements'."""
+    size, pending = 0, [key]
+    while pending:
+        item = pending.pop()
+        size += 1
+        if type(item) in (tuple, frozenset):
+            pending.extend(item)
+    return size

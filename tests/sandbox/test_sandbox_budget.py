@@ -108,6 +108,52 @@ def test_mbpp_set_comparison_of_colliding_output_is_bounded() -> None:
     assert time.perf_counter() - started < 2.0
 
 
+def long_colliding_tuple_keys(count: int, length: int) -> list[dict]:
+    """`count` tuple keys of `length` ints that all share one hash (0 and P61 hash alike) and differ only at the end:
+    within the repeat limit, but each insertion compares a long key with every earlier one."""
+    bits = max(1, (count - 1).bit_length())
+    return [{"$tuple": [0] * (length - bits) + [sandbox_codec.encode(P61) if (i >> b) & 1 else 0
+                                                 for b in range(bits)]} for i in range(count)]
+
+
+def test_long_colliding_keys_within_the_repeat_limit_are_refused_by_their_comparisons() -> None:
+    keys = long_colliding_tuple_keys(400, 400)  # ~32 million element comparisons to build
+    started = time.perf_counter()
+    (outcome,) = decode_blob(lines({"$dict": [[key, 0] for key in keys]}))
+    assert_refused(outcome, "element comparisons")
+    assert time.perf_counter() - started < 2.0
+    # Without the comparison budget the same dict decodes (the repeat limit alone lets it through).
+    unlimited = sandbox_budget.DecodeBudget(max_collision_work=10**12)
+    (decoded,) = decode_blob(lines({"$dict": [[key, 0] for key in long_colliding_tuple_keys(100, 100)]}), unlimited)
+    assert decoded.kind == "value" and len(decoded.value) == 100
+
+
+def test_the_comparison_budget_is_per_job_not_per_value() -> None:
+    one = {"$frozenset": long_colliding_tuple_keys(100, 100)}  # ~500,000 comparisons: under the budget alone
+    outcomes = decode_blob(lines(*[one] * 12))
+    assert outcomes[0].kind == "value"
+    assert_refused(outcomes[-1], "element comparisons")
+    with pytest.raises(sandbox.BudgetExceeded):
+        sandbox.bounded_set(sandbox_budget.JobDecoder().decode(one), max_work=100_000)
+
+
+def test_a_child_writing_long_colliding_keys_gets_a_clean_verdict_in_time() -> None:
+    program = textwrap.dedent("""
+        import os
+        def f(x):
+            P = '{"$int": "0x1fffffffffffffff"}'
+            keys = ['[{"$tuple": [' + "0, " * 989 + ", ".join(P if (i >> b) & 1 else "0" for b in range(11))
+                    + ']}, 0]' for i in range(1025)]
+            one = '{"$dict": [' + ", ".join(keys) + ']}'
+            os.write(3, b"0 value 0.0 [" + ", ".join([one] * 2).encode() + b"]\\nD\\n")
+            os._exit(0)
+    """)
+    started = time.perf_counter()
+    job = sandbox.call_function(program, "f", [[1]], limits=Limits(timeout_s=2, total_timeout_s=5))
+    assert time.perf_counter() - started < 5.0  # before: ~2.5 s of the parent's CPU per such dict
+    assert_refused(job.outcomes[0], "element comparisons")
+
+
 # ---- expansion ------------------------------------------------------------------------------------------------------
 
 EXPANSIONS = {

@@ -8,11 +8,16 @@ becomes `assert G.truth(f(x))`, `if f(2) != 4: raise AssertionError` becomes `if
 guard into the snippet's module before any code under test runs, holding its own references to `type`, the
 comparison functions and the exception it raises. The guard checks that both operands are exact builtin types
 (recursively through containers) before comparing; anything else raises `ComparisonOverload`, an
-`AssertionError`, so the snippet is a `fail` with reason `comparison_overload`.
+`AssertionError`, so the snippet is a `fail` with reason `comparison_overload`. From its check to its comparison no
+code of the program's runs (collections off, signals held, tracing off). Calls to `math.isclose` (or the snippet's
+own `from math import isclose`) and to `abs` go to the guard's copies, bound before the program ran, with exact
+builtin arguments only: a program can rebind `math.isclose`, `builtins.abs` or a module-level `abs`.
 
 What it does not cover: truth tests outside asserts and raising `if`s (`while x:`, `y if x else z`, `if x: ok = 1`),
 truth tests and comparisons made inside builtins (`all(objects)`, `sorted(objects)`, `list.index`), comparisons in
-code the snippet imports, and code that inspects its own interpreter to find and replace the guard
+code the snippet imports, other helpers the program can rebind (`round`, `sorted`, a module's functions), another
+thread of the program's running between the check and the comparison, and code that inspects its own interpreter
+to find and replace the guard
 (its name is random per run, but nothing in-process is out of reach; lifted tests are decided in the parent).
 Stdlib only: the sandbox zygote imports this module.
 """
@@ -24,9 +29,13 @@ import collections
 import datetime
 import decimal
 import functools
+import gc
+import math
 import operator
 import re
 import secrets
+import signal
+import sys
 from typing import Any
 
 OVERLOAD_ERROR = "ComparisonOverload"
@@ -82,7 +91,7 @@ def _rewrite_template(snippet: str) -> str | None:
         tree = ast.parse(snippet)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    rewriter = _AssertRewriter(_PLACEHOLDER)
+    rewriter = _AssertRewriter(_PLACEHOLDER, tree)
     try:
         tree = rewriter.visit(tree)
         text = ast.unparse(ast.fix_missing_locations(tree))
@@ -92,9 +101,14 @@ def _rewrite_template(snippet: str) -> str | None:
 
 
 class _AssertRewriter(ast.NodeTransformer):
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, tree: ast.AST) -> None:
         self.name = name
         self.rewritten = 0
+        # Names the snippet itself gives math.isclose (`from math import isclose [as x]`); `abs` unless it binds it.
+        self.isclose_names = {alias.asname or alias.name for node in ast.walk(tree)
+                              if isinstance(node, ast.ImportFrom) and node.module == "math" and not node.level
+                              for alias in node.names if alias.name == "isclose"}
+        self.abs_is_builtin = "abs" not in _bound_names(tree)
 
     def visit_Assert(self, node: ast.Assert) -> ast.Assert:
         self.rewritten += 1
@@ -157,6 +171,40 @@ class _CompareRewriter(ast.NodeTransformer):
     def visit_Compare(self, node: ast.Compare) -> ast.expr:
         return self.owner._compare(node)
 
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        """`math.isclose(...)`, the snippet's own `isclose` from math and `abs(...)` go to the guard's copies, bound
+        before the program ran: the program can rebind `math.isclose`, `builtins.abs` or a module-level `abs`."""
+        node = self.generic_visit(node)
+        func = node.func
+        method = None
+        if isinstance(func, ast.Attribute) and func.attr == "isclose" and isinstance(func.value, ast.Name) \
+                and func.value.id == "math":
+            method = "isclose"
+        elif isinstance(func, ast.Name) and func.id in self.owner.isclose_names:
+            method = "isclose"
+        elif isinstance(func, ast.Name) and func.id == "abs" and self.owner.abs_is_builtin:
+            method = "abs"
+        if method is None:
+            return node
+        call = self.owner._guard(method, *node.args)
+        call.keywords = node.keywords
+        return ast.copy_location(call, node)
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Names the snippet assigns, defines or imports anywhere."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
 
 def _raises(statements: list[ast.stmt]) -> bool:
     return any(isinstance(statement, ast.Raise) for statement in statements)
@@ -179,19 +227,36 @@ class _Guard:
             return left is right
         if op == "is not":
             return left is not right
-        _require_exact(op, left)
-        _require_exact(op, right)
-        if _type(left) is _Counter or _type(right) is _Counter:
-            return _compare_counter(op, left, right)
-        if op == "in":
-            return _contains(right, left)
-        if op == "not in":
-            return not _contains(right, left)
-        return _bool(_operators[op](left, right))
+        quiet = _quiet_enter()
+        try:
+            _require_exact(op, left)
+            _require_exact(op, right)
+            if _type(left) is _Counter or _type(right) is _Counter:
+                return _compare_counter(op, left, right)
+            if op == "in":
+                return _contains(right, left)
+            if op == "not in":
+                return not _contains(right, left)
+            return _bool(_operators[op](left, right))
+        finally:
+            _quiet_leave(quiet)
 
     def truth(self, value: Any) -> bool:
-        _require_exact("truth test", value, recursive=False)
-        return _bool(value)
+        quiet = _quiet_enter()
+        try:
+            _require_exact("truth test", value, recursive=False)
+            return _bool(value)
+        finally:
+            _quiet_leave(quiet)
+
+    def isclose(self, *args: Any, **kwargs: Any) -> bool:
+        for value in (*args, *kwargs.values()):
+            _require_exact("math.isclose", value, recursive=False)
+        return _isclose(*args, **kwargs)
+
+    def abs(self, value: Any) -> Any:
+        _require_exact("abs", value, recursive=False)
+        return _abs(value)
 
     def chain(self, left: Any, *steps: tuple[str, Any]) -> bool:
         for op, thunk in steps:
@@ -211,6 +276,31 @@ _list_extend = list.extend
 _dict_keys, _dict_values = dict.keys, dict.values
 _leaf_types, _sequence_types, _mapping_types = _LEAF_TYPES, _SEQUENCE_TYPES, _MAPPING_TYPES
 _Overload = ComparisonOverload
+_isclose, _abs = math.isclose, abs
+_gc_isenabled, _gc_enable, _gc_disable = gc.isenabled, gc.enable, gc.disable
+_sigmask, _SIG_BLOCK, _SIG_SETMASK, _all_signals = (signal.pthread_sigmask, signal.SIG_BLOCK, signal.SIG_SETMASK,
+                                                     signal.valid_signals())
+_gettrace, _settrace, _getprofile, _setprofile = sys.gettrace, sys.settrace, sys.getprofile, sys.setprofile
+
+
+def _quiet_enter() -> tuple:
+    """No code of the program's runs between the guard's check of a value and its comparison: the check allocates,
+    which can start a collection (gc callbacks, finalizers), and a signal handler or trace function runs between
+    any two bytecodes; so collections are off, signals held and tracing off until `_quiet_leave`."""
+    state = (_gc_isenabled(), _sigmask(_SIG_BLOCK, _all_signals), _gettrace(), _getprofile())
+    _gc_disable()
+    _settrace(None)
+    _setprofile(None)
+    return state
+
+
+def _quiet_leave(state: tuple) -> None:
+    collecting, mask, trace, profile = state
+    _settrace(trace)
+    _setprofile(profile)
+    _sigmask(_SIG_SETMASK, mask)
+    if collecting:
+        _gc_enable()
 
 
 _Counter, _dict_get, _dict_eq, _mappings = collections.Counter, dict.get, dict.__eq__, _MAPPING_TYPES

@@ -174,3 +174,86 @@ def test_counters_and_match_objects_compare_as_python_does(snippet: str, status:
     """Honest MBPP+ canonicals return Counters and re.Match objects; the guard keeps their verdicts."""
     (result,) = sandbox.run_asserts(COUNTERS, [snippet], limits=QUICK).snippets
     assert (result.status, result.reason) == (status, reason), result
+
+
+# The guard checks a value, then compares it: code that runs between the two (a gc callback, or a finalizer, at the
+# collection the check's own allocations start) swapped the checked list's items for always-equal objects, and these
+# asserts passed (before the guard held collections, signals and tracing; a trace function is refused in assert mode).
+SWAP_AFTER_THE_CHECK = {
+    "gc_callback": """
+import gc
+class AlwaysEq:
+    def __eq__(self, other):
+        return True
+    __hash__ = None
+_out, _armed = None, [0]
+def _swap(phase, info):
+    if phase == "start" and _armed[0]:
+        _armed[0] -= 1
+        if _armed[0] == 0:
+            _out[:] = [AlwaysEq() for _ in _out]
+            gc.set_threshold(700, 10, 10)
+gc.callbacks.append(_swap)
+def f(xs):
+    global _out
+    _out = [0] * (len(xs) - 1) + [{}]
+    gc.set_threshold(1, 1000, 1000)
+    _armed[0] = 2
+    return _out
+""",
+    "finalizer": """
+import gc
+class AlwaysEq:
+    def __eq__(self, other):
+        return True
+    __hash__ = None
+_out, _armed = None, [0]
+class _Swap:
+    def __del__(self):
+        _out[:] = [AlwaysEq() for _ in _out]
+        gc.set_threshold(700, 10, 10)
+def _arm(phase, info):
+    if phase == "stop" and _armed[0]:
+        _armed[0] -= 1
+        if _armed[0] == 1:  # after the first collection: a cycle only the next one frees
+            swap = _Swap()
+            swap.cycle = swap
+def f(xs):
+    global _out
+    _out = [0] * (len(xs) - 1) + [{}]
+    gc.callbacks.append(_arm)
+    gc.set_threshold(1, 1000, 1000)
+    _armed[0] = 2
+    return _out
+""",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(SWAP_AFTER_THE_CHECK))
+def test_no_code_of_the_programs_runs_between_the_guards_check_and_its_comparison(attack: str) -> None:
+    snippets = ["assert f([3, 1, 2]) == [1, 2, 3]", "assert f([5, 4]) == [4, 5]"]
+    results = sandbox.run_asserts(SWAP_AFTER_THE_CHECK[attack], snippets, limits=QUICK).snippets
+    assert all(r.status == "fail" for r in results), results
+
+
+# A program that drops to assert mode (it reads __name__, or binds a builtin the snippet uses) and rebinds the
+# helpers the snippet compares with: `math.isclose`, `builtins.abs`, a module-level `abs`. The guard's own copies,
+# bound before the program ran, decide instead (before, these wrong answers passed).
+REBOUND_HELPERS = {
+    "math_isclose_and_builtins_abs": "import math, builtins\nmath.isclose = lambda *a, **k: True\n"
+                                     "builtins.abs = lambda v: 0\n_ = __name__\ndef f(x):\n    return -12345.0\n",
+    "module_level_abs": "def abs(v):\n    return 0\ndef f(x):\n    return -12345.0\n",
+}
+HELPER_SNIPPETS = ["import math\nassert math.isclose(f(2.0), 4.0)",
+                   "from math import isclose as close\nassert close(f(3.0), 9.0, rel_tol=1e-9)",
+                   "assert abs(f(1.5) - 2.25) < 1e-6"]
+
+
+@pytest.mark.parametrize("attack", sorted(REBOUND_HELPERS))
+def test_rebound_comparison_helpers_do_not_decide_an_assert(attack: str) -> None:
+    program = REBOUND_HELPERS[attack]
+    result = sandbox.run_tests(program, HELPER_SNIPPETS, entry_points=["f"], limits=QUICK)
+    in_process = [r for r in result.snippets if r.trust == "in_process"]
+    assert in_process and all(r.status == "fail" for r in result.snippets), result.snippets
+    honest = sandbox.run_asserts("def f(x):\n    return x * x\n", HELPER_SNIPPETS, limits=QUICK)
+    assert [r.status for r in honest.snippets] == ["pass"] * 3  # the routed helpers keep Python's semantics

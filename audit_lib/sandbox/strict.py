@@ -10,8 +10,9 @@ comparison functions and the exception it raises. The guard checks that both ope
 (recursively through containers) before comparing; anything else raises `ComparisonOverload`, an
 `AssertionError`, so the snippet is a `fail` with reason `comparison_overload`. From its check to its comparison no
 code of the program's runs (collections off, signals held, tracing off). Calls to `math.isclose` (or the snippet's
-own `from math import isclose`) and to `abs` go to the guard's copies, bound before the program ran, with exact
-builtin arguments only: a program can rebind `math.isclose`, `builtins.abs` or a module-level `abs`.
+own `from math import isclose`) and to `abs` go through the guard, which calls them only when they are the real
+ones (bound before the program ran) and with exact builtin arguments: a program can rebind `math.isclose`,
+`builtins.abs` or a module-level `abs`.
 
 What it does not cover: truth tests outside asserts and raising `if`s (`while x:`, `y if x else z`, `if x: ok = 1`),
 truth tests and comparisons made inside builtins (`all(objects)`, `sorted(objects)`, `list.index`), comparisons in
@@ -186,7 +187,9 @@ class _CompareRewriter(ast.NodeTransformer):
             method = "abs"
         if method is None:
             return node
-        call = self.owner._guard(method, *node.args)
+        # The function itself is evaluated where the snippet names it (a NameError stays one); the guard calls it
+        # only when it is the real one.
+        call = self.owner._guard(method, func, *node.args)
         call.keywords = node.keywords
         return ast.copy_location(call, node)
 
@@ -249,12 +252,16 @@ class _Guard:
         finally:
             _quiet_leave(quiet)
 
-    def isclose(self, *args: Any, **kwargs: Any) -> bool:
+    def isclose(self, function: Any, *args: Any, **kwargs: Any) -> bool:
+        if function is not _isclose:
+            raise _Overload(f"{REASON}: math.isclose is not the real one (the program rebound it)")
         for value in (*args, *kwargs.values()):
             _require_exact("math.isclose", value, recursive=False)
         return _isclose(*args, **kwargs)
 
-    def abs(self, value: Any) -> Any:
+    def abs(self, function: Any, value: Any) -> Any:
+        if function is not _abs:
+            raise _Overload(f"{REASON}: abs is not the builtin (the program rebound it)")
         _require_exact("abs", value, recursive=False)
         return _abs(value)
 

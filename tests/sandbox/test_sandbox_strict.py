@@ -257,3 +257,10 @@ def test_rebound_comparison_helpers_do_not_decide_an_assert(attack: str) -> None
     assert in_process and all(r.status == "fail" for r in result.snippets), result.snippets
     honest = sandbox.run_asserts("def f(x):\n    return x * x\n", HELPER_SNIPPETS, limits=QUICK)
     assert [r.status for r in honest.snippets] == ["pass"] * 3  # the routed helpers keep Python's semantics
+
+
+def test_a_helper_the_snippet_never_bound_is_still_a_name_error() -> None:
+    # MBPP+'s Mbpp/120 original test calls math.isclose without importing math: upstream's NameError is the finding.
+    program = "def f(x):\n    return x * x\n"
+    (result,) = sandbox.run_asserts(program, ["assert math.isclose(f(2.0), 4.0)"], limits=QUICK).snippets
+    assert (result.status, result.error_type) == ("error", "NameError"), result

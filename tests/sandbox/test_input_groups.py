@@ -1,4 +1,4 @@
-"""Input groups: one call job runs each group (a lifted snippet) in a fresh fork of its worker, which loads the program.
+"""Input groups: one call request runs each group (a lifted snippet) as a job of its own in the zygote's cell.
 
 Each test that defends a property also runs the same inputs without groups (one process for all), where the
 property does not hold, so the test is shown able to fail.

@@ -126,3 +126,64 @@ def f(x):
     # Before: killed for the flood and scored `timeout` after milliseconds, a timing verdict for a wrong answer.
     honest = sandbox.run_asserts("def f(x):\n    return -1\n", ["assert f(1) == 2"], limits=QUICK)
     assert honest.snippets[0].status == "fail"
+
+
+# A snippet's process finds the harness's answerer through its frames and answers the later snippets' calls itself,
+# with a thread that worked ahead under its own time limit: when every group was forked from one worker and read
+# the job's one go pipe, the expensive snippet passed in no time (found by an attack round). Each group is now a
+# job of its own in the cell, so the later snippets run in processes this one never reaches.
+ANSWERS_LATER_SNIPPETS = """
+import sys, threading, time
+_cache, _threads = {}, []
+
+def _slow(x):
+    end = time.thread_time() + 1.6
+    while time.thread_time() < end:
+        pass
+    return x * x
+
+def _answer_the_rest():
+    frame = sys._getframe(2)
+    if frame.f_code.co_name != "run" or "self" not in frame.f_locals:
+        return
+    answerer, indices, module = frame.f_locals["self"], frame.f_locals["indices"], frame.f_globals
+    rest = range(indices.stop, len(answerer.inputs))
+    if frame.f_locals["index"] != indices[-1] or not rest:
+        return
+    if HOW == "hook":  # when the process reports its group done, answer the rest instead
+        write, leave = module["_os_write"], module["_exit_now"]
+        def hijack(fd, data):
+            if data == b"d":
+                answerer.run(rest)
+                module["_write_all_raw"](3, b"D\\n")
+                leave(0)
+            return write(fd, data)
+        module["_os_write"] = hijack
+    else:
+        answerer.run(rest)
+
+def f(x):
+    try:
+        _answer_the_rest()
+    except Exception:
+        pass
+    if x in _cache:
+        return _cache[x]
+    if x != 30:
+        if not _threads:
+            _threads.append(threading.Thread(target=lambda: _cache.setdefault(30, _slow(30)), daemon=True))
+            _threads[0].start()
+        _threads[0].join(0.9)
+        return x * x
+    return _slow(x)
+"""
+
+
+def test_a_snippets_process_cannot_answer_the_later_snippets() -> None:
+    snippets = ["assert f(1) == 1", "assert f(2) == 4", "assert f(3) == 9", "assert f(30) == 900"]
+    limits = Limits(timeout_s=1.0, total_timeout_s=30)
+    program = ANSWERS_LATER_SNIPPETS
+    batched = run_tests(program, snippets, entry_points=["f"], limits=limits)
+    alone = run_tests(program, snippets[3:], entry_points=["f"], limits=limits)
+    assert alone.snippets[0].status == "timeout"
+    assert batched.snippets[3].status == "timeout", batched.snippets[3]

@@ -1,26 +1,16 @@
 """The call-mode harness inside a job worker: load the program, then one result line per input (stdlib only).
 
-With input groups (`call_function(..., input_groups=...)`: one group per lifted test snippet), each group runs in a
-fresh fork of the worker, which loads the program itself there (as a process of its own would) and answers its
-inputs, so no state crosses groups. The worker only compiles the program and decodes the inputs (neither runs any of
-the program's code), so the process every group is forked from never ran the code under test: nothing the code
-can set up (a thread, a shared mapping, an open file or pipe, a hook of any kind) exists in it to outlive one group
-and reach the next. The first group's load is the job's load (timed by the supervisor up to its `L ok`); a later
-group loads once its first input was started, so its load counts in that input's time. The worker is this job's own
-process and holds only this job (its program and its inputs, never an expected value). A group whose process did
-not end cleanly (it crashed, was killed or left before its last input) ends the worker the same way, so the
-supervisor sees exactly what it sees without groups and restarts after the input that was running. Processes a
-group left behind are killed before the next group starts (the worker is their subreaper).
+With input groups (`call_function(..., input_groups=...)`: one group per lifted test snippet), the zygote runs each
+group as a job of its own in its cell (`call_job`): a worker forked from the cell's init, fresh /tmp and /dev/shm,
+its own IPC namespace, every process of the previous group killed first. This worker answers the inputs of the
+group its first input belongs to, from that input on, and ends; no group's code reaches another group's process.
 """
 
 from __future__ import annotations
 
 import copy
-import ctypes
-import gc
 import json
 import os
-import random
 import signal
 import sys
 import time
@@ -39,15 +29,9 @@ from audit_lib.sandbox.zygote.harness_io import (
 from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD
 
 GO_FD = 6
-PR_SET_CHILD_SUBREAPER = 36
-GROUP_DONE = b"d"  # from a group's fork to the worker: it answered all its inputs
-# kill(-1) + reap rounds after a group: best effort for honest programs that leave a process behind (the cell's init
-# kills whatever is left when the job ends).
-LEFTOVER_ROUNDS = 50
-_libc = ctypes.CDLL(None, use_errno=True)
 # Bound when the harness is imported, before any of the program's code runs in this process: rebinding them in their
 # modules cannot change what the harness does after the code ran.
-_exit_now, _json_dumps, _os_write = os._exit, json.dumps, os.write
+_exit_now, _json_dumps = os._exit, json.dumps
 
 
 class _InputTimeout(BaseException):
@@ -65,7 +49,7 @@ def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: lis
 
     `digests` = (size, inputs or None for all): a float-free value whose canonical encoding is larger than `size`
     is sent as its digest (`sandbox_codec.ValueDigest`) instead of the value. `groups`: the first input of each
-    group, each group loading and running the program in a fresh fork of this worker.
+    group; this worker then answers only the inputs of `start`'s group, from `start` on.
     """
     streams = (sys.stdout, sys.stderr)
     signal.signal(signal.SIGALRM, _on_alarm)
@@ -75,21 +59,12 @@ def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: lis
         inputs = [sandbox_codec.decode(args) for args in inputs_json]
     except BaseException as exc:  # noqa: BLE001
         load.report_failure(exc, streams)
-    answer = _Answerer(load, inputs, timeouts, deep, stop_after_failure, digests, streams if groups is not None else ())
-    if groups is None:
-        answer.function = load.announce(code, streams)
-        answer.run(range(start, len(inputs)))
-    else:
-        gc.freeze()  # a collection in a group's fork then leaves the worker's objects, and so their pages, alone
-        if _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
-        spans = group_spans(groups, start, len(inputs))
-        for position, (first, end) in enumerate(spans):
-            announce = position == 0  # this worker's first group loads as the job's load; later ones, lazily
-            if position < len(spans) - 1:
-                _run_group(answer, code, range(first, end), streams, announce)
-            else:  # the last group needs no fork: nothing is forked from this worker after it
-                _answer_group(answer, code, range(first, end), streams, announce)
+    end = len(inputs)
+    if groups is not None:  # each line follows its own input's output, which the supervisor gives to its group
+        end = min([first for first in groups if first > start] + [end])
+    answer = _Answerer(inputs, timeouts, deep, stop_after_failure, digests, streams if groups is not None else ())
+    answer.function = load.announce(code, streams)
+    answer.run(range(start, end))
     _flush_std_streams(streams)
     _write_all_raw(RESULT_FD, b"D\n")
     _exit_now(0)
@@ -100,7 +75,6 @@ class _ProgramLoad:
 
     def __init__(self, program: str, entry_point: str, load_timeout: float) -> None:
         self.program, self.entry_point, self.load_timeout = program, entry_point, load_timeout
-        self.failure: BaseException | None = None  # a group's lazy load that raised: each of its inputs gets it
 
     def compile(self):
         signal.setitimer(signal.ITIMER_REAL, self.load_timeout)
@@ -143,84 +117,13 @@ class _ProgramLoad:
         _exit_now(0)
 
 
-def group_spans(groups: list[int], start: int, count: int) -> list[tuple[int, int]]:
-    """[first, end) of each group's inputs from `start` on; a restart inside a group runs that group's rest."""
-    bounds = sorted({first for first in groups if start < first < count} | {start, count})
-    return list(zip(bounds, bounds[1:]))
-
-
-def _answer_group(answer: _Answerer, code, indices: range, streams: tuple, announce: bool) -> None:
-    """In the process that runs this group: its own numbers, its own load, its inputs."""
-    random.seed()  # each group draws its own numbers, as a process of its own would
-    answer.function = answer.load.announce(code, streams) if announce else None
-    answer.code = code
-    answer.run(indices)
-
-
-def _run_group(answer: _Answerer, code, indices: range, streams: tuple, announce: bool) -> None:
-    """Answer `indices` in a fresh fork; when the fork did not end cleanly, end this worker the way it ended.
-
-    Groups never stop after a failure (`call_function` refuses the combination), so a group answers all its inputs;
-    a first group whose load failed has ended the job (its `L` line says so), and this worker ends with it."""
-    done_r, done_w = os.pipe()
-    pid = _fork()
-    if pid == 0:
-        os.close(done_r)
-        _answer_group(answer, code, indices, streams, announce)
-        _flush_std_streams(streams)
-        _os_write(done_w, GROUP_DONE)
-        _exit_now(0)
-    os.close(done_w)
-    _pid, status = os.waitpid(pid, 0)
-    ended = os.read(done_r, 1)
-    os.close(done_r)
-    _end_leftovers()
-    if ended == GROUP_DONE and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-        return
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            signal.signal(number, signal.SIG_DFL)
-        except (OSError, ValueError):  # SIGKILL and SIGSTOP keep their default anyway
-            pass
-        os.kill(os.getpid(), number)
-        os._exit(128 + number)  # a signal whose default is not to end the process
-    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
-
-
-def _fork() -> int:
-    """libc's fork: this worker ran none of the program's code, so it has no other thread, and Python's at-fork
-    handlers (which exist for other threads) would only make the fork touch more pages."""
-    pid = _libc.fork()
-    if pid < 0:
-        raise OSError(ctypes.get_errno(), "fork")
-    return pid
-
-
-def _end_leftovers() -> None:
-    """SIGKILL every other process of the job but the cell's init (kill(-1)), and reap those reparented here."""
-    for _round in range(LEFTOVER_ROUNDS):
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:
-            return
-        while True:
-            try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    break
-            except ChildProcessError:
-                break
-        time.sleep(0.0005)
-
-
 class _Answerer:
     """Calls the entry point on given inputs, each started by the supervisor's go byte; one result line each."""
 
-    def __init__(self, load: _ProgramLoad, inputs: list, timeouts: list, deep: bool, stop_after_failure: bool,
+    def __init__(self, inputs: list, timeouts: list, deep: bool, stop_after_failure: bool,
                  digests: tuple[int, frozenset | None] | None, flushed: tuple = ()) -> None:
-        self.load, self.inputs, self.timeouts, self.deep = load, inputs, timeouts, deep
-        self.function = None  # set by the job's load; None in a later group until its first input loads it
-        self.code = None
+        self.inputs, self.timeouts, self.deep = inputs, timeouts, deep
+        self.function = None  # set by the load
         self.flushed = flushed  # streams flushed before each result line (groups: each input's output precedes it)
         self.stop_after_failure = stop_after_failure
         self.digest_above, self.digest_inputs = digests if digests is not None else (None, None)
@@ -247,7 +150,7 @@ class _Answerer:
                 began = perf()
                 setitimer(signal.ITIMER_REAL, limit)
                 try:
-                    value = (self.function or self._load_now())(*args)
+                    value = self.function(*args)
                 finally:
                     setitimer(signal.ITIMER_REAL, 0)
                     elapsed = perf() - began
@@ -282,14 +185,3 @@ class _Answerer:
             write_all(RESULT_FD, line)
             if self.stop_after_failure and kind != "value":
                 return
-
-    def _load_now(self):
-        """A later group's load, within its first input's time; its failure is each of the group's inputs'."""
-        if self.load.failure is not None:
-            raise self.load.failure
-        try:
-            self.function = self.load.function(self.code)
-        except BaseException as exc:  # noqa: BLE001
-            self.load.failure = exc
-            raise
-        return self.function

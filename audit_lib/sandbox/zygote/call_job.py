@@ -32,9 +32,10 @@ class CallProgress:
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
                  stop_after_failure: bool = False, judge: Judge | None = None, clock=None, go=None,
                  wall_clock=time.monotonic, groups: InputGroups | None = None, output_mark=None,
-                 memory_failures=None, cpu_offset: float = 0.0):
+                 memory_failures=None, end: int | None = None):
         self.groups = groups
-        self.cpu_offset = cpu_offset  # the job's CPU in its earlier runs (restarts), so group readings add up
+        self.end = len(timeouts) if end is None else end  # this run answers inputs [first, end): with groups, one
+        # group's (each group runs in a worker of its own)
         # How often the job's memory ran out (cgroup: refused charges, OOM kills), read at each group's start and at
         # each exception line: an exception raised while it grew is marked (`:m`), the evidence a raised MemoryError
         # needs to be `memory`.
@@ -119,7 +120,7 @@ class CallProgress:
             if line == b"L ok":
                 self.loaded = True
                 self.last_cpu = self.chunk_clock[1]
-                self.go_due = self.next_index < len(self.timeouts)
+                self.go_due = self.next_index < self.end
                 return True
             if line.startswith(b"L "):
                 try:
@@ -135,7 +136,7 @@ class CallProgress:
             self.violation = "unexpected line before the load marker"
             return False
         if line == b"D":
-            self.done = self.next_index == len(self.timeouts) or self.stopped_after_failure
+            self.done = self.next_index == self.end or self.stopped_after_failure
             if not self.done:
                 self.violation = "end marker before every input was answered"
             return self.done
@@ -155,7 +156,7 @@ class CallProgress:
         self.stopped_after_failure = self.stop_after_failure and kind != [b"value"]
         if self.judge is not None and kind == [b"value"]:
             self.awaiting_judgement.append((len(self.lines) - 1, line))
-        self.go_due = self.next_index < len(self.timeouts) and not self.stopped_after_failure
+        self.go_due = self.next_index < self.end and not self.stopped_after_failure
         return True
 
     def _measured(self, line: bytes) -> bytes:
@@ -187,8 +188,6 @@ class CallProgress:
             self.deadline = min(self.deadline, self.groups.deadline(self.next_index, now))
             if self.next_index in self.groups.first_set:
                 self.failures_before = self.memory_failures()
-                self.groups.cpu_starts.setdefault(self.groups.group_of(self.next_index),
-                                                  self.cpu_offset + self.clock()[1])
         self.last_event = now
         self.go()
 
@@ -209,20 +208,9 @@ class InputGroups:
         self.deadlines: dict[int, float] = {}
         # (stdout, stderr) positions after each answered input's output.
         self.marks: dict[int, tuple[int, int]] = {}
-        # The job's CPU when each group's first input started: a group's CPU runs to the next group's start, the
-        # last one's to the job's end, when all of it is counted (a reading at a result line misses what the
-        # child has run since the scheduler last counted it, the call itself for a short one).
-        self.cpu_starts: dict[int, float] = {}
-
-    def cpus(self, job_cpu: float) -> list[float]:
-        """The CPU seconds of each group: its fork, its calls and its exit (0.0 for a group never started)."""
-        starts = [self.cpu_starts.get(group) for group in range(len(self.firsts))]
-        ends = [*starts[1:], job_cpu]
-        cpus = []
-        for group, start in enumerate(starts):
-            end = next((later for later in ends[group:] if later is not None), job_cpu)
-            cpus.append(max(0.0, end - start) if start is not None else 0.0)
-        return cpus
+        # Each group's CPU seconds: the sum of its runs' (each run a worker of its own, read once all its processes
+        # are gone: its load, its calls and its exit).
+        self.cpu = [0.0] * len(firsts)
 
     def group_of(self, index: int) -> int:
         return bisect.bisect_right(self.firsts, index) - 1
@@ -283,19 +271,27 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
     groups = InputGroups([int(first) for first in request["groups"]], [float(t) for t in request["group_timeouts"]],
                          len(timeouts)) if request.get("groups") is not None else None
     while start < len(timeouts) or (start == 0 and not timeouts):
+        # With groups, each run is one group's (the rest of it after a crash): a worker of its own, forked from the
+        # cell's init like any job's, so nothing one group's code does reaches the next but through the job's /tmp.
+        end = groups.next_first(start, len(timeouts)) if groups is not None else None
         run = ChildRun(state, limits, "call", raw, start)
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
                                 stop_after_failure, judge, run.clock, run.send_go, groups=groups,
                                 output_mark=None if groups is None else lambda run=run: run.drain(captures),
-                                memory_failures=run.memory_failures, cpu_offset=cpu_total)
+                                memory_failures=run.memory_failures, end=end)
         run.supervise(captures, progress.feed, progress.current_deadline)
         cpu_total += run.cpu_s
+        if groups is not None:
+            groups.cpu[groups.group_of(start)] += run.cpu_s
         lines.extend(progress.lines)
         stopped_on_mismatch = progress.stopped_on_mismatch
         if progress.violation:
             status, load_error = "error", f"ProtocolViolation: {progress.violation}"
             break
         if progress.done:
+            if end is not None and end < len(timeouts):
+                start = end  # the next group
+                continue
             break
         over_total = time.monotonic() >= total_deadline
         if progress.load_failure is not None or not progress.loaded:
@@ -343,5 +339,5 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
               "stopped_on_mismatch": stopped_on_mismatch, "cpu_s": cpu_total}
     if groups is not None:
         header["group_output"] = groups.outputs(captures, len(timeouts))
-        header["group_cpu_s"] = groups.cpus(cpu_total)
+        header["group_cpu_s"] = groups.cpu
     return header, b"\n".join(lines)

@@ -174,12 +174,13 @@ def test_colliding_values_in_a_parent_set_fall_back_to_the_child() -> None:
 
 
 def test_a_program_that_shadows_a_builtin_the_test_uses_is_not_lifted() -> None:
-    """In assert mode the snippet's `len` is the program's own; the replay's would differ, so it stays in-process."""
+    """In assert mode the snippet's `len` is the program's own, so it stays in-process, where the guard refuses to let
+    a rebound `len` decide an assert (upstream's harness would pass this wrong answer)."""
     program = HONEST + "def len(items):\n    return 99\n"
     snippet = "assert len(solution(1)) == 99\n"
     (result,) = run_tests(program, [snippet], entry_points=ENTRY, limits=QUICK).snippets
-    assert (result.status, result.trust) == ("pass", "in_process") == (in_process(program, snippet).status,
-                                                                       "in_process")
+    assert (result.status, result.reason, result.trust) == ("fail", "comparison_overload", "in_process")
+    assert in_process(program, snippet).status == "fail"
     local_only = HONEST + "def total(items):\n    len = 0\n    return len\n"
     (lifted,) = run_tests(local_only, ["assert len(solution(1)) == 2\n"], entry_points=ENTRY, limits=QUICK).snippets
     assert (lifted.status, lifted.trust) == ("pass", "parent")

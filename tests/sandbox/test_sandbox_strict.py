@@ -264,3 +264,85 @@ def test_a_helper_the_snippet_never_bound_is_still_a_name_error() -> None:
     program = "def f(x):\n    return x * x\n"
     (result,) = sandbox.run_asserts(program, ["assert math.isclose(f(2.0), 4.0)"], limits=QUICK).snippets
     assert (result.status, result.error_type) == ("error", "NameError"), result
+
+
+# Code the guard cannot hold still (an audit hook on the `id()` its scan called, another thread with a tiny switch
+# interval) swapped the checked list's items for always-equal objects before the comparison of the live list, and
+# these asserts passed: the guard now compares copies made of exact builtin objects as it checks them.
+CHANGED_DURING_THE_CHECK = {
+    "audit_hook": """
+import sys
+class AlwaysEq:
+    def __eq__(self, other):
+        return True
+    __hash__ = None
+_out, _events = [], [0]
+def _hook(event, args):
+    if event == "builtins.id" and _events[0]:
+        _events[0] += 1
+        if _events[0] == 4:
+            _events[0] = 0
+            _out[:] = [AlwaysEq() for _ in _out]
+sys.addaudithook(_hook)
+def f(xs):
+    _out[:] = [[0]] + [0] * (len(xs) - 1)
+    _events[0] = 1
+    return _out
+""",
+    "thread": """
+import sys, threading, time
+class AlwaysEq:
+    def __eq__(self, other):
+        return True
+    __hash__ = None
+sys.setswitchinterval(1e-5)
+_armed, _out = threading.Event(), []
+def _swap():
+    while True:
+        _armed.wait()
+        _armed.clear()
+        time.sleep(0.003)
+        _out[:] = [AlwaysEq() for _ in _out]
+threading.Thread(target=_swap, daemon=True).start()
+def f(xs):
+    _out[:] = [[0] * 300000] + [0] * (len(xs) - 1)
+    _armed.set()
+    return _out
+""",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(CHANGED_DURING_THE_CHECK))
+def test_a_value_changed_during_the_guards_check_is_not_what_it_compares(attack: str) -> None:
+    snippets = ["assert f([3, 1, 2]) == [1, 2, 3]", "assert f([5, 4]) == [4, 5]", "assert f([9, 8, 7]) == [7, 8, 9]"]
+    results = sandbox.run_asserts(CHANGED_DURING_THE_CHECK[attack], snippets * 2, limits=QUICK).snippets
+    assert all(r.status == "fail" for r in results), [(r.status, r.reason) for r in results]
+
+
+# The value's own methods decided these helpers: a wrong answer passed through `__sub__`, `__rsub__`,
+# `__getitem__`, `__round__` and `__len__`. Arithmetic, indexing, `abs`, `len` and `round` in asserts now take
+# exact builtin values only.
+RIGGED_HELPERS = """
+class Rigged:
+    def __sub__(self, other):
+        return 0.0
+    def __rsub__(self, other):
+        return 0.0
+    def __getitem__(self, index):
+        return [4.0, 9.0][index]
+    def __round__(self, digits=None):
+        return 4.0
+    def __len__(self):
+        return 3
+def f(x):
+    return Rigged()
+"""
+
+
+@pytest.mark.parametrize("snippet", ["assert abs(f(1.5) - 2.25) < 1e-6", "assert abs(2.25 - f(1.5)) < 1e-6",
+                                     "assert f(2.0)[0] == 4.0", "assert f(2.0)[0:1] == [4.0]",
+                                     "assert round(f(2.0), 2) == 4.0", "assert len(f(2.0)) == 3"])
+def test_the_values_own_operators_do_not_decide_an_assert(snippet: str) -> None:
+    (result,) = sandbox.run_asserts(RIGGED_HELPERS, [snippet], limits=QUICK).snippets
+    assert (result.status, result.reason) == ("fail", sandbox_strict.REASON), result
+    assert naive_exit_code(RIGGED_HELPERS, snippet) == 0  # the attack works against the naive harness

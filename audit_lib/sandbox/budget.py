@@ -218,11 +218,12 @@ def collision_work(keys: list[Any], hashes: list[int]) -> int:
 
 
 def _key_size(key: Any) -> int:
-    """1 for a scalar; for a tuple or frozenset (the only hashable containers a child can send), 1 + its elements'."""
-    size, pending = 0, [key]
-    while pending:
-        item = pending.pop()
-        size += 1
-        if type(item) in (tuple, frozenset):
-            pending.extend(item)
-    return size
+    """About how many element comparisons comparing `key` with an equal-hash key takes: 1 for a scalar; a tuple, 1 +
+    its elements'; a frozenset, its elements' times its length (two frozensets whose elements share a hash compare
+    each element with each). Tuples and frozensets are the only hashable containers a child can send."""
+    cls = type(key)
+    if cls is tuple:
+        return 1 + sum(map(_key_size, key))
+    if cls is frozenset:
+        return 1 + len(key) * sum(map(_key_size, key))
+    return 1

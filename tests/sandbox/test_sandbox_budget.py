@@ -258,3 +258,15 @@ def test_cli_prints_json_for_a_value_nested_too_deep(shape: str, decoder: str, t
     printed = json.loads(capsys.readouterr().out)
     assert code in (0, 1)
     assert printed["outcomes"][0]["kind"] == "unserializable"
+
+
+def test_colliding_keys_holding_colliding_frozensets_are_counted_by_their_comparisons() -> None:
+    # Tuple keys sharing a hash, each holding an equal frozenset whose own elements share a hash: comparing two keys
+    # compares the frozensets element by element with each other (size squared), which a size-only count missed
+    # (found by an attack round: ~2 s of the parent's CPU for a value within the budget).
+    inner = {"$frozenset": [sandbox_codec.encode(5 + P61 * j) for j in range(158)]}
+    keys = [{"$tuple": [inner, sandbox_codec.encode(7 + P61 * i)]} for i in range(158)]
+    started = time.perf_counter()
+    (outcome,) = decode_blob(lines({"$set": keys}))
+    assert_refused(outcome, "element comparisons")
+    assert time.perf_counter() - started < 1.0

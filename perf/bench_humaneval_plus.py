@@ -83,6 +83,9 @@ print(json.dumps({"seconds": time.perf_counter() - started}))
 """
 
 
+GROUND_TRUTH_LINE = "Expected outputs computed in "  # evalplus.evaluate's line when it computed its ground truth
+
+
 def floor_seconds(tasks, solutions: dict[str, str], *, min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S) -> float:
     jobs = [{"program": task.program, "entry_point": task.entry_point, "sample": solutions.get(task.task_id),
              "inputs": [list(i) for i in task.base_input + task.plus_input], "min_time_limit": min_time_limit}
@@ -92,20 +95,79 @@ def floor_seconds(tasks, solutions: dict[str, str], *, min_time_limit: float = D
     return json.loads(completed.stdout)["seconds"]
 
 
-def engine_seconds(loaded, solutions: dict[str, str], *, fast_check: bool = False) -> tuple[float, int]:
-    started = time.perf_counter()
+# What getting values out of a process costs, apart from the calls: in a plain interpreter, no sandbox, one core,
+# each canonical output is encoded as the job's child encodes it (`sandbox.codec` + JSON) and decoded as the parent
+# decodes it. EvalPlus keeps its expected outputs in the process that computed them, so it pays none of this.
+VALUE_PATH_DRIVER = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from audit_lib.sandbox import codec
+jobs = json.load(sys.stdin)
+clock = time.perf_counter
+seconds = {"calls": 0.0, "encode": 0.0, "decode": 0.0}
+for job in jobs:
+    namespace = {"__name__": "__floor__"}
+    exec(compile(job["program"], "<floor>", "exec"), namespace)
+    function = namespace[job["entry_point"]]
+    for args in job["inputs"]:
+        begin = clock()
+        try:
+            value = function(*args)
+        except Exception:
+            value = None
+        called = clock()
+        try:
+            text = json.dumps(codec.encode(value))
+        except (codec.Unserializable, ValueError, RecursionError):
+            text = "null"
+        encoded = clock()
+        codec.decode(json.loads(text))
+        seconds["calls"] += called - begin
+        seconds["encode"] += encoded - called
+        seconds["decode"] += clock() - encoded
+print(json.dumps(seconds))
+"""
+
+
+def value_path_seconds(tasks) -> dict[str, float]:
+    """Seconds (one core, no sandbox) of the canonical's calls, of encoding their values and of decoding them."""
+    jobs = [{"program": task.program, "entry_point": task.entry_point,
+             "inputs": [list(i) for i in task.base_input + task.plus_input]} for task in tasks]
+    completed = subprocess.run([sys.executable, "-c", VALUE_PATH_DRIVER, str(Path(__file__).resolve().parent.parent)],
+                               input=json.dumps(jobs), text=True, capture_output=True, check=True)
+    return json.loads(completed.stdout)
+
+
+def _machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has spent outside idle and iowait (Linux `/proc/stat`)."""
+    with open("/proc/stat") as handle:
+        fields = [int(field) for field in handle.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def engine_seconds(loaded, solutions: dict[str, str], *, fast_check: bool = False) -> tuple[float, int, dict]:
+    """(seconds, failing task splits, phases: each phase's wall and machine CPU seconds)."""
+    started, busy = time.perf_counter(), _machine_busy_seconds()
     runs = compute_ground_truth(loaded.tasks, "humaneval")
+    gt_done, gt_busy = time.perf_counter(), _machine_busy_seconds()
     gt = GroundTruth("humaneval", loaded.provenance.sha256, runs, Path("unused"), 0, len(loaded.tasks))
     candidate = run_candidate(loaded.tasks, solutions, "humaneval", gt, fast_check=fast_check)
+    phases = {"ground truth": (gt_done - started, gt_busy - busy),
+              "candidate": (time.perf_counter() - gt_done, _machine_busy_seconds() - gt_busy)}
     failing = sum(1 for task in loaded.tasks for split in SPLITS
                   if (task.task_id, split) in candidate
                   and not all(v.passed for v in score_split(task, "humaneval", candidate[(task.task_id, split)],
                                                             gt.run(task.task_id, split))))
-    return time.perf_counter() - started, failing
+    return time.perf_counter() - started, failing, phases
 
 
-def evalplus_seconds(loaded, solutions: dict[str, str]) -> tuple[float, float] | None:
-    """(seconds until evalplus printed its scores, seconds until its process exited), or None if not installed.
+def _phases_text(phases: dict) -> str:
+    return ", ".join(f"{name} {wall:.2f} s (machine CPU {cpu:.1f} s)" for name, (wall, cpu) in phases.items())
+
+
+def evalplus_seconds(loaded, solutions: dict[str, str]) -> tuple[float, float, float | None, float] | None:
+    """(seconds until evalplus printed its scores, seconds until its process exited, seconds its ground truth took
+    by its own report, the machine's CPU seconds until the scores), or None if not installed.
 
     `evalplus.evaluate` starts a non-daemon "stucking checker" thread that sleeps 20 s at a time, so the process
     exits only at the next 20 s boundary after the work is done. The first figure leaves that idle wait out.
@@ -122,18 +184,20 @@ def evalplus_seconds(loaded, solutions: dict[str, str]) -> tuple[float, float] |
         dataset.write_text("".join(json.dumps(r) + "\n" for r in rows if r["task_id"] in wanted))
         env = {**os.environ, "HUMANEVAL_OVERRIDE_PATH": str(dataset), "XDG_CACHE_HOME": str(Path(folder) / "cache"),
                "PYTHONUNBUFFERED": "1"}
-        started = time.perf_counter()
-        scored_at = None
+        started, busy = time.perf_counter(), _machine_busy_seconds()
+        scored_at = ground_truth_s = scored_busy = None
         with subprocess.Popen([sys.executable, "-m", "evalplus.evaluate", "--dataset", "humaneval", "--samples",
                                str(samples), "--i-just-wanna-run", "--parallel", str(os.cpu_count() or 1)],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as process:
             for line in process.stdout:
                 if line.startswith("pass@"):
-                    scored_at = time.perf_counter() - started
+                    scored_at, scored_busy = time.perf_counter() - started, _machine_busy_seconds() - busy
+                elif line.startswith(GROUND_TRUTH_LINE):
+                    ground_truth_s = float(line[len(GROUND_TRUTH_LINE):].strip().rstrip("s"))
         exited_at = time.perf_counter() - started
         if process.returncode != 0 or scored_at is None:
             raise RuntimeError(f"evalplus.evaluate failed (exit {process.returncode}) or printed no pass@k")
-        return scored_at, exited_at
+        return scored_at, exited_at, ground_truth_s, scored_busy
 
 
 def main() -> None:
@@ -149,24 +213,28 @@ def main() -> None:
     print(f"{len(loaded.tasks)} tasks, {inputs:,} inputs, each run twice (canonical + OpenAI canonical); "
           f"{os.cpu_count()} CPUs", flush=True)
     floor = floor_seconds(loaded.tasks, solutions)
-    engine, failing = engine_seconds(loaded, solutions)
+    engine, failing, phases = engine_seconds(loaded, solutions)
     print(f"floor (in-process, no sandbox, 1 core): {floor:8.2f} s")
     print(f"our engine (sandbox, local pool):       {engine:8.2f} s   ratio to floor {engine / floor:5.2f}x "
-          f"(target <= 2x); {failing} failing task splits", flush=True)
+          f"(target <= 2x); {failing} failing task splits; {_phases_text(phases)}", flush=True)
+    path = value_path_seconds(loaded.tasks)
+    print(f"the canonicals' values, no sandbox, 1 core: calls {path['calls']:.2f} s, encoding them {path['encode']:.2f} s"
+          f" (in the job), decoding them {path['decode']:.2f} s (in the parent)", flush=True)
     # The samples' own run time varies from run to run (inputs near the 1 s floor time out or not), so the
     # comparison with evalplus alternates the two and compares medians.
     ours: list[float] = []
     theirs: list[tuple[float, float]] = []
     for round_number in range(1, max(1, args.repeat) + 1):
-        seconds, failing_fast = engine_seconds(loaded, solutions, fast_check=True)
+        seconds, failing_fast, phases = engine_seconds(loaded, solutions, fast_check=True)
         ours.append(seconds)
         reference = evalplus_seconds(loaded, solutions)
         if reference is not None:
             theirs.append(reference)
         their_text = "not installed" if reference is None else \
-            f"{reference[0]:7.2f} s to its scores ({reference[1]:.2f} s to exit)"
-        print(f"round {round_number}: our engine, fast_check {seconds:7.2f} s ({failing_fast} failing task splits); "
-              f"evalplus.evaluate {their_text}", flush=True)
+            f"{reference[0]:7.2f} s to its scores (machine CPU {reference[3]:.1f} s; {reference[1]:.2f} s to exit; " \
+            f"its ground truth {'?' if reference[2] is None else f'{reference[2]:.2f}'} s)"
+        print(f"round {round_number}: our engine, fast_check {seconds:7.2f} s ({failing_fast} failing task splits; "
+              f"{_phases_text(phases)}); evalplus.evaluate {their_text}", flush=True)
     fast = statistics.median(ours)
     print(f"our engine, fast_check (as evalplus):   {fast:8.2f} s   median of {len(ours)}; a split stops at its first "
           f"failure (exception, timeout, or a value != expected where == decides)")

@@ -9,7 +9,7 @@
    per snippet (one forking process per CPU, no isolation, no supervision, the exit code as the verdict). It is
    the most any design that runs each snippet in a fresh process of this interpreter can reach on this machine.
    Last, the same snippets the way the audits run assert tests (`TestsJob`: lifted to call mode where their shape
-   allows, a program's lifted snippets in one job, each snippet in a fresh fork of the program loaded once).
+   allows, a program's lifted snippets in one call request, each snippet a job of its own in the zygote's cell).
 2. Function-call mode over every HumanEval+ input (base + plus) with the EvalPlus canonical solutions: ours against
    the same calls made with no sandbox at all (a plain interpreter that execs each program and loops over the
    inputs; run as a separate process so the benchmark itself never executes benchmark code). Target: <= 2x.
@@ -122,7 +122,7 @@ def bench_assert(count: int) -> dict:
                         for s in r.snippets)
     single_s = time.perf_counter() - started
     # The same snippets the way the audits run assert tests: `TestsJob` lifts each to call mode where its shape
-    # allows (the parent decides) and runs a program's lifted snippets in one job, each in a fresh fork.
+    # allows (the parent decides) and runs a program's lifted snippets in one request, each a job of its own.
     tests_jobs = [sandbox.TestsJob(i, TINY_PROGRAM, tuple(snippets[i:i + per_job]), ("add",), limits)
                   for i in range(0, count, per_job)]
     started = time.perf_counter()
@@ -213,7 +213,7 @@ def main() -> None:
               f"{a['one_worker_s']:.2f}s = {a['naive_s'] / a['one_worker_s']:.1f}x faster | fork floor (no sandbox) "
               f"{a['fork_floor_s']:.2f}s = {a['naive_s'] / a['fork_floor_s']:.1f}x, ours/floor "
               f"{a['pool_s'] / a['fork_floor_s']:.2f} | as the audits run them (run_tests: {a['lifted']} lifted, one "
-              f"job per program, a fork per snippet) {a['tests_s']:.2f}s = {a['naive_s'] / a['tests_s']:.1f}x faster | "
+              f"request per program, a job per snippet) {a['tests_s']:.2f}s = {a['naive_s'] / a['tests_s']:.1f}x faster | "
               f"passes naive/pool/1-worker/floor/run_tests {a['passes']}", flush=True)
     if "call" in chosen:
         c = bench_call()

@@ -218,8 +218,8 @@ def main() -> None:
     print(f"our engine (sandbox, local pool):       {engine:8.2f} s   ratio to floor {engine / floor:5.2f}x "
           f"(target <= 2x); {failing} failing task splits; {_phases_text(phases)}", flush=True)
     path = value_path_seconds(loaded.tasks)
-    print(f"the canonicals' values, no sandbox, 1 core: calls {path['calls']:.2f} s, encoding them {path['encode']:.2f} s"
-          f" (in the job), decoding them {path['decode']:.2f} s (in the parent)", flush=True)
+    print(f"the canonicals' values, no sandbox, 1 core: calls {path['calls']:.2f} s, encoding them "
+          f"{path['encode']:.2f} s (in the job), decoding them {path['decode']:.2f} s (in the parent)", flush=True)
     # The samples' own run time varies from run to run (inputs near the 1 s floor time out or not), so the
     # comparison with evalplus alternates the two and compares medians.
     ours: list[float] = []

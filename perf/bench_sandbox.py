@@ -213,7 +213,8 @@ def main() -> None:
               f"{a['one_worker_s']:.2f}s = {a['naive_s'] / a['one_worker_s']:.1f}x faster | fork floor (no sandbox) "
               f"{a['fork_floor_s']:.2f}s = {a['naive_s'] / a['fork_floor_s']:.1f}x, ours/floor "
               f"{a['pool_s'] / a['fork_floor_s']:.2f} | as the audits run them (run_tests: {a['lifted']} lifted, one "
-              f"request per program, a job per snippet) {a['tests_s']:.2f}s = {a['naive_s'] / a['tests_s']:.1f}x faster | "
+              f"request per program, a job per snippet) {a['tests_s']:.2f}s = "
+              f"{a['naive_s'] / a['tests_s']:.1f}x faster | "
               f"passes naive/pool/1-worker/floor/run_tests {a['passes']}", flush=True)
     if "call" in chosen:
         c = bench_call()

@@ -327,10 +327,10 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                   group_timeout_s: Sequence[float] | None = None) -> CallJobResult:
     """Load `program` once in a sandboxed child and call `entry_point(*args)` for each input.
 
-    `input_groups` (sizes, summing to the number of inputs) runs each group's inputs in a fresh fork of the loaded
-    program (`zygote.call_child`), so no state crosses groups; `group_timeout_s` gives each group a time limit for
-    all its inputs together (the rest of a group out of time is `not_run`). The first input of each group also
-    pays for its fork (about a millisecond).
+    `input_groups` (sizes, summing to the number of inputs) runs each group's inputs as a job of its own in the
+    zygote's cell (its own worker, which loads the program; fresh /tmp and IPC namespace; `zygote.call_job`), so
+    nothing crosses groups; `group_timeout_s` gives each group a time limit for all its inputs together (the rest
+    of a group out of time is `not_run`).
 
     `stop_after_failure` replays EvalPlus's `fast_check`: the child stops at the first input that raises, times
     out or returns a value that cannot be sent; the inputs after it are `not_run`. With `stop_expected`

@@ -102,9 +102,9 @@ def run_tests(program: str, snippets: Sequence[str], *, entry_points: Collection
               separator: str = "\n\n", lift: bool = True) -> TestsResult:
     """Judge each snippet against `program`; `entry_points` are the names the snippets call the program by.
 
-    The lifted snippets that call the same entry point share one call job: the program loads once and each
-    snippet's calls run in a fresh fork of it (`call_function(input_groups=...)`), within the snippet's own time
-    limit; the others then run in assert mode, one child each, in order."""
+    The lifted snippets that call the same entry point share one call request (`call_function(input_groups=...)`),
+    each snippet a job of its own in the zygote's cell, within its own time limit; the others then run in assert
+    mode, one child each, in order."""
     if isinstance(snippets, str):
         raise ParameterError("snippets must be a sequence of strings, not one string", field="snippets")
     started = time.monotonic()

@@ -1,6 +1,6 @@
 """What one snippet's code can reach in a shared call job, and what the code can write where the supervisor reads.
 
-Found by an attack round on the batching of lifted snippets (one call job per program, a fresh fork per snippet):
+Found by attack rounds on the batching of lifted snippets (one call request per program, then a fork per snippet):
 the program's load used to run once in the worker every group was forked from, so whatever the load set up there (a
 shared mapping, a thread) reached every later group; one snippet's protocol violation decided its neighbours'
 verdicts; a load line nested too deep, or a flood of the assert-mode result channel, made the code's own failure an

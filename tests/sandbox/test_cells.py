@@ -261,3 +261,19 @@ def _dead_pid() -> int:
     child = subprocess.Popen(["true"])
     child.wait()
     return child.pid
+
+
+def test_the_next_job_cannot_read_how_many_processes_the_last_one_made() -> None:
+    # The last PID handed out in a reused cell carried over: a job's fork count was the next job's PID (a channel an
+    # attack round used to hand a half-done computation to the next snippet). Each worker is now PID 2.
+    make = ("import os\nfor _ in range({count}):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+            "    os.waitpid(pid, 0)\n")
+    pids = []
+    for count in (0, 40):
+        _job(make.format(count=count))
+        pids.append(_output(_job("import os\nprint(os.getpid())")))
+    assert pids[0] == pids[1], pids
+    program = "import os\ndef f(count):\n    for _ in range(count):\n        pid = os.fork()\n        if pid == 0:\n" \
+              "            os._exit(0)\n        os.waitpid(pid, 0)\n    return os.getpid()\n"
+    grouped = sandbox.call_function(program, "f", [[37], [0], [100], [0]], input_groups=[1, 1, 1, 1], limits=QUICK)
+    assert len({outcome.value for outcome in grouped.outcomes}) == 1, grouped.outcomes

@@ -187,3 +187,48 @@ def test_a_snippets_process_cannot_answer_the_later_snippets() -> None:
     alone = run_tests(program, snippets[3:], entry_points=["f"], limits=limits)
     assert alone.snippets[0].status == "timeout"
     assert batched.snippets[3].status == "timeout", batched.snippets[3]
+
+
+# A snippet's process ended right after its last answer (its thread killed it, or spun until the group's deadline),
+# before its end marker: the supervisor charged that end to the next input, another snippet's, which never ran, so
+# a wrong answer became `killed` or `timeout` (found by a third attack round).
+DIES_AFTER_ITS_ANSWER = """
+import os, sys, threading
+_go = threading.Event()
+def _end():
+    _go.wait()
+    sum(range(3 * 10**6))  # holds the interpreter while the answer line is written
+    if HOW == "kill":
+        os.kill(os.getpid(), 9)
+    while True:
+        pass
+def f(x):
+    if x == 0:
+        sys.setswitchinterval(5.0)
+        threading.Thread(target=_end, daemon=True).start()
+        _go.set()
+        return "a" * 1000000
+    return "b" * (x + 5)  # wrong for the later snippets
+"""
+
+
+@pytest.mark.parametrize("how", ["kill", "spin"])
+def test_a_process_that_ends_after_its_answer_does_not_charge_the_next_snippet(how: str) -> None:
+    snippets = ["assert len(f(0)) == 1000000", "assert len(f(1)) == 1", "assert len(f(2)) == 2"]
+    result = run_tests(f"HOW = {how!r}\n" + DIES_AFTER_ITS_ANSWER, snippets, entry_points=["f"],
+                       limits=Limits(timeout_s=1.0, total_timeout_s=30))
+    assert [s.status for s in result.snippets[1:]] == ["fail", "fail"], result.snippets
+    assert result.snippets[0].status != "pass"  # alone, upstream's process would end killed, not cleanly
+
+
+def test_a_lifted_snippets_time_limit_covers_the_programs_load() -> None:
+    # The load had a limit of its own and the calls another, so a lifted snippet got about twice its time limit and
+    # passed where the same snippet in assert mode (one process, one limit) timed out (found by a third attack round).
+    program = ("import time\n_end = time.thread_time() + 0.8\nwhile time.thread_time() < _end:\n    pass\n"
+               "def f(x):\n    end = time.thread_time() + 0.8\n    while time.thread_time() < end:\n        pass\n"
+               "    return x\n")
+    limits = Limits(timeout_s=1.3, total_timeout_s=30)
+    lifted = run_tests(program, ["assert f(1) == 1"], entry_points=["f"], limits=limits).snippets[0]
+    in_process = run_tests(program, ["assert f(1) == 1"], entry_points=["f"], limits=limits, lift=False).snippets[0]
+    assert (lifted.trust, in_process.trust) == ("parent", "in_process")
+    assert lifted.status == in_process.status == "timeout", (lifted, in_process)

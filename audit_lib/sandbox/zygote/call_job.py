@@ -58,6 +58,10 @@ class CallProgress:
         self.go_due = False  # an input is due to start: its go is sent once this chunk is taken (and judged)
         self.last_event, self.last_cpu = self.clock()
         self.deadline = self.last_event + load_timeout + grace
+        if groups is not None and first < len(timeouts):
+            # A group's time limit covers its load too, as a process of its own running the snippet would: its
+            # deadline starts with its first run's load (and holds across restarts).
+            self.deadline = min(self.deadline, groups.deadline(first, self.last_event))
         self.load_timeout = load_timeout
         self.started = self.last_event
         self.chunk_clock: tuple[float, float] | None = None
@@ -197,7 +201,7 @@ class CallProgress:
 
 class InputGroups:
     """The inputs' groups (one per lifted snippet): each group's first input and the time limit of all its inputs
-    together, and each group's deadline once its first input started."""
+    together, and each group's deadline once its first run started (its load counts)."""
 
     def __init__(self, firsts: list[int], timeouts: list[float], count: int) -> None:
         if len(firsts) != len(timeouts) or firsts != sorted(set(firsts)) or (firsts and firsts[0] != 0) \
@@ -308,6 +312,14 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
                     load_error += ": " + captures["err"].text()[-2000:]
             if restarts:
                 load_error = f"after restart {restarts}: {load_error}"
+            break
+        if progress.next_index >= progress.end:
+            # Every input of this run was answered, then the process ended without its end marker. With groups the
+            # next input is another snippet's, which never ran: the request as a whole is a violation (the caller
+            # runs each snippet alone); without groups there is nothing left to charge it to.
+            if groups is not None:
+                status = "error"
+                load_error = "ProtocolViolation: the process ended after its last answer, without its end marker"
             break
         # The child died or was killed while running input `next_index`: record it, then carry on after it.
         index = progress.next_index

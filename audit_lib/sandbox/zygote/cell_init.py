@@ -75,6 +75,7 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         options = f"size={int(header['limits']['memory_mb'])}m,mode=700,uid={owner},gid={owner}"
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
+        _reset_last_pid()
         worker_pid = _fork_worker(sock, setup, worker, header, fds)
         for fd in fds:
             if fd != ctl:
@@ -96,6 +97,16 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
             if _libc.umount2(target.encode(), 0) != 0:
                 return  # something still holds it: this cell serves no further job
         sock.send(READY)
+
+
+def _reset_last_pid() -> None:
+    """Every worker is PID 2 of the namespace: the last PID handed out would otherwise carry how many processes the
+    last job made to the next job (a channel between jobs, and between the snippets of one request)."""
+    fd = os.open("/proc/sys/kernel/ns_last_pid", os.O_WRONLY)
+    try:
+        os.write(fd, b"1")
+    finally:
+        os.close(fd)
 
 
 def _fork_worker(sock: socket.socket, setup: dict, worker, header: dict, fds: list[int]) -> int:

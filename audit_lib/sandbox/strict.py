@@ -68,18 +68,28 @@ def _rewrite_template(snippet: str) -> str | None:
         tree = ast.parse(snippet)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    rewriter = _AssertRewriter(_PLACEHOLDER, tree)
-    try:
-        tree = rewriter.visit(tree)
-        text = ast.unparse(ast.fix_missing_locations(tree))
-    except RecursionError:
-        return None
-    return text + "\n" if rewriter.rewritten else None
+    # Chained comparisons keep their middle operands in assignment expressions, which bind where the snippet's own
+    # names live (a walrus in the chain, a class body); where Python allows none there, thunks instead.
+    for walrus_chains in (True, False):
+        rewriter = _AssertRewriter(_PLACEHOLDER, tree, walrus_chains)
+        try:
+            text = ast.unparse(ast.fix_missing_locations(rewriter.visit(ast.parse(snippet))))
+        except RecursionError:
+            return None
+        if walrus_chains:
+            try:
+                compile(text, "<snippet>", "exec")
+            except (SyntaxError, ValueError):
+                continue
+        return text + "\n" if rewriter.rewritten else None
+    return None
 
 
 class _AssertRewriter(ast.NodeTransformer):
-    def __init__(self, name: str, tree: ast.AST) -> None:
+    def __init__(self, name: str, tree: ast.AST, walrus_chains: bool = True) -> None:
         self.name = name
+        self.walrus_chains = walrus_chains
+        self.temporaries = 0
         self.rewritten = 0
         # Names the snippet itself gives math.isclose (`from math import isclose [as x]`); `abs` unless it binds it.
         self.isclose_names = {alias.asname or alias.name for node in ast.walk(tree)
@@ -135,7 +145,19 @@ class _AssertRewriter(ast.NodeTransformer):
         rights = [self._value(right) for right in node.comparators]
         if len(ops) == 1:
             return self._guard("cmp", ast.Constant(ops[0]), left, rights[0])
-        # a < b < c: later operands are evaluated only when the earlier comparisons hold, as in Python.
+        # a < b < c: later operands are evaluated only when the earlier comparisons hold, each once, as in Python.
+        if self.walrus_chains:
+            steps = []
+            for position, (op, right) in enumerate(zip(ops, rights)):
+                if position < len(ops) - 1:
+                    self.temporaries += 1
+                    name = f"{self.name}_{self.temporaries}"
+                    steps.append(self._guard("cmp", ast.Constant(op), left,
+                                             ast.NamedExpr(target=ast.Name(name, ast.Store()), value=right)))
+                    left = ast.Name(name, ast.Load())
+                else:
+                    steps.append(self._guard("cmp", ast.Constant(op), left, right))
+            return ast.BoolOp(op=ast.And(), values=steps)
         thunks = [ast.Tuple(elts=[ast.Constant(op), ast.Lambda(args=_no_arguments(), body=right)], ctx=ast.Load())
                   for op, right in zip(ops, rights)]
         return self._guard("chain", left, *thunks)

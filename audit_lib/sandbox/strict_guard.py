@@ -56,7 +56,8 @@ class _Guard:
             # Compared: copies made of exact builtin objects, each item checked as it is copied, which nothing of the
             # program's holds (a thread or an audit hook that changes the values meanwhile changes the originals).
             left_type, right_type = _type(left), _type(right)
-            left, right = _exact_copy(op, left), _exact_copy(op, right)
+            memo: dict = {}  # one memo for both: an object on both sides is one copy (identity shortcuts hold)
+            left, right = _exact_copy(op, left, memo), _exact_copy(op, right, memo)
             if left_type is _Counter or right_type is _Counter:
                 return _compare_counter(op, left, right, left_type, right_type)
             if op == "in":
@@ -95,12 +96,15 @@ class _Guard:
         return _slice(start, stop, step)
 
     def binop(self, symbol: str, left: Any, right: Any) -> Any:
-        _require_exact(symbol, left, recursive=False)
-        _require_exact(symbol, right, recursive=False)
+        _require_value(symbol, left)
+        _require_value(symbol, right)
+        _require_exact(symbol, left)  # `'%.2f' % (value,)`: what a tuple holds is formatted too
+        _require_exact(symbol, right)
         return _binary[symbol](left, right)
 
     def item(self, container: Any, key: Any) -> Any:
         # A mapping's lookup compares its keys: all of them must be exact; an index or a slice touches no element.
+        _require_value("[]", container)  # a class's own __class_getitem__ would decide
         _require_exact("[]", container, recursive=_type(container) in _mapping_types)
         if _type(key) is _slice:
             for part in (key.start, key.stop, key.step):
@@ -124,6 +128,7 @@ _type, _bool, _contains, _set, _all, _str = type, bool, operator.contains, set, 
 _identity_hash, _list, _dict, _bytearray, _deque = object.__hash__, list, dict, bytearray, collections.deque
 _dict_items, _dict_fromkeys = dict.items, dict.fromkeys
 _keys_view, _items_view = type({}.keys()), type({}.items())
+_OrderedDict, _od_items, _type_type = collections.OrderedDict, collections.OrderedDict.items, type
 _views = frozenset({_keys_view, _items_view, type({}.values())})
 _BaseException = BaseException
 _operators = dict(_OPERATORS)
@@ -182,6 +187,16 @@ def _compare_counter(op: str, left: Any, right: Any, left_type: type, right_type
         if left_type is _Counter:  # the container would compare it with Counter.__eq__, which is Python code
             raise _Overload(f"{REASON}: {op} with a collections.Counter as the element")
         return _contains(right, left) == (op == "in")  # dict.__contains__: Counter does not override it
+    if op in ("<", "<=", ">", ">="):
+        if left_type is not _Counter or right_type is not _Counter:  # Counter declines, dict has no ordering
+            raise _Overload(f"{REASON}: {op} between a collections.Counter and a {_type_label(right_type)}")
+        if op in (">", ">="):
+            left, right, op = right, left, "<" if op == ">" else "<="
+        included = _all(_operators["<="](_dict_get(left, key, 0), _dict_get(right, key, 0))
+                        for mapping in (left, right) for key in mapping)
+        if op == "<=":
+            return _bool(included)
+        return _bool(included) and not _compare_counter("==", left, right, _Counter, _Counter)
     if op not in ("==", "!="):
         raise _Overload(f"{REASON}: {op} on a collections.Counter (its ordering is Python code)")
     if left is right:
@@ -204,6 +219,12 @@ def _type_label(cls: type) -> str:
         return "?"
 
 
+def _require_value(op: str, value: Any) -> None:
+    """Refuse a class as an operand: its metaclass and `__class_getitem__` are the program's code."""
+    if _type(value) is _type_type:
+        raise _Overload(f"{REASON}: {op} on a class, whose operators are its own code")
+
+
 def _require_exact(op: str, value: Any, recursive: bool = True) -> None:
     """Raise ComparisonOverload unless `value` (and, recursively, everything it holds) is an exact builtin type."""
     if recursive:
@@ -214,11 +235,11 @@ def _require_exact(op: str, value: Any, recursive: bool = True) -> None:
         raise _Overload(f"{REASON}: {op} on a {_type_label(cls)}, which is not an exact builtin type")
 
 
-def _exact_copy(op: str, value: Any) -> Any:
+def _exact_copy(op: str, value: Any, memo: dict | None = None) -> Any:
     """A copy of `value` made of exact builtin objects (immutable leaves shared), each item type-checked as it is
     copied; ComparisonOverload for anything else. A Counter is copied as a dict (the caller knows it was one)."""
     try:
-        return _copy(op, value, {}, value)
+        return _copy(op, value, {} if memo is None else memo, value)
     except RecursionError:
         raise _Overload(f"{REASON}: {op} on a value nested too deep to copy") from None
 
@@ -240,7 +261,7 @@ def _copy(op: str, item: Any, memo: dict, top: Any) -> Any:
     if cls in _mapping_types:
         copied = _dict() if cls is _Counter else cls()
         memo.setdefault(key, []).append((item, copied))
-        for item_key, item_value in _list(_dict_items(item)):
+        for item_key, item_value in _list((_od_items if cls is _OrderedDict else _dict_items)(item)):
             copied[_copy(op, item_key, memo, top)] = _copy(op, item_value, memo, top)  # its C type's own setitem
         return copied
     if cls is _list or cls is _deque:
@@ -250,9 +271,9 @@ def _copy(op: str, item: Any, memo: dict, top: Any) -> Any:
             copied.append(_copy(op, element, memo, top))
         return copied
     elements = [_copy(op, element, memo, top) for element in _list(item)]
-    if cls in _views:  # a view compares like the set of its keys or items (a values view: by identity)
+    if cls in _views:  # a view compares like the set of its keys or items; a values view, `in` it, like a list
         return _dict_keys(_dict_fromkeys(elements)) if cls is _keys_view else \
-            _dict_items(_dict(elements)) if cls is _items_view else item
+            _dict_items(_dict(elements)) if cls is _items_view else elements
     return cls(elements)
 
 

@@ -167,7 +167,9 @@ COUNTERS = "import collections, re\ndef count(s):\n    return collections.Counte
     ("assert count('aab') != count('ab') and 'a' in count('a')\n", "pass", None),
     ("assert count('a') == [1]\n", "fail", None),
     ("assert match('abc') and not match('b')\n", "pass", None),
-    ("assert count('ab') <= count('abc')\n", "fail", sandbox_strict.REASON),  # Counter ordering is Python code
+    ("assert count('ab') <= count('abc')\n", "pass", None),  # inclusion, as Python 3.10+ orders Counters
+    ("assert not count('abd') <= count('abc')\n", "pass", None),
+    ("assert count('ab') < count('abc') and not count('abc') < count('abc')\n", "pass", None),
     ("assert [count('a')] == [count('a')]\n", "fail", sandbox_strict.REASON),
 ])
 def test_counters_and_match_objects_compare_as_python_does(snippet: str, status: str, reason: str | None) -> None:
@@ -346,3 +348,53 @@ def test_the_values_own_operators_do_not_decide_an_assert(snippet: str) -> None:
     (result,) = sandbox.run_asserts(RIGGED_HELPERS, [snippet], limits=QUICK).snippets
     assert (result.status, result.reason) == ("fail", sandbox_strict.REASON), result
     assert naive_exit_code(RIGGED_HELPERS, snippet) == 0  # the attack works against the naive harness
+
+
+# A third attack round: wrong answers the guard passed (an OrderedDict copied in storage order, a class whose
+# `__class_getitem__` answered `[0]`, a values view compared live while a thread changed it, a tuple operand of `%`
+# formatted by the value's own `__float__`), and honest asserts it broke (a walrus or a class body in a chained
+# comparison, Counter ordering, a list that holds itself). Plain Python's verdicts are in the second column.
+ROUND_THREE = """
+import collections, threading, time
+def od_moved():
+    d = collections.OrderedDict([("a", 1), ("b", 2)])
+    d.move_to_end("a")
+    return d
+class Four:
+    def __class_getitem__(cls, key):
+        return 4
+def a_class():
+    return Four
+class AlwaysEq:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+def values_race():
+    d = {i: -1 for i in range(300000)}
+    def swap():
+        time.sleep(0.02)
+        d[0] = AlwaysEq()
+    threading.Thread(target=swap).start()
+    return d
+class Pi:
+    def __float__(self):
+        return 3.14159
+def pi():
+    return Pi()
+"""
+
+
+@pytest.mark.parametrize(("snippet", "status"), [
+    ("import collections\nassert od_moved() == collections.OrderedDict([('a', 1), ('b', 2)])", "fail"),
+    ("import collections\nassert od_moved() == collections.OrderedDict([('b', 2), ('a', 1)])", "pass"),
+    ("assert a_class()[0] == 4", "fail"),
+    ("assert 5 in values_race().values()", "fail"),
+    ("assert '%.2f' % (pi(),) == '3.14'", "fail"),
+    ("assert 0 < (n := len('abc')) < 10 and n == 3", "pass"),
+    ("class T:\n    lo, hi = 1, 3\n    assert lo < 2 < hi", "pass"),
+    ("from collections import Counter\nassert Counter('ab') <= Counter('abc')", "pass"),
+    ("a = [1]\na.append(a)\nassert a == a", "pass"),
+])
+def test_round_three_wrong_answers_fail_and_honest_asserts_keep_pythons_verdict(snippet: str, status: str) -> None:
+    (result,) = sandbox.run_asserts(ROUND_THREE, [snippet], limits=QUICK).snippets
+    assert result.status == status, result

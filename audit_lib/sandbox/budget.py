@@ -22,6 +22,11 @@ from audit_lib.sandbox.codec import _JSON_LEAVES, MAX_DEPTH, SCALAR_TAGS, Malfor
 BYTES_PER_TEXT_BYTE = 4
 BYTES_PER_LIST_TOKEN = 64
 BYTES_PER_OBJECT_TOKEN = 480
+# Each element (a comma) holds at least a pointer and, unless a cached small int, an object of ~24-28 bytes; each
+# string (two quotes) a str object of ~50 bytes besides its text: a list of 2-character strings parses to ~14 bytes
+# per text byte, which the per-byte figure alone missed (an attack round's 6 such lines held 5 GB).
+BYTES_PER_ELEMENT = 24
+BYTES_PER_STRING = 56
 DIGITS_PER_INT_BIT = 0.30103  # log10(2)
 
 
@@ -56,7 +61,8 @@ class BudgetExceeded(Exception):
 def estimated_decoded_bytes(text: bytes) -> int:
     """An upper estimate of the memory parsing and decoding `text` takes, computed at C speed without parsing."""
     return (BYTES_PER_TEXT_BYTE * len(text) + BYTES_PER_LIST_TOKEN * text.count(b"[")
-            + BYTES_PER_OBJECT_TOKEN * text.count(b"{"))
+            + BYTES_PER_OBJECT_TOKEN * text.count(b"{") + BYTES_PER_ELEMENT * text.count(b",")
+            + BYTES_PER_STRING * (text.count(b'"') // 2))
 
 
 class JobDecoder:

@@ -185,7 +185,7 @@ def test_the_expansion_attacks_are_real(attack: str) -> None:
 
 
 def test_the_budget_is_per_job_and_refuses_only_the_values_over_it() -> None:
-    chunk = b"[" + b",".join([b"[]"] * 30_000) + b"]"  # ~2.3 MB of estimate each
+    chunk = b"[" + b",".join([b"[]"] * 25_000) + b"]"  # ~2.5 MB of estimate each
     outcomes = decode_blob(lines(chunk, chunk, chunk, chunk, [1, 2]), SMALL_BUDGET)
     assert [o.kind for o in outcomes] == ["value", "value", "value", "unserializable", "value"]
     assert outcomes[4].value == [1, 2]
@@ -270,3 +270,16 @@ def test_colliding_keys_holding_colliding_frozensets_are_counted_by_their_compar
     (outcome,) = decode_blob(lines({"$set": keys}))
     assert_refused(outcome, "element comparisons")
     assert time.perf_counter() - started < 1.0
+
+
+def test_lists_of_short_strings_are_charged_what_they_cost_to_parse() -> None:
+    # 2-character strings parse to ~14 bytes per text byte; charged 4 per byte, six such lines of ~60 MB each fit the
+    # 1.5 GB budget and held ~5 GB in the parent (a third attack round). Each string and element now counts.
+    text = json.dumps(["ab"] * 1_000_000).encode()
+    tracemalloc.start()
+    try:
+        json.loads(text)
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sandbox_budget.estimated_decoded_bytes(text) >= peak

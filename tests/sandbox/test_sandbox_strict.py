@@ -181,13 +181,15 @@ def test_counters_and_match_objects_compare_as_python_does(snippet: str, status:
 # The guard checks a value, then compares it: code that runs between the two (a gc callback, or a finalizer, at the
 # collection the check's own allocations start) swapped the checked list's items for always-equal objects, and these
 # asserts passed (before the guard held collections, signals and tracing; a trace function is refused in assert mode).
-SWAP_AFTER_THE_CHECK = {
-    "gc_callback": """
-import gc
+ALWAYS_EQ = """
 class AlwaysEq:
     def __eq__(self, other):
         return True
     __hash__ = None
+"""
+SWAP_AFTER_THE_CHECK = {
+    "gc_callback": ALWAYS_EQ + """
+import gc
 _out, _armed = None, [0]
 def _swap(phase, info):
     if phase == "start" and _armed[0]:
@@ -203,12 +205,8 @@ def f(xs):
     _armed[0] = 2
     return _out
 """,
-    "finalizer": """
+    "finalizer": ALWAYS_EQ + """
 import gc
-class AlwaysEq:
-    def __eq__(self, other):
-        return True
-    __hash__ = None
 _out, _armed = None, [0]
 class _Swap:
     def __del__(self):
@@ -272,12 +270,8 @@ def test_a_helper_the_snippet_never_bound_is_still_a_name_error() -> None:
 # interval) swapped the checked list's items for always-equal objects before the comparison of the live list, and
 # these asserts passed: the guard now compares copies made of exact builtin objects as it checks them.
 CHANGED_DURING_THE_CHECK = {
-    "audit_hook": """
+    "audit_hook": ALWAYS_EQ + """
 import sys
-class AlwaysEq:
-    def __eq__(self, other):
-        return True
-    __hash__ = None
 _out, _events = [], [0]
 def _hook(event, args):
     if event == "builtins.id" and _events[0]:
@@ -291,12 +285,8 @@ def f(xs):
     _events[0] = 1
     return _out
 """,
-    "thread": """
+    "thread": ALWAYS_EQ + """
 import sys, threading, time
-class AlwaysEq:
-    def __eq__(self, other):
-        return True
-    __hash__ = None
 sys.setswitchinterval(1e-5)
 _armed, _out = threading.Event(), []
 def _swap():

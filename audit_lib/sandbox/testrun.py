@@ -193,7 +193,7 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
         return {index: (None, f"arguments cannot be sent: {exc}") for index, _plan in batch}, False
     verdicts: dict[int, tuple[SnippetResult | None, str]] = {}
     # A snippet alone keeps the job's own times; one of several gets its calls' wall time and its group's CPU time
-    # (its fork, calls and exit: `CallJobResult.group_cpu_s`).
+    # (its own job's load, calls and exit: `CallJobResult.group_cpu_s`).
     shared = grouped and len(batch) > 1
     if shared and _ended_the_shared_job(job):
         return _run_each_alone(program, batch, limits, deadline), job.network_isolated

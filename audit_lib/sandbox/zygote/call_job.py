@@ -276,7 +276,8 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
                          len(timeouts)) if request.get("groups") is not None else None
     while start < len(timeouts) or (start == 0 and not timeouts):
         # With groups, each run is one group's (the rest of it after a crash): a worker of its own, forked from the
-        # cell's init like any job's, so nothing one group's code does reaches the next but through the job's /tmp.
+        # cell's init like any job's (fresh /tmp, /dev/shm and IPC namespace), so nothing one group's code does
+        # reaches the next.
         end = groups.next_first(start, len(timeouts)) if groups is not None else None
         run = ChildRun(state, limits, "call", raw, start)
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),

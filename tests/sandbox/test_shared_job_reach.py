@@ -217,8 +217,9 @@ def test_a_process_that_ends_after_its_answer_does_not_charge_the_next_snippet(h
     snippets = ["assert len(f(0)) == 1000000", "assert len(f(1)) == 1", "assert len(f(2)) == 2"]
     result = run_tests(f"HOW = {how!r}\n" + DIES_AFTER_ITS_ANSWER, snippets, entry_points=["f"],
                        limits=Limits(timeout_s=1.0, total_timeout_s=30))
+    # Snippet 0's own verdict depends on whether its end came before its end marker (then `error`) or after (its
+    # values stand); the later snippets are never charged with it.
     assert [s.status for s in result.snippets[1:]] == ["fail", "fail"], result.snippets
-    assert result.snippets[0].status != "pass"  # alone, upstream's process would end killed, not cleanly
 
 
 def test_a_lifted_snippets_time_limit_covers_the_programs_load() -> None:

@@ -50,7 +50,7 @@ def _read_inputs(path: Path) -> list[list[Any]]:
     text = _read_text(path, "inputs")
     try:
         inputs = sandbox_codec.decode(json.loads(text))
-    except (ValueError, sandbox_codec.MalformedTaggedValue) as exc:
+    except (ValueError, RecursionError, TypeError, sandbox_codec.MalformedTaggedValue) as exc:  # too deep, unhashable
         raise ParameterError(f"{path}: not valid (tagged) JSON: {exc}", file=str(path), field="inputs") from exc
     if not isinstance(inputs, list) or not all(isinstance(args, (list, tuple)) for args in inputs):
         raise ParameterError(f"{path}: must be a JSON list of argument lists", file=str(path), field="inputs")

@@ -61,3 +61,13 @@ def test_bad_arguments_exit_2(program: Path, tmp_path: Path, capsys) -> None:
     assert code == 2 and "missing.json" in err
     code, _, err = run_cli([str(program), "--test", str(program), "--timeout", "0"], capsys)
     assert code == 2 and "timeout_s" in err
+
+
+@pytest.mark.parametrize("inputs", ["[[" + "[" * 900 + "]" * 900 + "]]", '[[{"$set": [[1]]}]]',
+                                    '[[{"$dict": [[[1], 2]]}]]'])
+def test_inputs_nested_too_deep_or_unhashable_exit_2(program: Path, tmp_path: Path, capsys, inputs: str) -> None:
+    # A fourth attack round: these printed a traceback (RecursionError, TypeError) and no JSON.
+    path = tmp_path / "inputs.json"
+    path.write_text(inputs)
+    code, out, err = run_cli([str(program), "--call", "add", "--inputs", str(path)], capsys)
+    assert code == 2 and "not valid (tagged) JSON" in err and out == ""

@@ -184,3 +184,27 @@ def test_a_program_that_shadows_a_builtin_the_test_uses_is_not_lifted() -> None:
     local_only = HONEST + "def total(items):\n    len = 0\n    return len\n"
     (lifted,) = run_tests(local_only, ["assert len(solution(1)) == 2\n"], entry_points=ENTRY, limits=QUICK).snippets
     assert (lifted.status, lifted.trust) == ("pass", "parent")
+
+
+# A fourth attack round: a returned set iterates in the child's order, which the parent's rebuilt set need not share,
+# so `list(f(x))` or `str(f(x))` gave the lifted verdict the opposite of Python's; and a short snippet over a huge
+# value ran in the parent far past its time limit (sorted() of an 11-million-character string, 3.5 s a call).
+SET_IN_AN_ORDER = "def solution(x):\n    s = set(range(40))\n    s.intersection_update({9, 16})\n    return s\n"
+
+
+@pytest.mark.parametrize("snippet", ["assert list(solution(1)) == [9, 16]\n", "assert list(solution(1)) == [16, 9]\n",
+                                     "assert str(solution(1)) == '{9, 16}'\n", "a, b = solution(1)\nassert a == 9\n",
+                                     "assert [v for v in solution(1)] == [9, 16]\n"])
+def test_the_order_of_a_returned_set_is_never_the_parents(snippet: str) -> None:
+    (result,) = run_tests(SET_IN_AN_ORDER, [snippet], entry_points=ENTRY, limits=QUICK).snippets
+    assert result.trust == "in_process", result
+    assert result.status == in_process(SET_IN_AN_ORDER, snippet).status
+    (lifted,) = run_tests(SET_IN_AN_ORDER, ["assert 9 in solution(1) and len(solution(1)) == 2\n"],
+                          entry_points=ENTRY, limits=QUICK).snippets
+    assert (lifted.status, lifted.trust) == ("pass", "parent")  # order-free uses stay lifted
+
+
+def test_a_value_too_long_to_replay_runs_in_the_child() -> None:
+    program = "def solution(x):\n    return 'ab' * 600_000\n"
+    (result,) = run_tests(program, ["assert sorted(solution(1)) != []\n"], entry_points=ENTRY, limits=QUICK).snippets
+    assert (result.status, result.trust) == ("pass", "in_process"), result

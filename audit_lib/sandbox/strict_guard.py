@@ -71,7 +71,7 @@ class _Guard:
     def truth(self, value: Any) -> bool:
         quiet = _quiet_enter()
         try:
-            _require_exact("truth test", value, recursive=False)
+            _require_exact("truth test", value)
             return _bool(value)
         finally:
             _quiet_leave(quiet)
@@ -80,7 +80,7 @@ class _Guard:
         if function is not _isclose:
             raise _Overload(f"{REASON}: math.isclose is not the real one (the program rebound it)")
         for value in (*args, *kwargs.values()):
-            _require_exact("math.isclose", value, recursive=False)
+            _require_exact("math.isclose", value)
         return _isclose(*args, **kwargs)
 
     def abs(self, function: Any, value: Any) -> Any:
@@ -96,21 +96,25 @@ class _Guard:
         return _slice(start, stop, step)
 
     def binop(self, symbol: str, left: Any, right: Any) -> Any:
+        # On the checked copies (`'%.2f' % (value,)`: what a tuple holds is formatted too), as `cmp` compares them.
         _require_value(symbol, left)
         _require_value(symbol, right)
-        _require_exact(symbol, left)  # `'%.2f' % (value,)`: what a tuple holds is formatted too
-        _require_exact(symbol, right)
-        return _binary[symbol](left, right)
+        return _binary[symbol](_exact_copy(symbol, left), _exact_copy(symbol, right))
 
     def item(self, container: Any, key: Any) -> Any:
-        # A mapping's lookup compares its keys: all of them must be exact; an index or a slice touches no element.
         _require_value("[]", container)  # a class's own __class_getitem__ would decide
-        _require_exact("[]", container, recursive=_type(container) in _mapping_types)
-        if _type(key) is _slice:
+        if _type(key) is _slice:  # an index or a slice touches no element of the container
             for part in (key.start, key.stop, key.step):
-                _require_exact("[]", part, recursive=False)
+                _require_exact("[]", part)
         else:
-            _require_exact("[]", key)
+            key = _exact_copy("[]", key)
+        cls = _type(container)
+        if cls is _defaultdict:  # checked through a copy, looked up in itself (a copy has no default factory)
+            _exact_copy("[]", container)
+        elif cls in _mapping_types:  # a lookup compares keys: on the checked copy
+            return _getitem(_exact_copy("[]", container), key)
+        else:
+            _require_exact("[]", container)
         return _getitem(container, key)
 
     def chain(self, left: Any, *steps: tuple[str, Any]) -> bool:
@@ -129,6 +133,7 @@ _identity_hash, _list, _dict, _bytearray, _deque = object.__hash__, list, dict, 
 _dict_items, _dict_fromkeys = dict.items, dict.fromkeys
 _keys_view, _items_view = type({}.keys()), type({}.items())
 _OrderedDict, _od_items, _type_type = collections.OrderedDict, collections.OrderedDict.items, type
+_defaultdict = collections.defaultdict
 _views = frozenset({_keys_view, _items_view, type({}.values())})
 _BaseException = BaseException
 _operators = dict(_OPERATORS)
@@ -153,7 +158,7 @@ def _helper(name: str, function: Any, value: Any, *more: Any) -> Any:
     if function is not _helpers[name]:
         raise _Overload(f"{REASON}: {name} is not the builtin (the program rebound it)")
     for argument in (value, *more):
-        _require_exact(name, argument, recursive=False)
+        _require_exact(name, argument)
     return _helpers[name](value, *more)
 
 
@@ -225,11 +230,8 @@ def _require_value(op: str, value: Any) -> None:
         raise _Overload(f"{REASON}: {op} on a class, whose operators are its own code")
 
 
-def _require_exact(op: str, value: Any, recursive: bool = True) -> None:
-    """Raise ComparisonOverload unless `value` (and, recursively, everything it holds) is an exact builtin type."""
-    if recursive:
-        _exact_copy(op, value)
-        return
+def _require_exact(op: str, value: Any) -> None:
+    """Raise ComparisonOverload unless `value` itself (not what it holds) is of an exact builtin type."""
     cls = _type(value)
     if cls not in _leaf_types and cls not in _sequence_types and cls not in _mapping_types:
         raise _Overload(f"{REASON}: {op} on a {_type_label(cls)}, which is not an exact builtin type")

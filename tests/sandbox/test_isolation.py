@@ -323,3 +323,22 @@ def test_a_call_job_can_use_modules_the_zygote_never_loaded() -> None:
     program = "import calendar, glob, queue\ndef f(year):\n    return calendar.isleap(year), glob.glob('/nonexistent*')\n"
     result = sandbox.call_function(program, "f", [[2024]], limits=QUICK)
     assert result.status == "pass" and result.outcomes[0].value == (True, [])
+
+
+def test_a_job_has_the_builtins_and_path_of_python_dash_i_and_none_of_the_harness_loaded() -> None:
+    # The template is a fresh `python -I -S` (lean: every job forks it); what `site` gives code (exit, quit, help...)
+    # and the venv's packages must still be there, and nothing of the zygote or the parent's rewrite.
+    import subprocess  # noqa: PLC0415
+
+    plain = subprocess.run([sys.executable, "-I", "-c", "import builtins; print(sorted(dir(builtins)))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    site_packages = [path for path in sys.path if path.endswith("site-packages")]
+    snippet = _one_snippet(f"""
+        import builtins, sys
+        assert sorted(dir(builtins)) == {plain}, sorted(set(dir(builtins)) ^ set({plain}))
+        assert all(path in sys.path for path in {site_packages!r}), sys.path
+        loaded = [name for name in sys.modules if name.startswith("audit_lib")]
+        assert not loaded, loaded
+        exit(3)
+    """)
+    assert (snippet.status, snippet.error_type, snippet.exit_code) == ("error", "SystemExit", 3), snippet

@@ -10,7 +10,7 @@ import resource
 import signal
 import sys
 
-from audit_lib.sandbox import strict as sandbox_strict
+from audit_lib.sandbox.strict_guard import install_guard
 from audit_lib.sandbox.zygote.call_child import GO_FD, _call_child
 from audit_lib.sandbox.zygote.harness_io import (
     _AssertionError,
@@ -173,7 +173,7 @@ def _assert_child(source: str, secret: str, strict_guard: str | None = None) -> 
         code = compile(source, "<sandbox>", "exec")
         namespace = _fresh_module("__main__").__dict__
         if strict_guard:  # the snippet's asserts call this guard (sandbox.strict), bound before the code runs
-            sandbox_strict.install_guard(namespace, strict_guard)
+            install_guard(namespace, strict_guard)
         exec(code, namespace)
     except _BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are failures of the code too
         cls = _type(exc)

@@ -54,8 +54,9 @@ def _bind_read_only(source: str, target: str) -> None:
     mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
-def build_and_enter(root: str) -> None:
-    """Enter a private mount namespace whose root is a fresh minimal tree built on `root` (an empty dir)."""
+def build_and_enter(root: str, interpreter_dirs: list[str]) -> None:
+    """Enter a private mount namespace whose root is a fresh minimal tree built on `root` (an empty dir), with
+    `interpreter_dirs` (`python_dirs()` of a process that ran `site`: a venv's prefix is set by it) read-only."""
     unshare(CLONE_NEWNS)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
@@ -65,7 +66,7 @@ def build_and_enter(root: str) -> None:
         elif os.path.isdir(path):
             os.makedirs(root + path, 0o755)
             _bind_read_only(path, root + path)
-    for path in python_dirs():
+    for path in interpreter_dirs:
         target = root + path
         if not os.path.isdir(target):  # a prefix under a system dir is visible already
             os.makedirs(target, 0o755)

@@ -10,7 +10,7 @@ import tempfile
 from audit_lib.sandbox.zygote import template
 from audit_lib.sandbox.zygote.cell import CellKeeper
 from audit_lib.sandbox.zygote.cgroups import JobCgroup
-from audit_lib.sandbox.zygote.protocol import CLONE_NEWNET, PR_SET_DUMPABLE, PRELOADED_MODULES
+from audit_lib.sandbox.zygote.protocol import CLONE_NEWNET, PR_SET_DUMPABLE
 
 
 class ZygoteState:
@@ -31,17 +31,12 @@ class ZygoteState:
             self.libc.unshare(CLONE_NEWNET)  # failure shows up in the namespace comparison below
         self.network_isolated = os.stat("/proc/self/ns/net").st_ino != config["parent_netns"]
         self.cgroup = JobCgroup.create() if root else None
-        for name in PRELOADED_MODULES:
-            try:
-                __import__(name)
-            except ImportError:
-                pass
         # An empty dir of an unpredictable name, only ever a mount point inside the template's own namespace.
         self.jail_dir = tempfile.mkdtemp(prefix="benchaudit-root-", dir=config.get("tmp_root"))
         keep = tuple(self.cgroup.procs_fds) if self.cgroup is not None else ()
         setup = {"uid": self.uid, "nested_userns": self.nested_userns, "package_parent": self.package_parent,
                  "tmp_owner": self.uid if self.uid is not None else 0}
-        self.template_pid, self.template_sock = template.start(self.jail_dir, keep, setup, _worker_main())
+        self.template_pid, self.template_sock = template.start(self.jail_dir, keep, setup)
         self.cells = CellKeeper(self.template_sock)
         self.cells.request()  # the first cell is prepared while the zygote reports ready
         self.protocol_fds = protocol_fds
@@ -63,12 +58,6 @@ class ZygoteState:
             os.rmdir(self.jail_dir)
         except OSError:
             pass
-
-
-def _worker_main():
-    from audit_lib.sandbox.zygote.child import worker_main  # noqa: PLC0415 - keeps state importable alone
-
-    return worker_main
 
 
 def _claim_uid(base: int, count: int, lock_dir: str) -> tuple[int, int]:

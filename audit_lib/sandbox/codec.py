@@ -16,11 +16,20 @@ from __future__ import annotations
 
 import base64
 import collections
-import hashlib
 import json
 import math
-from dataclasses import dataclass
 from typing import Any
+
+# Every job's template imports this module: the C sha256 that hashlib itself falls back to loads no OpenSSL there
+# (same digests), and `ValueDigest` is written out rather than a dataclass (dataclasses brings inspect, ast...).
+# Each page the template holds is copied into every job's page tables at its fork.
+try:
+    from _sha256 import sha256 as _sha256
+except ImportError:  # Python 3.12+
+    try:
+        from _sha2 import sha256 as _sha256
+    except ImportError:
+        from hashlib import sha256 as _sha256
 
 # Ints beyond this are sent as hex: JSON readers elsewhere lose precision past 2**53, and Python refuses to print
 # ints with more than 4300 decimal digits.
@@ -199,17 +208,43 @@ def decode(obj: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------------- digests
 
-@dataclass(frozen=True)
 class ValueDigest:
-    """Stands in for a huge float-free value: sha256 of its canonical tagged JSON.
+    """Stands in for a huge float-free value: sha256 of its canonical tagged JSON. Frozen; equal to a digest of the
+    same three fields only.
 
     Equality with a digest is equality of encodings, which matches `==` for float-free values except across
     numeric types (`[1, 2] == [1.0, 2.0]`) and for equal sets/dicts whose iteration order differs.
     """
 
+    __slots__ = ("sha256", "nbytes", "type_name")
     sha256: str
     nbytes: int
     type_name: str
+
+    def __init__(self, sha256: str, nbytes: int, type_name: str) -> None:
+        for name, value in (("sha256", sha256), ("nbytes", nbytes), ("type_name", type_name)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ValueDigest is frozen: cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"ValueDigest is frozen: cannot delete {name}")
+
+    def _fields(self) -> tuple[str, int, str]:
+        return (self.sha256, self.nbytes, self.type_name)
+
+    def __eq__(self, other: object) -> bool:
+        return other._fields() == self._fields() if type(other) is ValueDigest else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple[type, tuple[str, int, str]]:  # pickled by executors, copied by deepcopy
+        return (ValueDigest, self._fields())
+
+    def __repr__(self) -> str:
+        return f"ValueDigest(sha256={self.sha256!r}, nbytes={self.nbytes!r}, type_name={self.type_name!r})"
 
     def to_json(self) -> dict[str, list[Any]]:
         return {DIGEST_TAG: [self.sha256, self.nbytes, self.type_name]}
@@ -222,7 +257,7 @@ def canonical_encoding(value: Any) -> bytes:
 
 def digest_of(value: Any) -> ValueDigest:
     encoded = canonical_encoding(value)
-    return ValueDigest(hashlib.sha256(encoded).hexdigest(), len(encoded), type(value).__name__)
+    return ValueDigest(_sha256(encoded).hexdigest(), len(encoded), type(value).__name__)
 
 
 def large_value_digest(value: Any, tagged: Any, above_bytes: int) -> ValueDigest | None:
@@ -234,7 +269,7 @@ def large_value_digest(value: Any, tagged: Any, above_bytes: int) -> ValueDigest
     canonical = json.dumps(tagged, sort_keys=True, separators=(",", ":")).encode("utf-8")
     if len(canonical) <= above_bytes:
         return None
-    return ValueDigest(hashlib.sha256(canonical).hexdigest(), len(canonical), type(value).__name__)
+    return ValueDigest(_sha256(canonical).hexdigest(), len(canonical), type(value).__name__)
 
 
 def digest_from_json(payload: Any) -> ValueDigest | None:

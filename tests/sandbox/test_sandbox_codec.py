@@ -266,3 +266,15 @@ def test_dicts_with_dollar_or_non_string_keys_go_as_pairs() -> None:
     assert sandbox_codec.encode({"$x": 1}) == {"$dict": [["$x", 1]]}
     assert sandbox_codec.encode({1: "a"}) == {"$dict": [[1, "a"]]}
     assert sandbox_codec.encode({"a": 1}) == {"a": 1}
+
+
+def test_a_value_digest_is_a_frozen_value_that_pickles_and_copies() -> None:
+    import copy  # noqa: PLC0415
+    import pickle  # noqa: PLC0415
+
+    digest = sandbox_codec.ValueDigest("ab" * 32, 10, "list")
+    assert digest == sandbox_codec.ValueDigest("ab" * 32, 10, "list") and hash(digest) == hash(copy.deepcopy(digest))
+    assert digest != ("ab" * 32, 10, "list") and digest != sandbox_codec.ValueDigest("ab" * 32, 11, "list")
+    assert pickle.loads(pickle.dumps(digest)) == digest  # the dask executor pickles results
+    with pytest.raises(AttributeError):
+        digest.nbytes = 11  # type: ignore[misc]

@@ -125,6 +125,9 @@ def run_template(config: dict) -> None:
         # Imported here, before the jail hides the project: nothing of the harness is imported after it.
         from audit_lib.sandbox.zygote import cell_init  # noqa: F401, PLC0415
         from audit_lib.sandbox.zygote.child import worker_main  # noqa: PLC0415
+        from audit_lib.sandbox.zygote.warm_up import warm_up  # noqa: PLC0415
+
+        warm_up()
         for fd in config["keep_fds"]:  # into the job cgroups once: a migration per job costs an RCU grace period
             os.write(fd, b"0")
             os.close(fd)

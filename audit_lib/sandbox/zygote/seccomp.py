@@ -1,0 +1,108 @@
+"""The seccomp filter every job worker installs before the code under test runs (stdlib only).
+
+It refuses (EPERM) the system calls that reach kernel state a job's namespaces and cgroups do not separate from other
+jobs (found by attacking the sandbox, each a working channel from one job to a later or a concurrent one):
+
+- **key rings** (`add_key`, `request_key`, `keyctl`): a uid's user key ring outlives its jobs (as root, later zygotes
+  take the same job uids again), a named session key ring can be joined from another uid, and a worker inherits the
+  parent's session key ring;
+- **what the page cache holds of shared files** (`mincore`, `cachestat`, `fadvise64`, `preadv2`/`pwritev2` with
+  `RWF_NOWAIT`, `madvise` with `MADV_COLD`/`MADV_PAGEOUT`, `process_madvise`, io_uring): one page of a read-only
+  system file per bit, set by reading it, cleared by evicting it, tested without loading it.
+
+What remains of the page cache is the time a read takes (a page read from disk is slower than a cached one): a
+noisy, set-only channel that reading shared files cannot avoid (README "Sandbox", limits).
+
+The filter needs `no_new_privs` (set once in the cell's init, inherited) and holds for every process the code starts.
+x86_64 only: a system call of another ABI kills the process, x32 ones are refused, and on another architecture
+`install` raises, so every job there fails as `harness_error`, loudly.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import platform
+import struct
+
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+AUDIT_ARCH_X86_64 = 0xC000003E
+X32_SYSCALL_BIT = 0x40000000
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+SECCOMP_RET_KILL_PROCESS = 0x80000000
+# x86_64 system call numbers
+REFUSED_SYSCALLS = {
+    "mincore": 27, "fadvise64": 221, "add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425,
+    "io_uring_enter": 426, "io_uring_register": 427, "process_madvise": 440, "cachestat": 451,
+}
+MADVISE = 28
+REFUSED_MADVICE = {"MADV_COLD": 20, "MADV_PAGEOUT": 21}
+# refused with RWF_NOWAIT in their flags (argument 5) only: os.preadv/os.pwritev use them for every call
+FLAGGED_RW = {"preadv2": 327, "pwritev2": 328}
+RWF_NOWAIT = 0x8
+# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6] (the low half of each comes first)
+_NR, _ARCH = 0, 4
+_ARG_LOW = {2: 16 + 2 * 8, 5: 16 + 5 * 8}
+# classic BPF opcodes
+_LD_W_ABS = 0x20
+_JEQ_K = 0x15
+_JGE_K = 0x35
+_JSET_K = 0x45
+_RET_K = 0x06
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _instruction(code: int, jt: int, jf: int, k: int) -> bytes:
+    return struct.pack("<HBBI", code, jt, jf, k)
+
+
+def filter_program() -> list[tuple[int, int, int, int]]:
+    """The filter as (code, jump if true, jump if false, k) instructions."""
+    numbers = sorted(REFUSED_SYSCALLS.values())
+    advice = sorted(REFUSED_MADVICE.values())
+    # (code, label or offset if true, label or offset if false, k); labels are resolved below
+    labelled: list[tuple[int, int | str, int | str, int]] = [
+        (_LD_W_ABS, 0, 0, _ARCH),
+        (_JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        (_RET_K, 0, 0, SECCOMP_RET_KILL_PROCESS),  # another ABI's numbers mean other calls: never run them
+        (_LD_W_ABS, 0, 0, _NR),
+        (_JGE_K, "refuse", 0, X32_SYSCALL_BIT),  # the x32 ABI's numbers
+        *((_JEQ_K, "refuse", 0, number) for number in numbers),
+        *((_JEQ_K, "flags", 0, number) for number in sorted(FLAGGED_RW.values())),
+        (_JEQ_K, 0, "allow", MADVISE),  # madvise: refused for the listed advice (argument 2) only
+        (_LD_W_ABS, 0, 0, _ARG_LOW[2]),
+        *((_JEQ_K, "refuse", 0, value) for value in advice),
+        (_JEQ_K, 0, "allow", 0xFFFFFFFF),  # never true: on to the end
+    ]
+    labels = {"flags": len(labelled)}
+    labelled += [(_LD_W_ABS, 0, 0, _ARG_LOW[5]), (_JSET_K, "refuse", "allow", RWF_NOWAIT)]
+    labels.update(allow=len(labelled), refuse=len(labelled) + 1)
+    labelled += [(_RET_K, 0, 0, SECCOMP_RET_ALLOW), (_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM)]
+
+    def offset(position: int, target: int | str) -> int:
+        return target if isinstance(target, int) else labels[target] - position - 1
+
+    return [(code, offset(position, jt), offset(position, jf), k)
+            for position, (code, jt, jf, k) in enumerate(labelled)]
+
+
+_CODE = b"".join(_instruction(*instruction) for instruction in filter_program())  # built once, in the template
+
+
+def install() -> None:
+    """Install the filter in this process (and so in every process it starts); raises if it cannot."""
+    if platform.machine() != "x86_64":
+        raise OSError(errno.ENOSYS, f"the job seccomp filter is written for x86_64, not {platform.machine()}")
+    code = _CODE
+    buffer = ctypes.create_string_buffer(code, len(code))
+    program = _SockFprog(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"seccomp filter: {errno.errorcode.get(number, number)}")

@@ -8,7 +8,8 @@ back at its default (PID 1 then gets no signal from its own namespace) and a ses
   mount a fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit) -> fork the job's worker, which
   inherits the header and the job's fds (it drops to the job's uid at once and reads ITS job's spec from the
   memfd) -> reap until the worker exits -> SIGKILL every other process of the namespace (kill(-1)) and reap until
-  none is left -> report the worker's wait status and CPU time on the job's control pipe (`X ...`) and close it ->
+  none is left -> report the worker's wait status and the CPU time of every process reaped (the job's) on the job's
+  control pipe (`X ...`) and close it ->
   move to a fresh IPC namespace (the job's SysV objects and message queues go with the old one) -> unmount /tmp
   and /dev/shm -> tell the zygote it is ready (`R`).
 
@@ -26,6 +27,7 @@ import ctypes
 import gc
 import json
 import os
+import resource
 import signal
 import socket
 import time
@@ -76,6 +78,7 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
         _reset_last_pid()
+        reaped_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         worker_pid = _fork_worker(sock, setup, worker, header, fds)
         for fd in fds:
             if fd != ctl:
@@ -85,7 +88,10 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
             if pid == worker_pid:
                 break
         clean = _end_all_others()
-        cpu = usage.ru_utime + usage.ru_stime
+        # Every process of the job, the worker and whatever it left behind, has been reaped by now (here, or by its
+        # parent before it): their CPU time is the job's, not only the worker's.
+        reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (reaped.ru_utime + reaped.ru_stime) - (reaped_before.ru_utime + reaped_before.ru_stime)
         os.write(ctl, f"X {status} {cpu!r} {usage.ru_maxrss}\n".encode())
         os.close(ctl)
         if not clean:

@@ -47,10 +47,10 @@ class ChildRun:
     """One job run in the zygote's current cell (see `cell_init`); supervised until the cell reports it over.
 
     Everything that decides a verdict is measured here, outside the job: wall time (monotonic clock of the zygote),
-    CPU time (the job's cpuacct cgroup, else the worker's /proc stat and its init's wait4), whether the worker
-    got through its trusted setup (a control line written before any code runs), its wait status (reported by the
-    cell's init after it killed and reaped every other process of the job, which the code cannot replace) and
-    out-of-memory kills (the memory cgroup's counter). A job that ends any other way retires its cell.
+    CPU time (the job's cpuacct cgroup, else /proc for its live processes and its init's count of the reaped ones),
+    whether the worker got through its trusted setup (a control line written before any code runs), its wait status
+    (reported by the cell's init after it killed and reaped every other process of the job, which the code cannot
+    replace) and out-of-memory kills (the memory cgroup's counter). A job that ends any other way retires its cell.
     """
 
     def __init__(self, state: ZygoteState, limits: dict, op: str, spec: bytes, start: int = 0) -> None:
@@ -83,7 +83,6 @@ class ChildRun:
         self.go_fd = go_w
         self.ctl = bytearray()
         self.pid = self.cell.init_pid
-        self.worker_pid: int | None = None
         self.setup_done = False
         self.exit_status: int | None = None
         self.reported_cpu_s = 0.0
@@ -130,22 +129,17 @@ class ChildRun:
     def _cpu_now(self) -> float:
         if self.state.cgroup is not None:
             return self.state.cgroup.cpu_s()
-        # Without cgroups: the init's own and reaped children's CPU plus the live worker's. Read the init twice: if
-        # its children's total moved, the worker was reaped in between and is in the second reading already.
-        if self.worker_pid is None:
-            try:
-                with open(f"/proc/{self.pid}/task/{self.pid}/children") as handle:
-                    self.worker_pid = int(handle.read().split()[0])
-            except (OSError, IndexError, ValueError):
-                return max(self.reported_cpu_s, self.last_cpu_s)
+        # Without cgroups: the init's own and reaped children's CPU plus every live process of the job (each with its
+        # own reaped children). Read the init twice: if its children's total moved, a process was reaped in between
+        # and is in the second reading already.
         before = _stat_cpu(self.pid)
-        worker = _stat_cpu(self.worker_pid)
+        live = sum(sum(usage) for usage in map(_stat_cpu, _descendants(self.pid)) if usage is not None)
         after = _stat_cpu(self.pid)
-        if after is None or before is None:  # the init is gone: its report (the worker's rusage) is all there is
+        if after is None or before is None:  # the init is gone: its report is all there is
             return max(self.reported_cpu_s, self.last_cpu_s)
         total = sum(after) - self.cpu_base
-        if worker is not None and before[1] == after[1]:  # not reaped in between: the worker is not counted yet
-            total += sum(worker)
+        if before[1] == after[1]:  # nothing reaped in between: the live ones are not counted yet
+            total += live
         self.last_cpu_s = max(total, self.last_cpu_s)
         return self.last_cpu_s
 
@@ -226,7 +220,10 @@ class ChildRun:
                     self.cpu_at_exit = self._cpu_now()
 
     def kill(self) -> None:
-        """SIGKILL the cell's init: the kernel then kills every process of its PID namespace; the cell is retired."""
+        """SIGKILL the cell's init: the kernel then kills every process of its PID namespace; the cell is retired.
+        Without cgroups the job's CPU time is read first: its init, which would report it, dies with it."""
+        if self.state.cgroup is None:
+            self._cpu_now()
         self.killed_by_us = True
         self.cell.kill()
 
@@ -246,6 +243,27 @@ class ChildRun:
                 name = str(number)
             return "signal", None, name
         return "exited", os.WEXITSTATUS(status), None
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid` (all its threads' children, recursively), as /proc shows them now."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            tids = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children") as handle:
+                    children = [int(child) for child in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(children)
+            pending.extend(children)
+    return found
 
 
 def _stat_cpu(pid: int) -> tuple[float, float] | None:

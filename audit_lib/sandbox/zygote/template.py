@@ -1,7 +1,8 @@
 """The pristine template and the job cells it starts (stdlib only).
 
-The zygote forks the template right after warm-up, before it reads any request, so no request data ever enters
-the template's memory: it joins the zygote's job cgroups (so every job process is born inside the job's limits;
+The zygote starts the template (fork, then exec of a fresh `python -I -S`: `TEMPLATE_BOOTSTRAP`) before it reads any
+request, so no request data ever enters the template's memory, nor the zygote's own modules. The template imports
+the harness and the preloaded modules, runs the harness once on fixed data (`warm_up`), joins the zygote's job cgroups (so every job process is born inside the job's limits;
 the zygote sets them before each job), enters the jail (`jail.build_and_enter`) and then only answers requests
 for a new **cell** (`cell_init`), on a socket:
 

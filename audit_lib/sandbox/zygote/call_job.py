@@ -248,6 +248,15 @@ class InputGroups:
         return self.firsts[group] if group < len(self.firsts) else count
 
 
+def _as_timeout(line: bytes) -> bytes:
+    """A result line turned into the supervisor's timeout for its input (its measured times kept)."""
+    index, kind, measured, _payload = line.split(b" ", 3)
+    if kind == b"timeout":
+        return line
+    wall, cpu = measured.split(b":")[:2]
+    return b" ".join((index, b"timeout", wall + b":" + cpu + b":s", b"null"))
+
+
 def run_call(state: ZygoteState, request: dict, raw: bytes, protocol_in: int) -> tuple[dict, bytes]:
     """One call job; a sealed message with expected values follows the request when `sealed_follows` is set.
 
@@ -315,10 +324,17 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
                 load_error = f"after restart {restarts}: {load_error}"
             break
         if progress.next_index >= progress.end:
-            # Every input of this run was answered, then the process ended without its end marker. With groups the
-            # next input is another snippet's, which never ran: the request as a whole is a violation (the caller
-            # runs each snippet alone); without groups there is nothing left to charge it to.
-            if groups is not None:
+            # Every input of this run was answered, then the process ended without its end marker. Killed by us, it
+            # ran past its group's deadline: that group timed out (its process did not finish in time, as a process
+            # of its own running the snippet would not) and the next group runs as usual. Ended by itself, with
+            # groups, the request as a whole is a violation (the caller runs each snippet alone); without groups
+            # there is nothing left to charge it to.
+            if groups is not None and run.killed_by_us:
+                lines[-1] = _as_timeout(lines[-1])
+                if end is not None and end < len(timeouts) and not over_total:
+                    start = end
+                    continue
+            elif groups is not None:
                 status = "error"
                 load_error = "ProtocolViolation: the process ended after its last answer, without its end marker"
             break

@@ -109,7 +109,9 @@ class CellKeeper:
             except (OSError, RuntimeError) as exc:  # e.g. a retired cell still fills the pids limit for a moment
                 failure = f"{type(exc).__name__}: {exc}"
             self.retire()
-            time.sleep(0.01 * (attempt + 1))
+            # The last cell's tasks may still fill the pids limit (and its tmpfs the memory limit) until the kernel
+            # releases them, later on a loaded machine: back off, about 1.5 s over all attempts.
+            time.sleep(0.05 * 2 ** attempt)
         raise RuntimeError(f"the sandbox could not prepare a job cell: {failure}")
 
     def retire(self) -> None:

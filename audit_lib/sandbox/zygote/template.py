@@ -24,6 +24,7 @@ import os
 import signal
 import socket
 import sys
+import time
 import traceback
 
 from audit_lib.sandbox.zygote import jail
@@ -161,24 +162,41 @@ def _open_fds() -> list[int]:
 
 
 def _serve(sock: socket.socket, setup: dict, worker) -> None:
-    """Answer each cell request with `C <init pid>` and the zygote's end of the cell's socket (or `failed: ...`)."""
+    """Answer each cell request with `C <init pid>` and the zygote's end of the cell's socket (or `failed: ...`).
+
+    The template sits in the job's memory cgroup (so every job process is born there), which a job can leave full
+    (tmpfs files) until its cell is gone: a MemoryError here fails that one request (the zygote retries), never the
+    template."""
     while True:
-        request = sock.recv(64)
+        try:
+            request = sock.recv(64)
+        except MemoryError:  # nothing was read yet
+            time.sleep(0.05)
+            continue
         if not request:
             return  # the zygote is gone
-        _reap_finished()
-        if request != CELL_REQUEST:
-            sock.send(b"failed: unknown request")
-            continue
         try:
+            _reap_finished()
+            if request != CELL_REQUEST:
+                sock.send(b"failed: unknown request")
+                continue
             init_pid, zygote_end = _start_cell(setup, worker)
-        except (OSError, RuntimeError) as exc:  # e.g. a dying cell still fills the pids limit: the zygote retries
-            sock.send(f"failed: {type(exc).__name__}: {exc}".encode()[:4000])
+        except (OSError, RuntimeError, MemoryError) as exc:  # a dying cell still fills the pids or memory limit
+            _send_failure(sock, exc)
             continue
         try:
             socket.send_fds(sock, [f"C {init_pid}".encode()], [zygote_end.fileno()])
         finally:
             zygote_end.close()
+
+
+def _send_failure(sock: socket.socket, exc: BaseException) -> None:
+    for _attempt in range(100):
+        try:
+            sock.send(b"failed: " + type(exc).__name__.encode() + b": " + str(exc).encode()[:4000])
+            return
+        except MemoryError:
+            time.sleep(0.05)
 
 
 def _start_cell(setup: dict, worker) -> tuple[int, socket.socket]:

@@ -32,6 +32,7 @@ MBPP_OUTPUT_SET_EQ_ENTRY_POINTS: frozenset[str] = frozenset({
 })
 # MBPP+ tasks whose expected output is only `out is not None` (`MBPP_OUTPUT_NOT_NONE_TASKS`).
 MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS: frozenset[str] = frozenset({"check_str", "text_match_three", "text_starta_endb"})
+NOT_NONE_WRAPPED_FUNCTION = "_benchaudit_wrapped"  # the wrapper's keyword-only parameter bound to the entry point
 
 
 @dataclass(frozen=True)
@@ -237,11 +238,16 @@ def not_none_wrapper(entry_point: str, wrapped_name: str, *, for_ground_truth: b
 
     Ground truth stores `out is not None`; a candidate's bool output is compared as-is, any other output as
     `out is not None`. Both mappings happen in the child because such outputs (e.g. `re.Match`) are not plain data.
+    The wrapper runs in the program's own globals, so it looks up no name the program can bind: `out is True or
+    out is False` is EvalPlus's `isinstance(out, bool)` (bool has no subclasses), and the entry point is taken once,
+    when the module body has run, as EvalPlus's `exec_globals[entry_point]` (a default the harness never overrides:
+    it calls with positional arguments only).
     """
-    mapped = "out is not None" if for_ground_truth else "out if isinstance(out, bool) else out is not None"
+    mapped = "out is not None" if for_ground_truth else \
+        "out if (out is True or out is False) else out is not None"
     return (
-        f"\n\ndef {wrapped_name}(*args):\n"
-        f"    out = {entry_point}(*args)\n"
+        f"\n\ndef {wrapped_name}(*args, {NOT_NONE_WRAPPED_FUNCTION}={entry_point}):\n"
+        f"    out = {NOT_NONE_WRAPPED_FUNCTION}(*args)\n"
         f"    return {mapped}\n"
     )
 

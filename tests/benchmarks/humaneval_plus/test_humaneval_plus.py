@@ -199,6 +199,23 @@ def test_mbpp_not_none_mapping_looks_up_no_name_the_candidate_binds() -> None:
     assert check_original_canonical_vs_plus([task], "mbpp", ran, gt).status == "pass"
 
 
+def test_candidates_run_under_evalplus_reliability_guard(ground_truth: GroundTruth) -> None:
+    """EvalPlus loads a sample after `reliability_guard` (os.putenv, open, exit... set to None): a sample that calls
+    one fails every input there, so it must here too; the guard binds no name in the program's globals and keeps a
+    `from __future__` import first. The ground truth runs without it, as in EvalPlus."""
+    def failing(solution: str) -> int:
+        runs = run_candidate([SQUARE], {"T/0": solution}, "humaneval", ground_truth)
+        return sum(not o.kind == "value" for split in ("base", "plus") for o in runs[("T/0", split)].outcomes) \
+            + sum(runs[("T/0", split)].load_error is not None for split in ("base", "plus"))
+    honest = SQUARE.prompt + "    return x * x\n"
+    assert failing('"""doc"""\nfrom __future__ import annotations\n' + honest) == 0
+    assert failing("import os\n" + SQUARE.prompt + "    os.putenv('A', 'B')\n    return x * x\n") == 4
+    assert failing(SQUARE.prompt + "    open('/dev/null').close()\n    return x * x\n") == 4
+    assert failing(SQUARE.prompt + "    exit.__call__, help.__call__\n    return x * x\n") == 4
+    assert failing(SQUARE.prompt + "    return x * x if os else 0\n") == 4  # the guard's `import os` is its own
+    assert failing("import resource\n" + honest) == 6  # unimportable: the load fails, every input with it
+
+
 def test_checks_skip_or_list_what_they_could_not_judge(ground_truth: GroundTruth) -> None:
     assert check_ground_truth([], "humaneval", ground_truth, {}).status == "skipped"
     assert check_contract_violations([], {}).status == "skipped"

@@ -48,6 +48,12 @@ EARLY_STOP_KINDS: frozenset[str] = frozenset({"exception", "timeout", "unseriali
 OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
 # Extra wall time the supervisor allows past a per-input limit before it kills the child.
 HARD_KILL_GRACE_S = 1.0
+# Upper bounds of `Limits`: far above any real job, well inside what timers, select and rlimits accept (a timeout
+# of 1e300 s overflowed `select` and `setitimer`); processes: the kernel's largest pid_max.
+MAX_SECONDS = 7 * 24 * 3600.0
+LIMIT_MAXIMA: dict[str, float] = {"timeout_s": MAX_SECONDS, "total_timeout_s": MAX_SECONDS, "cpu_s": MAX_SECONDS,
+                                  "memory_mb": 1 << 24, "file_size_mb": 1 << 24, "open_files": 1 << 20,
+                                  "processes": 1 << 22, "output_bytes": 1 << 30}
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,10 @@ class Limits:
         if self.open_files < 8:
             raise ParameterError("Limits.open_files must be at least 8 (the interpreter needs a few)",
                                  field="open_files")
+        for name, most in LIMIT_MAXIMA.items():
+            value = getattr(self, name)
+            if value is not None and not value <= most:  # also refuses a nan or inf cpu_s
+                raise ParameterError(f"Limits.{name} must be at most {most:,}, got {value!r}", field=name)
 
     def wire(self, wall_s: float) -> dict[str, Any]:
         """The limits as the zygote applies them; CPU defaults to the wall budget of the child."""

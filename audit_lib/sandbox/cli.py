@@ -63,7 +63,9 @@ def handle(args: argparse.Namespace) -> int:
         limits = sandbox.Limits(timeout_s=args.timeout, total_timeout_s=args.total_timeout, memory_mb=args.memory,
                                 network_isolation=not args.no_network_isolation)
         program = _read_text(args.program, "program")
-        if args.call:
+        if args.call is not None:
+            if not args.call:
+                raise ParameterError("--call needs a function name", field="call")
             if args.inputs is None:
                 raise ParameterError("--call needs --inputs INPUTS.json", field="inputs")
             result: Any = sandbox.call_function(program, args.call, _read_inputs(args.inputs), limits=limits)

@@ -53,7 +53,7 @@ class LiftedTest:
     steps: tuple[Step, ...]
     asserts: int
     # True when a step reads an argument after the call (a mutation check): the child then calls a wrapper that
-    # returns [value, list(args)] (`sandbox_testrun.wrapper_source`): the parent sees the arguments as the call
+    # returns [value, [*args]] (`sandbox_testrun.wrapper_source`): the parent sees the arguments as the call
     # left them.
     reads_arguments: bool = False
     # Builtin names the replay resolves itself (`len`, `sorted`...): the runner does not lift the test for a

@@ -33,8 +33,12 @@ WRAPPER_NAME = "__benchaudit_lifted_call__"
 
 
 def wrapper_source(entry_point: str) -> str:
-    """Appended to the program when a lifted test reads arguments after the call (`LiftedTest.reads_arguments`)."""
-    return f"\n\n\ndef {WRAPPER_NAME}(*args):\n    return [{entry_point}(*args), list(args)]\n"
+    """Appended to the program when a lifted test reads arguments after the call (`LiftedTest.reads_arguments`).
+
+    It runs in the program's globals, so besides the entry point (looked up at each call, as the snippet's own call
+    would) it looks up no name: `[*args]`, not `list(args)`, which a module-level `list` of the program would decide.
+    """
+    return f"\n\n\ndef {WRAPPER_NAME}(*args):\n    return [{entry_point}(*args), [*args]]\n"
 
 
 def program_allows_lifting(program: str) -> str | None:
@@ -276,7 +280,7 @@ def _lifted_verdict(job: CallJobResult, plan: LiftedTest, index: int,
 
 
 def _unwrap(value: Any, count: int) -> tuple[Any, list[Any]] | None:
-    """(return value, arguments after the call) from the wrapper's `[value, list(args)]`."""
+    """(return value, arguments after the call) from the wrapper's `[value, [*args]]`."""
     if type(value) is list and len(value) == 2 and type(value[1]) is list and len(value[1]) == count:
         return value[0], value[1]
     return None

@@ -71,3 +71,22 @@ def test_inputs_nested_too_deep_or_unhashable_exit_2(program: Path, tmp_path: Pa
     path.write_text(inputs)
     code, out, err = run_cli([str(program), "--call", "add", "--inputs", str(path)], capsys)
     assert code == 2 and "not valid (tagged) JSON" in err and out == ""
+
+
+@pytest.mark.parametrize("option", [["--timeout", "1e300"], ["--total-timeout", "1e300"],
+                                    ["--timeout", "1e300", "--total-timeout", "1e300"]])
+def test_huge_timeouts_exit_2(program: Path, tmp_path: Path, capsys, option: list[str]) -> None:
+    # A fifth attack round: --total-timeout 1e300 overflowed select (a traceback, exit 1) and --timeout 1e300 made a
+    # passing program an `error` (the child's setitimer overflowed).
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text("[[1, 2]]")
+    code, out, err = run_cli([str(program), "--call", "add", "--inputs", str(inputs), *option], capsys)
+    assert code == 2 and out == "" and err.startswith("error: Limits.") and "must be at most" in err
+
+
+def test_empty_call_name_exits_2(program: Path, tmp_path: Path, capsys) -> None:
+    # `--call ""` was taken for assert mode without tests: a TypeError traceback.
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text("[[1, 2]]")
+    code, out, err = run_cli([str(program), "--call", "", "--inputs", str(inputs)], capsys)
+    assert code == 2 and out == "" and "--call needs a function name" in err

@@ -77,6 +77,23 @@ def test_each_limit_must_be_a_positive_finite_number(name: str, bad: Any) -> Non
     assert caught.value.fields["field"] == name
 
 
+@pytest.mark.parametrize("name", ["timeout_s", "total_timeout_s", "cpu_s", "memory_mb", "file_size_mb", "open_files",
+                                  "processes", "output_bytes"])
+def test_each_limit_has_an_upper_bound(name: str) -> None:
+    # A fifth attack round: a timeout of 1e300 s overflowed select (a traceback) or the child's setitimer (`error`).
+    most = sandbox.LIMIT_MAXIMA[name]
+    assert getattr(Limits(**{name: int(most)}), name) == most  # the bound itself is accepted
+    for bad in (int(most) + 1, *((1e300,) if name != "processes" else ())):  # processes: an int
+        with pytest.raises(ParameterError) as caught:
+            Limits(**{name: bad})
+        assert str(caught.value) == f"Limits.{name} must be at most {most:,}, got {bad!r}"
+        assert caught.value.fields["field"] == name
+    if name == "cpu_s":
+        for bad in (float("inf"), float("nan")):
+            with pytest.raises(ParameterError):
+                Limits(cpu_s=bad)
+
+
 def test_cpu_processes_and_open_files_rules() -> None:
     for bad in (0, -0.5, True):
         with pytest.raises(ParameterError) as caught:

@@ -94,6 +94,12 @@ SEMANTICS = {
                      "assert solution(3) == {'b': (3,), 'a': {2, 1}}\n"),
     "mutation_seen": ("def solution(xs):\n    xs.append(0)\n    return len(xs)\n",
                       "inp = [3, 1]\nresult = solution(inp)\nassert result == 3\nassert inp == [3, 1], f'{inp}'\n"),
+    # The argument-returning wrapper runs in the program's globals: a module-level `list` must not decide what the
+    # parent sees as the arguments after the call (this in-place sort fails the check in-process).
+    "mutation_seen_despite_a_module_level_list": (
+        "import builtins, copy\n_before = []\ndef solution(xs):\n    _before.append(copy.deepcopy(xs))\n"
+        "    xs.sort()\n    return xs\ndef list(args):\n    return builtins.list(_before.pop(0) for _ in args)\n",
+        "inp = [3, 1, 2]\nr = solution(inp)\nassert r == [1, 2, 3]\nassert inp == [3, 1, 2], 'input was modified'\n"),
     "no_mutation": ("def solution(xs):\n    return sorted(xs)\n",
                     "for inp in [[3, 1], [2, 5, 4]]:\n    result = solution(inp)\n    assert inp != result\n"),
     "state_per_snippet": ("calls = []\ndef solution(x):\n    calls.append(x)\n    return len(calls)\n",

@@ -9,8 +9,9 @@ carries that state; `compare_one` is the stateless form for a single input.
 
 from __future__ import annotations
 
+import collections
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -32,6 +33,7 @@ MBPP_OUTPUT_SET_EQ_ENTRY_POINTS: frozenset[str] = frozenset({
 })
 # MBPP+ tasks whose expected output is only `out is not None` (`MBPP_OUTPUT_NOT_NONE_TASKS`).
 MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS: frozenset[str] = frozenset({"check_str", "text_match_three", "text_starta_endb"})
+NOT_NONE_WRAPPED_FUNCTION = "_benchaudit_wrapped"  # the wrapper's keyword-only parameter bound to the entry point
 
 
 @dataclass(frozen=True)
@@ -151,17 +153,60 @@ class SampleComparer:
     def _compare_digest(self, output: Any, expected: ValueDigest) -> Comparison:
         """A float-free expected value: only the exact path of EvalPlus's rules can apply.
 
-        The output may itself be a digest, computed in the sandbox by the same rule (`sandbox.call_function`).
+        The output may itself be a digest, computed in the sandbox by the same rule (`sandbox.call_function`). A
+        decoded output is also tried in its integer forms (`integer_forms`): each is `==` to the output, so one whose
+        encoding is the expected one's makes `output == expected` hold, as EvalPlus finds `[1.0, 2.0] == [1, 2]`.
         """
         try:
-            got = output if isinstance(output, ValueDigest) else digest_of(output)
-            matched = got.sha256 == expected.sha256
-        except sandbox.Unserializable:
+            if isinstance(output, ValueDigest):
+                matched = output.sha256 == expected.sha256
+            else:
+                matched = any(digest_of(form).sha256 == expected.sha256 for form in integer_forms(output))
+        except (sandbox.Unserializable, RecursionError):
             matched = False
         if matched:
             return Comparison(True, "", self.atol)
         return Comparison(False, f"not equal (expected {expected.type_name} of {expected.nbytes:,} encoded bytes)",
                           self.atol)
+
+
+_MAPPINGS = (dict, collections.OrderedDict, collections.Counter, collections.defaultdict)
+
+
+def integer_forms(value: Any) -> Iterator[Any]:
+    """`value`, then (when they differ) the same value with its integral floats and zero-imaginary complexes as
+    ints, then also with its bools as ints: each equal to `value` by `==` (Python compares int and float exactly),
+    in the exact builtin types the codec sends (anything else is left as it is)."""
+    yield value
+    numbers = _as_ints(value, False)
+    if numbers is not value:
+        yield numbers
+    numbers_and_bools = _as_ints(numbers, True)
+    if numbers_and_bools is not numbers:
+        yield numbers_and_bools
+
+
+def _as_ints(value: Any, bools: bool) -> Any:
+    """`value` with numbers that equal an int replaced by that int; the same object when nothing changes."""
+    kind = type(value)
+    if kind is float:
+        return int(value) if math.isfinite(value) and value.is_integer() else value
+    if kind is complex:
+        real = _as_ints(value.real, bools) if value.imag == 0 else None
+        return real if type(real) is int else value
+    if kind is bool:
+        return int(value) if bools else value
+    if kind in (list, tuple, set, frozenset):
+        items = [_as_ints(item, bools) for item in value]
+        return value if all(new is old for new, old in zip(items, value)) else kind(items)
+    if kind in _MAPPINGS:
+        pairs = [(_as_ints(k, bools), _as_ints(v, bools)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items())):
+            return value
+        rebuilt = collections.defaultdict(value.default_factory) if kind is collections.defaultdict else kind()
+        dict.update(rebuilt, pairs)  # Counter.update would add counts
+        return rebuilt
+    return value
 
 
 # Entry points whose verdict is not `output == expected` alone, so a differing value does not decide it.
@@ -237,11 +282,16 @@ def not_none_wrapper(entry_point: str, wrapped_name: str, *, for_ground_truth: b
 
     Ground truth stores `out is not None`; a candidate's bool output is compared as-is, any other output as
     `out is not None`. Both mappings happen in the child because such outputs (e.g. `re.Match`) are not plain data.
+    The wrapper runs in the program's own globals, so it looks up no name the program can bind: `out is True or
+    out is False` is EvalPlus's `isinstance(out, bool)` (bool has no subclasses), and the entry point is taken once,
+    when the module body has run, as EvalPlus's `exec_globals[entry_point]` (a default the harness never overrides:
+    it calls with positional arguments only).
     """
-    mapped = "out is not None" if for_ground_truth else "out if isinstance(out, bool) else out is not None"
+    mapped = "out is not None" if for_ground_truth else \
+        "out if (out is True or out is False) else out is not None"
     return (
-        f"\n\ndef {wrapped_name}(*args):\n"
-        f"    out = {entry_point}(*args)\n"
+        f"\n\ndef {wrapped_name}(*args, {NOT_NONE_WRAPPED_FUNCTION}={entry_point}):\n"
+        f"    out = {NOT_NONE_WRAPPED_FUNCTION}(*args)\n"
         f"    return {mapped}\n"
     )
 

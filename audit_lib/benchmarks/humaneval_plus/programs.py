@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from audit_lib.benchmarks.humaneval_plus.compare import MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS, not_none_wrapper
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
+from audit_lib.benchmarks.humaneval_plus.guard import with_reliability_guard
 from audit_lib.errors import SchemaError
 
 CONTRACT_MARKER = "# $_CONTRACT_$"
@@ -28,8 +29,9 @@ def ground_truth_program(task: PlusTask, dataset: Dataset) -> CallableProgram:
 
 
 def candidate_program(solution: str, task: PlusTask, dataset: Dataset) -> CallableProgram:
-    """A sample's full program, with the MBPP not-None mapping EvalPlus applies when comparing it."""
-    return _with_output_mapping(solution, task.entry_point, dataset, for_ground_truth=False)
+    """A sample's full program, run after EvalPlus's `reliability_guard` (`guard`), with the MBPP not-None mapping
+    EvalPlus applies when comparing it."""
+    return _with_output_mapping(with_reliability_guard(solution), task.entry_point, dataset, for_ground_truth=False)
 
 
 def _with_output_mapping(source: str, entry_point: str, dataset: Dataset, *, for_ground_truth: bool) -> CallableProgram:

@@ -85,7 +85,8 @@ def test_not_none_wrapper_text() -> None:
     ground_truth = not_none_wrapper("f", "g", for_ground_truth=True)
     candidate = not_none_wrapper("f", "g", for_ground_truth=False)
     assert "return out is not None" in ground_truth
-    assert "isinstance(out, bool)" in candidate
+    assert "out is True or out is False" in candidate
+    assert "isinstance" not in candidate  # the program could bind it (it runs in the program's globals)
 
 
 def test_unknown_dataset_is_rejected() -> None:
@@ -188,3 +189,22 @@ def test_digest_comparison_accepts_a_digest_from_the_sandbox_and_reports_the_exp
 
     unsendable = compare_one([], Opaque(), expected)  # cannot be encoded, so it cannot match
     assert unsendable.passed is False and unsendable.reason.startswith("not equal (expected list of ")
+
+
+def test_digest_comparison_follows_numeric_equality_like_evalplus() -> None:
+    # A fifth attack round: HumanEval/100 plus[109] is cached as a digest of ints; a correct sample returning the same
+    # numbers as floats failed, where EvalPlus's `out == exp` passes it ([1.0, 3.0] == [1, 3]).
+    ints = [2 * i + 1 for i in range(20_000)]
+    expected = digest_of(ints)
+    assert compare_one([], [float(x) for x in ints], expected).passed
+    assert compare_one([], [complex(x) for x in ints], expected).passed  # (1+0j) == 1 as well
+    assert compare_one([], [True] + [float(x) for x in ints[1:]], expected).passed  # True == 1
+    assert compare_one([], {"a": [float(x) for x in ints]}, digest_of({"a": ints})).passed
+    # Still no match for a wrong or differently typed value.
+    assert not compare_one([], [float(x) + 0.5 for x in ints], expected).passed
+    assert not compare_one([], [float(x) for x in ints[:-1]] + [1e300], expected).passed
+    assert not compare_one([], tuple(float(x) for x in ints), expected).passed  # a tuple is not == a list
+    assert not compare_one([], [float("nan")] + [float(x) for x in ints[1:]], expected).passed
+    bools = digest_of([True] * 30_000)
+    assert compare_one([], [True] * 30_000, bools).passed
+    assert not compare_one([], [2.0] * 30_000, bools).passed

@@ -181,6 +181,41 @@ def test_mbpp_not_none_task_compares_presence_of_a_match() -> None:
     assert row["failing_inputs"] == 1 and row["first_input"] == "['banana']"
 
 
+def test_mbpp_not_none_mapping_looks_up_no_name_the_candidate_binds() -> None:
+    """The mapping runs in the candidate's globals: a module-level `isinstance` (or a later rebinding of the entry
+    point) must not change it. EvalPlus maps this 0/1 answer to `0 is not None` = True and fails `banana`."""
+    task = PlusTask("Mbpp/737", '"""doc"""\n', "check_str",
+                    "\nimport re\ndef check_str(s):\n    return re.search('^[aeiou]', s)\n", "",
+                    (["apple"],), (["banana"], ["egg"]), 0.0, None, 1)
+    runs = compute_ground_truth([task], "mbpp")
+    gt = GroundTruth("mbpp", "t", runs, Path("x"), 0, 1)
+    shadowed = {"Mbpp/737": "import re\ndef isinstance(obj, cls):\n    return True\n"
+                            "def check_str(s):\n    return 1 if re.match('[aeiou]', s) else 0\n"}
+    row = check_original_canonical_vs_plus([task], "mbpp", run_candidate([task], shadowed, "mbpp", gt), gt).details[0]
+    assert row["failing_inputs"] == 1 and row["first_input"] == "['banana']"
+    rebinding = {"Mbpp/737": "import re\ndef check_str(s):\n    global check_str\n    check_str = lambda s: True\n"
+                             "    return re.match('[aeiou]', s)\n"}
+    ran = run_candidate([task], rebinding, "mbpp", gt)  # EvalPlus keeps calling the function the module defined
+    assert check_original_canonical_vs_plus([task], "mbpp", ran, gt).status == "pass"
+
+
+def test_candidates_run_under_evalplus_reliability_guard(ground_truth: GroundTruth) -> None:
+    """EvalPlus loads a sample after `reliability_guard` (os.putenv, open, exit... set to None): a sample that calls
+    one fails every input there, so it must here too; the guard binds no name in the program's globals and keeps a
+    `from __future__` import first. The ground truth runs without it, as in EvalPlus."""
+    def failing(solution: str) -> int:
+        runs = run_candidate([SQUARE], {"T/0": solution}, "humaneval", ground_truth)
+        return sum(not o.kind == "value" for split in ("base", "plus") for o in runs[("T/0", split)].outcomes) \
+            + sum(runs[("T/0", split)].load_error is not None for split in ("base", "plus"))
+    honest = SQUARE.prompt + "    return x * x\n"
+    assert failing('"""doc"""\nfrom __future__ import annotations\n' + honest) == 0
+    assert failing("import os\n" + SQUARE.prompt + "    os.putenv('A', 'B')\n    return x * x\n") == 4
+    assert failing(SQUARE.prompt + "    open('/dev/null').close()\n    return x * x\n") == 4
+    assert failing(SQUARE.prompt + "    exit.__call__, help.__call__\n    return x * x\n") == 4
+    assert failing(SQUARE.prompt + "    return x * x if os else 0\n") == 4  # the guard's `import os` is its own
+    assert failing("import resource\n" + honest) == 6  # unimportable: the load fails, every input with it
+
+
 def test_checks_skip_or_list_what_they_could_not_judge(ground_truth: GroundTruth) -> None:
     assert check_ground_truth([], "humaneval", ground_truth, {}).status == "skipped"
     assert check_contract_violations([], {}).status == "skipped"

@@ -69,8 +69,8 @@ def test_an_unknown_id_names_the_near_matches() -> None:
 
 
 def test_openai_canonical_runs_in_the_sandbox_never_in_this_process(tmp_path: Path) -> None:
-    marker = tmp_path / "ran-here"
-    body = (f"    import os\n    try:\n        open({str(marker)!r}, 'w').write('x')\n    except OSError:\n"
+    marker = tmp_path / "ran-here"  # in the sandbox `open` is None (EvalPlus's reliability_guard): TypeError
+    body = (f"    import os\n    try:\n        open({str(marker)!r}, 'w').write('x')\n    except (OSError, TypeError):\n"
             "        pass\n    return os.getpid() if x == 3 else 2 * x\n")
     view = task_view(_inputs(body), None, TASK.task_id)
     assert not marker.exists()

@@ -39,6 +39,7 @@ from audit_lib.sandbox import call_options
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox import pool as sandbox_pool
 from audit_lib.sandbox import strict as sandbox_strict
+from audit_lib.sandbox.limits import Limits
 
 Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harness_error"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "error", "timeout", "memory", "killed", "harness_error")
@@ -48,57 +49,6 @@ EARLY_STOP_KINDS: frozenset[str] = frozenset({"exception", "timeout", "unseriali
 OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
 # Extra wall time the supervisor allows past a per-input limit before it kills the child.
 HARD_KILL_GRACE_S = 1.0
-# Upper bounds of `Limits`: far above any real job, well inside what timers, select and rlimits accept (a timeout
-# of 1e300 s overflowed `select` and `setitimer`); processes: the kernel's largest pid_max.
-MAX_SECONDS = 7 * 24 * 3600.0
-LIMIT_MAXIMA: dict[str, float] = {"timeout_s": MAX_SECONDS, "total_timeout_s": MAX_SECONDS, "cpu_s": MAX_SECONDS,
-                                  "memory_mb": 1 << 24, "file_size_mb": 1 << 24, "open_files": 1 << 20,
-                                  "processes": 1 << 22, "output_bytes": 1 << 30}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits for one job; recorded with every result."""
-
-    timeout_s: float = 6.0
-    total_timeout_s: float = 60.0
-    cpu_s: float | None = None
-    memory_mb: int = 1024
-    file_size_mb: int = 16
-    open_files: int = 64
-    processes: int = 16
-    output_bytes: int = 65536
-    network_isolation: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("timeout_s", "total_timeout_s", "memory_mb", "file_size_mb", "open_files", "output_bytes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
-                    or not math.isfinite(value):
-                raise ParameterError(f"Limits.{name} must be a positive number, got {value!r}", field=name)
-        if self.cpu_s is not None and (isinstance(self.cpu_s, bool) or not self.cpu_s > 0):
-            raise ParameterError(f"Limits.cpu_s must be positive or None, got {self.cpu_s!r}", field="cpu_s")
-        if isinstance(self.processes, bool) or not isinstance(self.processes, int) or self.processes < 0:
-            raise ParameterError(f"Limits.processes must be an int >= 0, got {self.processes!r}",
-                                 field="processes")
-        if self.open_files < 8:
-            raise ParameterError("Limits.open_files must be at least 8 (the interpreter needs a few)",
-                                 field="open_files")
-        for name, most in LIMIT_MAXIMA.items():
-            value = getattr(self, name)
-            if value is not None and not value <= most:  # also refuses a nan or inf cpu_s
-                raise ParameterError(f"Limits.{name} must be at most {most:,}, got {value!r}", field=name)
-
-    def wire(self, wall_s: float) -> dict[str, Any]:
-        """The limits as the zygote applies them; CPU defaults to the wall budget of the child."""
-        return {"memory_mb": self.memory_mb, "file_size_mb": self.file_size_mb, "open_files": self.open_files,
-                "processes": self.processes, "output_bytes": self.output_bytes,
-                "cpu_s": self.cpu_s if self.cpu_s is not None else math.ceil(wall_s)}
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 @dataclass(frozen=True)
 class SnippetResult:
     """The verdict on one test snippet run against the program."""

@@ -9,6 +9,7 @@ calls is appended to the program and runs in its globals: it looks up no name th
 from __future__ import annotations
 
 import ast
+import symtable
 
 WRAPPER_NAME = "__benchaudit_lifted_call__"
 _DYNAMIC_NAMESPACE = frozenset({"globals", "vars", "locals", "eval", "exec"})
@@ -68,21 +69,59 @@ def module_level_names(program: str) -> frozenset[str]:
 
 
 def names_read(program: str) -> frozenset[str] | None:
-    """Every name the program's text mentions (as a name, an attribute-free string constant, a `global`); None when
-    it reaches its namespace by a computed name (`globals()`, `vars()`, `eval`, `exec`) or does not parse."""
+    """The globals the program's functions (lambdas, classes, comprehensions) read or assign: what a snippet's
+    module-level binding would change once a call runs (the module body ran before the snippet). None when the
+    program reaches its namespace by a computed name (`globals()`, `vars()`, `eval`, `exec`)."""
     try:
         tree = ast.parse(program)
+        table = symtable.symtable(program, "<program>", "exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()  # the load fails the same way in both modes
+    if any(isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMESPACE for node in ast.walk(tree)):
         return None
     names: set[str] = set()
+    pending = list(table.get_children())
+    while pending:
+        scope = pending.pop()
+        pending.extend(scope.get_children())
+        names.update(symbol.get_name() for symbol in scope.get_symbols()
+                     if symbol.is_global() or symbol.is_declared_global()
+                     or (scope.get_type() == "class" and symbol.is_referenced()))
+    return frozenset(names)
+
+
+def plain_imports(program: str) -> dict[str, str]:
+    """{name: module} for each global the program binds only by an unconditional top-level `import module [as
+    name]`: a snippet's own `import module [as name]` binds it to the very same object, so it changes nothing."""
+    try:
+        tree = ast.parse(program)
+        table = symtable.symtable(program, "<program>", "exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    modules: dict[str, set[str | None]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names.update(node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            names.add(node.value)
-    return None if names & _DYNAMIC_NAMESPACE else frozenset(names)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = (alias.asname or alias.name).split(".")[0]
+                plain = isinstance(node, ast.Import) and "." not in alias.name
+                modules.setdefault(name, set()).add(alias.name if plain else None)
+    top_level = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.Import)
+                 for alias in node.names}
+    rebound: set[str] = set()
+    pending = list(table.get_children())
+    while pending:
+        scope = pending.pop()
+        pending.extend(scope.get_children())
+        rebound.update(symbol.get_name() for symbol in scope.get_symbols()
+                       if symbol.is_declared_global() and (symbol.is_assigned() or symbol.is_imported()))
+    found: dict[str, str] = {}
+    for name, imported in modules.items():
+        module = next(iter(imported))
+        symbol = table.lookup(name) if name in table.get_identifiers() else None
+        if len(imported) == 1 and module is not None and name in top_level and name not in rebound \
+                and symbol is not None and not symbol.is_assigned():
+            found[name] = module
+    return found
 
 
 def bound_names(statement: ast.stmt) -> set[str]:

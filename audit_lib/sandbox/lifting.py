@@ -14,8 +14,9 @@ parent replays on the decoded return values (`sandbox_lifted_eval`). Shapes lift
   wrapper that also returns the arguments as the call left them.
 
 Anything else (keyword arguments to the entry point, calls inside comprehensions, an argument passed twice or
-read in the same expression that passes it, other imports, try/except, ...) is `NotLiftable(reason)` and runs in
-assert mode.
+read in the same expression that passes it, or shared with a loop table or a value built from it, `is` other than
+with None/True/False, a check() local named like a global, other imports, try/except, ...) is
+`NotLiftable(reason)` and runs in assert mode.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class LiftedTest:
     # are the program's globals too, lifted they exist only in the parent, so the runner does not lift the test for
     # a program that reads one of them.
     module_names: frozenset[str] = frozenset()
+    # (name, module) of those bound only by `import module [as name]`: the same object as the program's own import.
+    module_imports: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,8 @@ def lift_snippet(snippet: str, entry_points: frozenset[str] | tuple[str, ...]) -
     if lifter.entry_point is None:
         return NotLiftable("calls no entry point")
     return LiftedTest(lifter.entry_point, tuple(lifter.calls), tuple(lifter.steps), lifter.asserts,
-                      lifter.reads_arguments, frozenset(lifter.builtins_used), frozenset(lifter.module_names))
+                      lifter.reads_arguments, frozenset(lifter.builtins_used), frozenset(lifter.module_names),
+                      lifter.module_imports())
 
 
 class _Lifter:
@@ -113,6 +117,8 @@ class _Lifter:
         self.reads_arguments = False
         self.builtins_used: set[str] = set()
         self.module_names: set[str] = set()
+        self.imports: dict[str, set[str]] = {}
+        self.rebound: set[str] = set()
         self.module_env: dict[str, Any] | None = None
 
     # ---- statements ----------------------------------------------------------------------------------------------
@@ -127,6 +133,15 @@ class _Lifter:
             self.statement(statement, env)
             if env is self.module_env:
                 self.module_names.update(bound_names(statement))
+                if isinstance(statement, ast.Import):
+                    for alias in statement.names:
+                        self.imports.setdefault(alias.asname or alias.name, set()).add(alias.name)
+                else:
+                    self.rebound.update(bound_names(statement))
+
+    def module_imports(self) -> frozenset[tuple[str, str]]:
+        return frozenset((name, next(iter(modules))) for name, modules in self.imports.items()
+                         if len(modules) == 1 and name not in self.rebound)
 
     def statement(self, node: ast.stmt, env: dict[str, Any]) -> None:
         if isinstance(node, ast.Pass):

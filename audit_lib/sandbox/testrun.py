@@ -26,7 +26,7 @@ from audit_lib.errors import ParameterError
 from audit_lib.sandbox import CallJobResult, CallOutcome, Limits, SnippetResult, Status
 from audit_lib.sandbox.lifted_eval import CallFailed, ParentTimeout, Replay, Unsupported
 from audit_lib.sandbox.lift_program import (WRAPPER_NAME, append_harness, module_level_names, names_read,
-                                            program_allows_lifting, wrapper_source)
+                                            plain_imports, program_allows_lifting, wrapper_source)
 from audit_lib.sandbox.lifting import LiftedTest, NotLiftable, lift_snippet
 from audit_lib.sandbox.replay_values import holds_nan
 
@@ -113,6 +113,7 @@ def _plans(program: str, snippets: Sequence[str], chosen: frozenset[str], lift: 
     plans: list[LiftedTest | NotLiftable] = []
     bound: frozenset[str] | None = None
     read: frozenset[str] | None = None
+    imports: dict[str, str] | None = None
     for snippet in snippets:
         plan = NotLiftable(blocked) if blocked else lift_snippet(snippet, chosen)
         if isinstance(plan, LiftedTest) and plan.builtins_used:
@@ -122,7 +123,9 @@ def _plans(program: str, snippets: Sequence[str], chosen: frozenset[str], lift: 
                 plan = NotLiftable(f"the program binds {', '.join(sorted(shadowed))}, which the snippet uses")
         if isinstance(plan, LiftedTest) and plan.module_names:
             read = names_read(program) if read is None else read
-            shared = plan.module_names if read is None else plan.module_names & read
+            imports = plain_imports(program) if imports is None else imports
+            same_module = {name for name, module in plan.module_imports if imports.get(name) == module}
+            shared = (plan.module_names if read is None else plan.module_names & read) - same_module
             if shared:
                 plan = NotLiftable(f"the snippet binds {', '.join(sorted(shared))} in the globals it shares with "
                                    "the program, which reads them")

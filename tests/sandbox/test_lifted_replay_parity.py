@@ -78,6 +78,8 @@ CASES: dict[str, tuple[str, str]] = {
                                        "import math\nassert math.isclose(root(2.0), 1.41421356, rel_tol=1e-6)\n"),
     "snippet_rebinds_program_global": (_SCALED, "SCALE = 10\nassert scaled(3) == 30\n"),
     "snippet_rebinds_program_global_wrong": (_SCALED, "SCALE = 10\nassert scaled(3) == 3\n"),
+    "snippet_global_the_program_writes": ("X = 0\ndef bump(n):\n    global X\n    X = 5\n    return n\n",
+                                          "X = 1\nbump(1)\nassert X == 1\n"),
     # L2: aliases of a literal passed to a call.
     "loop_rows_alias_table": (_SORT_IN_PLACE,
                               "t = [[3, 1, 2], [5, 4]]\nfor row in t:\n    sort_in_place(row)\n"
@@ -124,6 +126,10 @@ def test_verdict_equals_plain_python(case: str) -> None:
 
 LIFTED_STILL: dict[str, tuple[str, str]] = {
     "import_math_program_does_not_read": (_DOUBLE, "import math\nassert math.isclose(double(1.5), 3.0)\n"),
+    "import_math_program_imports_too": ("import math\ndef root(x):\n    return math.sqrt(x)\n",
+                                        "import math\nassert math.isclose(root(4.0), 2.0)\n"),
+    "program_local_named_like_a_snippet_global": ("def double(n):\n    result = n * 2\n    return result\n",
+                                                  "result = double(2)\nassert result == 4\n"),
     "is_none": ("def nothing(x):\n    return None\n", "assert nothing(1) is None\n"),
     "sorted_set_of_strings": (_returning_a_set_and(_WORDS, "sorted(s)"), "got = value()\nassert sorted(got[0]) == got[1]\n"),
     "loop_rows_read_not_changed": (_SORT_IN_PLACE, "t = [[3, 1, 2], [5, 4]]\nfor row in t:\n"

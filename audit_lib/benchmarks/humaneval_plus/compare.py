@@ -238,7 +238,8 @@ def not_none_wrapper(entry_point: str, wrapped_name: str, *, for_ground_truth: b
     Ground truth stores `out is not None`; a candidate's bool output is compared as-is, any other output as
     `out is not None`. Both mappings happen in the child because such outputs (e.g. `re.Match`) are not plain data.
     """
-    mapped = "out is not None" if for_ground_truth else "out if isinstance(out, bool) else out is not None"
+    # It runs in the program's globals: no name lookup but the entry point's (a program may bind `isinstance`).
+    mapped = "out is not None" if for_ground_truth else "out if out is True or out is False else out is not None"
     return (
         f"\n\ndef {wrapped_name}(*args):\n"
         f"    out = {entry_point}(*args)\n"

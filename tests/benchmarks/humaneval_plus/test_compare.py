@@ -85,7 +85,7 @@ def test_not_none_wrapper_text() -> None:
     ground_truth = not_none_wrapper("f", "g", for_ground_truth=True)
     candidate = not_none_wrapper("f", "g", for_ground_truth=False)
     assert "return out is not None" in ground_truth
-    assert "isinstance(out, bool)" in candidate
+    assert "return out if out is True or out is False else out is not None" in candidate
 
 
 def test_unknown_dataset_is_rejected() -> None:
@@ -188,3 +188,24 @@ def test_digest_comparison_accepts_a_digest_from_the_sandbox_and_reports_the_exp
 
     unsendable = compare_one([], Opaque(), expected)  # cannot be encoded, so it cannot match
     assert unsendable.passed is False and unsendable.reason.startswith("not equal (expected list of ")
+
+
+@pytest.mark.parametrize("program", [
+    "def isinstance(value, kind):\n    return True\n",  # would make the wrapper return the raw output
+    "@(lambda function: lambda *args: False)\n",  # a trailing decorator would decorate the wrapper
+])
+def test_not_none_wrapper_is_out_of_the_program_s_reach(program: str) -> None:
+    """The wrapper runs in the candidate's globals: EvalPlus maps 0 to `0 is not None` (True), whatever the
+    candidate binds; a candidate that does not parse on its own still fails its load."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from audit_lib.benchmarks.humaneval_plus.programs import candidate_program  # noqa: PLC0415
+    from audit_lib.sandbox import call_function  # noqa: PLC0415
+
+    task = SimpleNamespace(entry_point="check_str")  # all candidate_program reads of the task
+    wrapped = candidate_program("def check_str(s):\n    return 0\n" + program, task, "mbpp")
+    job = call_function(wrapped.source, wrapped.entry_point, [["x"]])
+    parses = "@" not in program
+    assert (job.load_error is None) == parses, job
+    if parses:
+        assert job.outcomes[0].value is True

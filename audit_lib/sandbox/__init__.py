@@ -1,8 +1,9 @@
 """The sandbox's public face: every piece of untrusted code runs through these names, and only these.
 
-Private modules: `api` (run_asserts, call_function, results), `call_options` (call_function's checked options),
-`codec` (tagged JSON), `budget` (bounded decoding in the parent), `strict` + `strict_guard` (exact-type comparisons
-in assert mode), `lifting` + `lifted_eval` + `testrun` (assert tests lifted to call mode and decided in the parent),
+Private modules: `api` (run_asserts, call_function, results), `limits` (a job's limits), `call_options`
+(call_function's checked options), `codec` (tagged JSON), `budget` (bounded decoding in the parent), `strict` +
+`strict_guard` (exact-type comparisons in assert mode), `lifting` + `lifting_env` + `lift_program` + `lifted_eval` +
+`replay_values` + `testrun` (assert tests lifted to call mode and decided in the parent),
 `pool` (warmed zygotes), `executors` (run_many), `cli` (the `sandbox` subcommand) and `zygote/` (the processes that
 run the code).
 """

@@ -14,8 +14,9 @@ parent replays on the decoded return values (`sandbox_lifted_eval`). Shapes lift
   wrapper that also returns the arguments as the call left them.
 
 Anything else (keyword arguments to the entry point, calls inside comprehensions, an argument passed twice or
-read in the same expression that passes it, other imports, try/except, ...) is `NotLiftable(reason)` and runs in
-assert mode.
+read in the same expression that passes it, or shared with a loop table or a value built from it, `is` other than
+with None/True/False, a check() local named like a global, other imports, try/except, ...) is
+`NotLiftable(reason)` and runs in assert mode.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from audit_lib.sandbox.lift_program import bound_names
 from audit_lib.sandbox.lifted_eval import ALLOWED_BUILTINS, ALLOWED_MATH, CALL_PREFIX, check_expression
+from audit_lib.sandbox.lifting_env import NO_LITERAL, Alias, Function, Literal, Opaque, immutable, literal_value
 
 MAX_UNROLLED_STATEMENTS = 20_000
 MAX_CALLS = 5_000
 ALLOWED_IMPORTS = frozenset({"math"})
-_IMMUTABLE_LITERALS = (int, float, complex, str, bytes, bool, type(None))
 
 
 @dataclass(frozen=True)
@@ -53,12 +55,18 @@ class LiftedTest:
     steps: tuple[Step, ...]
     asserts: int
     # True when a step reads an argument after the call (a mutation check): the child then calls a wrapper that
-    # returns [value, [*args]] (`sandbox_testrun.wrapper_source`): the parent sees the arguments as the call
+    # returns [value, [*args]] (`sandbox_lift_program.wrapper_source`): the parent sees the arguments as the call
     # left them.
     reads_arguments: bool = False
     # Builtin names the replay resolves itself (`len`, `sorted`...): the runner does not lift the test for a
     # program that binds one of them at module level, since in assert mode the snippet would see the program's.
     builtins_used: frozenset[str] = frozenset()
+    # Names the snippet binds at module level (imports, assignments, loop targets, `def check`): in assert mode they
+    # are the program's globals too, lifted they exist only in the parent, so the runner does not lift the test for
+    # a program that reads one of them.
+    module_names: frozenset[str] = frozenset()
+    # (name, module) of those bound only by `import module [as name]`: the same object as the program's own import.
+    module_imports: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -70,26 +78,6 @@ class NotLiftable:
 
 class _Refuse(Exception):
     pass
-
-
-@dataclass
-class _Literal:
-    value: Any
-    passed_to_call: tuple[int, int] | None = None  # (call index, argument position) of a mutable literal
-
-
-class _Opaque:
-    """A name the parent binds at replay time (a call result, a computed constant, a loop value)."""
-
-
-@dataclass
-class _Alias:
-    entry_point: str
-
-
-@dataclass
-class _Function:
-    node: ast.FunctionDef
 
 
 _MODULE = object()
@@ -114,7 +102,8 @@ def lift_snippet(snippet: str, entry_points: frozenset[str] | tuple[str, ...]) -
     if lifter.entry_point is None:
         return NotLiftable("calls no entry point")
     return LiftedTest(lifter.entry_point, tuple(lifter.calls), tuple(lifter.steps), lifter.asserts,
-                      lifter.reads_arguments, frozenset(lifter.builtins_used))
+                      lifter.reads_arguments, frozenset(lifter.builtins_used), frozenset(lifter.module_names),
+                      lifter.module_imports())
 
 
 class _Lifter:
@@ -127,15 +116,32 @@ class _Lifter:
         self.statements = 0
         self.reads_arguments = False
         self.builtins_used: set[str] = set()
+        self.module_names: set[str] = set()
+        self.imports: dict[str, set[str]] = {}
+        self.rebound: set[str] = set()
+        self.module_env: dict[str, Any] | None = None
 
     # ---- statements ----------------------------------------------------------------------------------------------
 
     def block(self, body: list[ast.stmt], env: dict[str, Any]) -> None:
+        if self.module_env is None:
+            self.module_env = env
         for statement in body:
             self.statements += 1
             if self.statements > MAX_UNROLLED_STATEMENTS:
                 raise _Refuse("too many statements once loops are unrolled")
             self.statement(statement, env)
+            if env is self.module_env:
+                self.module_names.update(bound_names(statement))
+                if isinstance(statement, ast.Import):
+                    for alias in statement.names:
+                        self.imports.setdefault(alias.asname or alias.name, set()).add(alias.name)
+                else:
+                    self.rebound.update(bound_names(statement))
+
+    def module_imports(self) -> frozenset[tuple[str, str]]:
+        return frozenset((name, next(iter(modules))) for name, modules in self.imports.items()
+                         if len(modules) == 1 and name not in self.rebound)
 
     def statement(self, node: ast.stmt, env: dict[str, Any]) -> None:
         if isinstance(node, ast.Pass):
@@ -174,7 +180,7 @@ class _Lifter:
         for alias in node.names:
             if alias.name not in ALLOWED_MATH:
                 raise _Refuse(f"from math import {alias.name}")
-            env[alias.asname or alias.name] = _Opaque()
+            env[alias.asname or alias.name] = Opaque()
             self.steps.append(Step("bind", ast.Name(f"{CALL_PREFIX}math:{alias.name}", ast.Load()),
                                    target=ast.Name(alias.asname or alias.name, ast.Store())))
 
@@ -185,21 +191,25 @@ class _Lifter:
         names = _target_names(target)
         value = node.value
         if isinstance(target, ast.Name) and isinstance(value, ast.Name) and self._entry_of(value.id, env):
-            env[target.id] = _Alias(self._entry_of(value.id, env))  # candidate = solution
+            env[target.id] = Alias(self._entry_of(value.id, env))  # candidate = solution
             return
-        literal = _literal(value)
-        if literal is not _NO_LITERAL and isinstance(target, ast.Name):
-            env[target.id] = _Literal(literal)
+        literal = literal_value(value)
+        if literal is not NO_LITERAL and isinstance(target, ast.Name):
+            env[target.id] = Literal(literal)
             self.steps.append(Step("bind", ast.Constant(literal), target=target))
             return
         expr = self.expression(value, env)
+        for read in ast.walk(value):  # `b = [a]`, `b = a`: b may hold a's object, which a later call could change
+            bound = env.get(read.id) if isinstance(read, ast.Name) else None
+            if isinstance(bound, Literal) and not immutable(bound.value):
+                bound.aliased = True
         for name in names:
-            env[name] = _Opaque()
+            env[name] = Opaque()
         self.steps.append(Step("bind", expr, target=copy.deepcopy(target)))
 
     def expression_statement(self, value: ast.expr, env: dict[str, Any]) -> None:
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
-                and isinstance(env.get(value.func.id), _Function):
+                and isinstance(env.get(value.func.id), Function):
             self.inline_check(value, env)
             return
         self.steps.append(Step("run", self.expression(value, env)))
@@ -209,7 +219,7 @@ class _Lifter:
         if node.decorator_list or arguments.posonlyargs or arguments.vararg or arguments.kwonlyargs \
                 or arguments.kwarg or arguments.defaults or len(arguments.args) != 1:
             raise _Refuse("a function other than check(candidate)")
-        env[node.name] = _Function(node)
+        env[node.name] = Function(node)
 
     def inline_check(self, call: ast.Call, env: dict[str, Any]) -> None:
         function = env[call.func.id].node
@@ -218,22 +228,31 @@ class _Lifter:
         entry = self._entry_of(call.args[0].id, env)
         if entry is None:
             raise _Refuse(f"check() called with {call.args[0].id}, not an entry point")
-        # The body runs with globals visible and its own locals, as a call would.
-        local_env = {**env, function.args.args[0].arg: _Alias(entry)}
+        # The body runs with globals visible and its own locals, as a call would. The replay has one namespace: a
+        # local named like a global would overwrite it, or be read as the global before its assignment.
+        shadowing = sorted({name for statement in function.body for name in bound_names(statement)} & env.keys())
+        if shadowing:
+            raise _Refuse(f"check() binds {', '.join(shadowing)}, also a global (one namespace in the replay)")
+        local_env = {**env, function.args.args[0].arg: Alias(entry)}
         self.block(function.body, local_env)
 
     def for_loop(self, node: ast.For, env: dict[str, Any]) -> None:
         if node.orelse:
             raise _Refuse("for-else")
-        table = _literal(node.iter)
-        if table is _NO_LITERAL and isinstance(node.iter, ast.Name) and isinstance(env.get(node.iter.id), _Literal):
-            table = env[node.iter.id].value
-        if table is _NO_LITERAL or not isinstance(table, (list, tuple, str, set, frozenset, dict)):
+        table = literal_value(node.iter)
+        named = env.get(node.iter.id) if isinstance(node.iter, ast.Name) else None
+        if table is NO_LITERAL and isinstance(named, Literal):
+            if named.passed_to_call is not None or named.stale:
+                raise _Refuse(f"for over {node.iter.id} after a call that may have changed it")
+            table = named.value
+        if table is NO_LITERAL or not isinstance(table, (list, tuple, str, set, frozenset, dict)):
             raise _Refuse("for over something other than a literal table")
         for row in table:
             bindings = _unpack(node.target, row)
             for name, value in bindings.items():
-                env[name] = _Literal(value)
+                env[name] = Literal(value, table=named if isinstance(named, Literal) else None)
+                if isinstance(named, Literal):
+                    named.rows.append(env[name])
             # The row as a constant: the parent copies a mutable one on each read, like a fresh literal.
             self.steps.append(Step("bind", ast.Constant(row), target=copy.deepcopy(node.target)))
             self.block(node.body, env)
@@ -253,7 +272,7 @@ class _Lifter:
 
     def _entry_of(self, name: str, env: dict[str, Any]) -> str | None:
         bound = env.get(name)
-        if isinstance(bound, _Alias):
+        if isinstance(bound, Alias):
             return bound.entry_point
         if bound is None and name in self.entry_points:
             return name
@@ -284,20 +303,23 @@ class _CallExtractor(ast.NodeTransformer):
             raise _Refuse("entry point called inside a comprehension, lambda or message")
         if node.keywords:
             raise _Refuse("keyword arguments to the entry point")
-        passed: list[tuple[int, _Literal]] = []
+        passed: list[tuple[int, Literal]] = []
         args = tuple(self.argument(arg, position, passed) for position, arg in enumerate(node.args))
         index = self.lifter.add_call(entry, args)
         for position, bound in passed:
             bound.passed_to_call = (index, position)
+            bound.changed_by_a_call()
         return ast.copy_location(ast.Name(f"{CALL_PREFIX}{index}", ast.Load()), node)
 
-    def argument(self, node: ast.expr, position: int, passed: list[tuple[int, _Literal]]) -> Any:
-        value = _literal(node)
-        if value is not _NO_LITERAL:
+    def argument(self, node: ast.expr, position: int, passed: list[tuple[int, Literal]]) -> Any:
+        value = literal_value(node)
+        if value is not NO_LITERAL:
             return value
-        if isinstance(node, ast.Name) and isinstance(self.env.get(node.id), _Literal):
+        if isinstance(node, ast.Name) and isinstance(self.env.get(node.id), Literal):
             bound = self.env[node.id]
-            if not _immutable(bound.value):
+            if not immutable(bound.value):
+                if bound.aliased or bound.stale:
+                    raise _Refuse(f"{node.id} shares objects with a value a call may change")
                 # In Python a second call, or a read in the same expression, would see the very object the call
                 # changed; the replay only knows each argument as the call that received it left it.
                 if bound.passed_to_call is not None or node.id in self.read_names \
@@ -310,11 +332,13 @@ class _CallExtractor(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         bound = self.env.get(node.id)
-        if isinstance(bound, (_Alias, _Function)):
+        if isinstance(bound, (Alias, Function)):
             raise _Refuse(f"{node.id} used as a value")
         if isinstance(node.ctx, ast.Load):
             self.read_names.add(node.id)
-        if isinstance(bound, _Literal) and bound.passed_to_call is not None:
+        if isinstance(bound, Literal) and bound.stale:
+            raise _Refuse(f"{node.id} shares objects with a value a call changed")
+        if isinstance(bound, Literal) and bound.passed_to_call is not None:
             if node.id in self.passed_names:
                 raise _Refuse(f"{node.id} is read in the expression that passes it to the entry point")
             index, position = bound.passed_to_call
@@ -350,22 +374,6 @@ class _CallExtractor(ast.NodeTransformer):
     visit_Lambda = _scoped
 
 
-_NO_LITERAL = object()
-
-
-def _literal(node: ast.expr) -> Any:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return _NO_LITERAL
-
-
-def _immutable(value: Any) -> bool:
-    if isinstance(value, (tuple, frozenset)):
-        return all(_immutable(item) for item in value)
-    return isinstance(value, _IMMUTABLE_LITERALS)
-
-
 def _target_names(target: ast.expr) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
@@ -392,5 +400,5 @@ def _unpack(target: ast.expr, value: Any) -> dict[str, Any]:
 
 
 def _known_names(env: dict[str, Any]) -> frozenset[str]:
-    return frozenset(name for name, bound in env.items() if not isinstance(bound, (_Alias, _Function))) \
+    return frozenset(name for name, bound in env.items() if not isinstance(bound, (Alias, Function))) \
         | ALLOWED_BUILTINS.keys()

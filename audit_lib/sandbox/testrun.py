@@ -16,7 +16,6 @@ child killed by a signal -> `killed`; an exception raised by the assert expressi
 
 from __future__ import annotations
 
-import ast
 import time
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,55 +24,20 @@ from typing import Any
 from audit_lib import sandbox
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import CallJobResult, CallOutcome, Limits, SnippetResult, Status
+from audit_lib.sandbox.lift_program import (
+    WRAPPER_NAME,
+    append_harness,
+    module_level_names,
+    names_read,
+    plain_imports,
+    program_allows_lifting,
+    wrapper_source,
+)
 from audit_lib.sandbox.lifted_eval import CallFailed, ParentTimeout, Replay, Unsupported
 from audit_lib.sandbox.lifting import LiftedTest, NotLiftable, lift_snippet
+from audit_lib.sandbox.replay_values import holds_nan
 
 _SIGNAL_PREFIX = "SIG"
-WRAPPER_NAME = "__benchaudit_lifted_call__"
-
-
-def wrapper_source(entry_point: str) -> str:
-    """Appended to the program when a lifted test reads arguments after the call (`LiftedTest.reads_arguments`).
-
-    It runs in the program's globals, so besides the entry point (looked up at each call, as the snippet's own call
-    would) it looks up no name: `[*args]`, not `list(args)`, which a module-level `list` of the program would decide.
-    """
-    return f"\n\n\ndef {WRAPPER_NAME}(*args):\n    return [{entry_point}(*args), [*args]]\n"
-
-
-def program_allows_lifting(program: str) -> str | None:
-    """None when the program behaves the same loaded as a module; else why not (it reads `__name__`)."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None  # the load fails the same way in both modes
-    if any(isinstance(node, ast.Name) and node.id == "__name__" for node in ast.walk(tree)):
-        return "the program reads __name__ (a __main__ block runs only in assert mode)"
-    return None
-
-
-def module_level_names(program: str) -> frozenset[str]:
-    """Names the program binds in its module namespace (outside function and class bodies, plus `global`s)."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return frozenset()
-    names: set[str] = set()
-    pending: list[ast.AST] = list(tree.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            names.update(name for inner in ast.walk(node) if isinstance(inner, ast.Global) for name in inner.names)
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue  # their own scopes (a walrus inside is rare enough to ignore)
-        pending.extend(ast.iter_child_nodes(node))
-    return frozenset(names)
 
 
 def trust_counts(snippets: Iterable[Any], runs_key: str) -> dict[str, int]:
@@ -155,6 +119,8 @@ def _plans(program: str, snippets: Sequence[str], chosen: frozenset[str], lift: 
     blocked = program_allows_lifting(program) if lift else "lifting switched off"
     plans: list[LiftedTest | NotLiftable] = []
     bound: frozenset[str] | None = None
+    read: frozenset[str] | None = None
+    imports: dict[str, str] | None = None
     for snippet in snippets:
         plan = NotLiftable(blocked) if blocked else lift_snippet(snippet, chosen)
         if isinstance(plan, LiftedTest) and plan.builtins_used:
@@ -162,6 +128,14 @@ def _plans(program: str, snippets: Sequence[str], chosen: frozenset[str], lift: 
             shadowed = plan.builtins_used & bound
             if shadowed:
                 plan = NotLiftable(f"the program binds {', '.join(sorted(shadowed))}, which the snippet uses")
+        if isinstance(plan, LiftedTest) and plan.module_names:
+            read = names_read(program) if read is None else read
+            imports = plain_imports(program) if imports is None else imports
+            same_module = {name for name, module in plan.module_imports if imports.get(name) == module}
+            shared = (plan.module_names if read is None else plan.module_names & read) - same_module
+            if shared:
+                plan = NotLiftable(f"the snippet binds {', '.join(sorted(shared))} in the globals it shares with "
+                                   "the program, which reads them")
         plans.append(plan)
     return plans
 
@@ -182,14 +156,12 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
     deadline = time.monotonic() + remaining
     timeout = min(limits.timeout_s, remaining)
     first = batch[0][1]
-    source, entry = program, first.entry_point
-    if first.reads_arguments:
-        source, entry = program + wrapper_source(first.entry_point), WRAPPER_NAME
+    source = append_harness(program, wrapper_source(first.entry_point, first.reads_arguments))
     calls = [list(args) for _index, plan in batch for args in plan.calls]
     grouped = bool(calls)
     try:
         job = sandbox.call_function(
-            source, entry, calls, limits=replace(limits, timeout_s=timeout,
+            source, WRAPPER_NAME, calls, limits=replace(limits, timeout_s=timeout,
                                                  total_timeout_s=remaining if grouped else timeout),
             input_groups=[len(plan.calls) for _index, plan in batch] if grouped else None,
             group_timeout_s=[timeout] * len(batch) if grouped else None)
@@ -266,6 +238,9 @@ def _lifted_verdict(job: CallJobResult, plan: LiftedTest, index: int,
             return None, "the wrapped call returned an unexpected shape"
         values = [pair[0] if pair else None for pair in unwrapped]
         arguments = [pair[1] if pair else () for pair in unwrapped]
+    if any(holds_nan(value) for value in (*values, *arguments)):
+        # Containers compare a NaN by identity first (`[x] == [x]` for one NaN object), which decoding loses.
+        return None, "a value holds a NaN"
     replay_started = time.monotonic()
     replay = Replay(values, failed, replay_started + timeout, arguments)
     try:

@@ -8,8 +8,6 @@ assert-mode timeout (the init, which reports it, dies with the kill). The timing
 
 from __future__ import annotations
 
-import textwrap
-
 from audit_lib import sandbox
 from audit_lib.sandbox import Limits
 

@@ -16,6 +16,7 @@ from audit_lib.errors import ParameterError, SandboxHarnessError
 from audit_lib.sandbox import CallOutcome, Limits, SnippetResult, call_function, run_asserts
 from audit_lib.sandbox import api as sandbox
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.limits import LIMIT_MAXIMA
 
 
 class Clock:
@@ -81,7 +82,7 @@ def test_each_limit_must_be_a_positive_finite_number(name: str, bad: Any) -> Non
                                   "processes", "output_bytes"])
 def test_each_limit_has_an_upper_bound(name: str) -> None:
     # A fifth attack round: a timeout of 1e300 s overflowed select (a traceback) or the child's setitimer (`error`).
-    most = sandbox.LIMIT_MAXIMA[name]
+    most = LIMIT_MAXIMA[name]
     assert getattr(Limits(**{name: int(most)}), name) == most  # the bound itself is accepted
     for bad in (int(most) + 1, *((1e300,) if name != "processes" else ())):  # processes: an int
         with pytest.raises(ParameterError) as caught:

@@ -10,6 +10,7 @@ from audit_lib.benchmarks.humaneval_plus.compare import MBPP_OUTPUT_NOT_NONE_ENT
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
 from audit_lib.benchmarks.humaneval_plus.guard import with_reliability_guard
 from audit_lib.errors import SchemaError
+from audit_lib.sandbox.lift_program import append_harness
 
 CONTRACT_MARKER = "# $_CONTRACT_$"
 WRAPPED_ENTRY_POINT = "_benchaudit_entry"
@@ -37,7 +38,7 @@ def candidate_program(solution: str, task: PlusTask, dataset: Dataset) -> Callab
 def _with_output_mapping(source: str, entry_point: str, dataset: Dataset, *, for_ground_truth: bool) -> CallableProgram:
     if dataset == "mbpp" and entry_point in MBPP_OUTPUT_NOT_NONE_ENTRY_POINTS:
         wrapper = not_none_wrapper(entry_point, WRAPPED_ENTRY_POINT, for_ground_truth=for_ground_truth)
-        return CallableProgram(source + wrapper, WRAPPED_ENTRY_POINT)
+        return CallableProgram(append_harness(source, wrapper), WRAPPED_ENTRY_POINT)
     return CallableProgram(source, entry_point)
 
 

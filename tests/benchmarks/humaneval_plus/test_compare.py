@@ -208,3 +208,24 @@ def test_digest_comparison_follows_numeric_equality_like_evalplus() -> None:
     bools = digest_of([True] * 30_000)
     assert compare_one([], [True] * 30_000, bools).passed
     assert not compare_one([], [2.0] * 30_000, bools).passed
+
+
+@pytest.mark.parametrize("program", [
+    "def isinstance(value, kind):\n    return True\n",  # would make the wrapper return the raw output
+    "@(lambda function: lambda *args: False)\n",  # a trailing decorator would decorate the wrapper
+])
+def test_not_none_wrapper_is_out_of_the_program_s_reach(program: str) -> None:
+    """The wrapper runs in the candidate's globals: EvalPlus maps 0 to `0 is not None` (True), whatever the
+    candidate binds; a candidate that does not parse on its own still fails its load."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from audit_lib.benchmarks.humaneval_plus.programs import candidate_program  # noqa: PLC0415
+    from audit_lib.sandbox import call_function  # noqa: PLC0415
+
+    task = SimpleNamespace(entry_point="check_str")  # all candidate_program reads of the task
+    wrapped = candidate_program("def check_str(s):\n    return 0\n" + program, task, "mbpp")
+    job = call_function(wrapped.source, wrapped.entry_point, [["x"]])
+    parses = "@" not in program
+    assert (job.load_error is None) == parses, job
+    if parses:
+        assert job.outcomes[0].value is True

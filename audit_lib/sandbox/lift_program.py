@@ -1,0 +1,145 @@
+"""The program side of lifting (`sandbox_testrun`): what the program's text allows, and the harness added to it.
+
+All by parsing, nothing executed. A lifted snippet's statements run in the parent, not in the program's globals
+as in assert mode, so the runner keeps it in assert mode when the program binds a builtin the snippet uses
+(`module_level_names`), reads a name the snippet binds (`names_read`) or reads `__name__`. The function the child
+calls is appended to the program and runs in its globals: it looks up no name the program could have bound.
+"""
+
+from __future__ import annotations
+
+import ast
+import symtable
+
+WRAPPER_NAME = "__benchaudit_lifted_call__"
+_DYNAMIC_NAMESPACE = frozenset({"globals", "vars", "locals", "eval", "exec"})
+
+
+def wrapper_source(entry_point: str, reads_arguments: bool) -> str:
+    """The function the child calls for a lifted test: the entry point looked up by name at each call, as the
+    snippet's own call would, and with `reads_arguments` the arguments as the call left them too. It looks up no
+    other name: it runs in the program's globals, where the program could have bound any (`list`, `isinstance`)."""
+    returned = f"[{entry_point}(*args), [*args]]" if reads_arguments else f"{entry_point}(*args)"
+    return f"\n\n\ndef {WRAPPER_NAME}(*args):\n    return {returned}\n"
+
+
+def append_harness(program: str, harness: str) -> str:
+    """`program + harness`, only when the program parses on its own: else its text could take the harness in (a
+    trailing decorator decorating the harness function), and the program alone fails its load the same way."""
+    try:
+        ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return program
+    return program + harness
+
+
+def program_allows_lifting(program: str) -> str | None:
+    """None when the program behaves the same loaded as a module; else why not (it reads `__name__`)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None  # the load fails the same way in both modes
+    if any(isinstance(node, ast.Name) and node.id == "__name__" for node in ast.walk(tree)):
+        return "the program reads __name__ (a __main__ block runs only in assert mode)"
+    return None
+
+
+def module_level_names(program: str) -> frozenset[str]:
+    """Names the program binds in its module namespace (outside function and class bodies, plus `global`s)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()
+    names: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            names.update(name for inner in ast.walk(node) if isinstance(inner, ast.Global) for name in inner.names)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue  # their own scopes (a walrus inside is rare enough to ignore)
+        pending.extend(ast.iter_child_nodes(node))
+    return frozenset(names)
+
+
+def names_read(program: str) -> frozenset[str] | None:
+    """The globals the program's functions (lambdas, classes, comprehensions) read or assign: what a snippet's
+    module-level binding would change once a call runs (the module body ran before the snippet). None when the
+    program reaches its namespace by a computed name (`globals()`, `vars()`, `eval`, `exec`)."""
+    try:
+        tree = ast.parse(program)
+        table = symtable.symtable(program, "<program>", "exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()  # the load fails the same way in both modes
+    if any(isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMESPACE for node in ast.walk(tree)):
+        return None
+    names: set[str] = set()
+    pending = list(table.get_children())
+    while pending:
+        scope = pending.pop()
+        pending.extend(scope.get_children())
+        names.update(symbol.get_name() for symbol in scope.get_symbols()
+                     if symbol.is_global() or symbol.is_declared_global()
+                     or (scope.get_type() == "class" and symbol.is_referenced()))
+    return frozenset(names)
+
+
+def plain_imports(program: str) -> dict[str, str]:
+    """{name: module} for each global the program binds only by an unconditional top-level `import module [as
+    name]`: a snippet's own `import module [as name]` binds it to the very same object, so it changes nothing."""
+    try:
+        tree = ast.parse(program)
+        table = symtable.symtable(program, "<program>", "exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    modules: dict[str, set[str | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = (alias.asname or alias.name).split(".")[0]
+                plain = isinstance(node, ast.Import) and "." not in alias.name
+                modules.setdefault(name, set()).add(alias.name if plain else None)
+    top_level = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.Import)
+                 for alias in node.names}
+    rebound: set[str] = set()
+    pending = list(table.get_children())
+    while pending:
+        scope = pending.pop()
+        pending.extend(scope.get_children())
+        rebound.update(symbol.get_name() for symbol in scope.get_symbols()
+                       if symbol.is_declared_global() and (symbol.is_assigned() or symbol.is_imported()))
+    found: dict[str, str] = {}
+    for name, imported in modules.items():
+        module = next(iter(imported))
+        symbol = table.lookup(name) if name in table.get_identifiers() else None
+        if len(imported) == 1 and module is not None and name in top_level and name not in rebound \
+                and symbol is not None and not symbol.is_assigned():
+            found[name] = module
+    return found
+
+
+def bound_names(statement: ast.stmt) -> set[str]:
+    """The names a statement binds in the scope it runs in (not in nested functions or comprehensions)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    names: set[str] = set()
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return names

@@ -1,0 +1,63 @@
+"""What the lifter (`sandbox_lifting`) knows a snippet's name is bound to while it reads the snippet."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+IMMUTABLE_LITERALS = (int, float, complex, str, bytes, bool, type(None))
+
+
+@dataclass(eq=False)
+class Literal:
+    value: Any
+    passed_to_call: tuple[int, int] | None = None  # (call index, argument position) of a mutable literal
+    # A value the lifter does not follow may hold this object (`b = [a]`): the replay would not show it what a call
+    # did, so the literal is never passed to a call.
+    aliased: bool = False
+    # A loop table and its rows share objects: once a call changed one, the replay's copy of the other is stale.
+    table: Literal | None = None
+    rows: list[Literal] = field(default_factory=list)
+    stale: bool = False
+
+    def changed_by_a_call(self) -> None:
+        """Mark the tables holding this literal and the rows it holds: their replay values miss the change."""
+        table = self.table
+        while table is not None:
+            table.stale, table = True, table.table
+        pending = list(self.rows)
+        while pending:
+            row = pending.pop()
+            row.stale = True
+            pending.extend(row.rows)
+
+
+class Opaque:
+    """A name the parent binds at replay time (a call result, a computed constant, a loop value)."""
+
+
+@dataclass
+class Alias:
+    entry_point: str
+
+
+@dataclass
+class Function:
+    node: ast.FunctionDef
+
+
+NO_LITERAL = object()
+
+
+def literal_value(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return NO_LITERAL
+
+
+def immutable(value: Any) -> bool:
+    if isinstance(value, (tuple, frozenset)):
+        return all(immutable(item) for item in value)
+    return isinstance(value, IMMUTABLE_LITERALS)

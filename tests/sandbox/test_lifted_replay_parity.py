@@ -1,0 +1,147 @@
+"""A lifted snippet's verdict equals plain Python's `exec(program); exec(snippet)` in one namespace.
+
+Each case is a shape the parent's replay once got wrong (a fifth attack round): an honest program that Python passes
+and the replay failed, or a wrong one that Python fails and the replay passed. Either the replay now models it, or
+the snippet runs in assert mode; the verdict is Python's in both.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from audit_lib.sandbox import Limits, run_tests
+
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # `is` with a literal, on purpose
+QUICK = Limits(timeout_s=3, total_timeout_s=60, memory_mb=512)
+
+
+def plain_python(program: str, snippet: str) -> str:
+    namespace: dict = {"__name__": "__main__"}
+    try:
+        exec(program, namespace)  # noqa: S102 - the tests' own programs
+        exec(snippet, namespace)  # noqa: S102
+    except AssertionError:
+        return "fail"
+    except Exception:  # noqa: BLE001
+        return "error"
+    return "pass"
+
+
+def _set_with_big_table(items: list) -> set:
+    # As the programs below build theirs: a set that kept its big table iterates by hash mod 8192; the parent
+    # rebuilds it from the list in that order, in a small table.
+    kept = set(range(100000, 104096)) | set(items)
+    for i in range(100000, 104096):
+        kept.discard(i)
+    return kept
+
+
+def _order_floats() -> tuple[float, ...]:
+    values = [0.1 * k + 0.01 * j for k in range(1, 12) for j in range(1, 9)]
+    return next(t for t in itertools.combinations(values, 3)
+                if math.prod(list(_set_with_big_table(list(t)))) != math.prod(list(set(_set_with_big_table(list(t))))))
+
+
+def _returning_a_set_and(items: str, computed: str) -> str:
+    """A program returning a set and what `computed` gives over it in the child, where Python's verdict is made."""
+    return ("import math\ndef value():\n    s = set(range(100000, 104096))\n    s |= " + items + "\n"
+            "    for i in range(100000, 104096):\n        s.discard(i)\n    return s, " + computed + "\n")
+
+
+_FROZENSETS = "{" + ", ".join(f"frozenset({{{i}}})" for i in range(1, 21)) + "}"
+_WORDS = "{" + ", ".join(repr(chr(ord("a") + i)) for i in range(20)) + "}"
+_SORT_IN_PLACE = "def sort_in_place(xs):\n    xs.sort()\n    return len(xs)\n"
+_CLEAR_ROWS = "def clear_rows(rows):\n    for r in rows:\n        r.clear()\n"
+_COUNT = "from collections import defaultdict\ndef count(words):\n    d = defaultdict(int)\n    for w in words:\n" \
+         "        d[w] += 1\n    return d\n"
+_SORTED_COPY = "def sorted_copy(xs):\n    xs.sort()\n    return xs\n"
+_SCALED = "SCALE = 1\ndef scaled(x):\n    return x * SCALE\n"
+_DOUBLE = "def double(n):\n    return n * 2\n"
+
+CASES: dict[str, tuple[str, str]] = {
+    # L5: the argument-returning wrapper ran `list(args)` in the program's globals.
+    "wrapper_list_rebound": (
+        "import builtins, copy\n_before = []\ndef sorted_copy(xs):\n    _before.append(copy.deepcopy(xs))\n"
+        "    xs.sort()\n    return xs\ndef list(args):\n    return builtins.list(_before.pop(0) for _ in args)\n",
+        "inp = [3, 1, 2]\nr = sorted_copy(inp)\nassert r == [1, 2, 3]\nassert inp == [3, 1, 2]\n"),
+    "wrapper_decorated_by_program": (
+        _SORTED_COPY + "@(lambda function: lambda *args: [[1, 2, 3], [[3, 1, 2]]])\n",
+        "inp = [3, 1, 2]\nr = sorted_copy(inp)\nassert inp == [3, 1, 2]\n"),
+    "entry_point_rebound_by_a_call": (
+        "def double(n):\n    global double\n    double = lambda n: n * 3\n    return n * 2\n",
+        "assert double(1) == 2\nassert double(2) == 4\n"),
+    # L6: the snippet's module-level bindings are the program's globals in Python.
+    "snippet_import_used_by_program": ("def root(x):\n    return math.sqrt(x)\n",
+                                       "import math\nassert math.isclose(root(2.0), 1.41421356, rel_tol=1e-6)\n"),
+    "snippet_rebinds_program_global": (_SCALED, "SCALE = 10\nassert scaled(3) == 30\n"),
+    "snippet_rebinds_program_global_wrong": (_SCALED, "SCALE = 10\nassert scaled(3) == 3\n"),
+    "snippet_global_the_program_writes": ("X = 0\ndef bump(n):\n    global X\n    X = 5\n    return n\n",
+                                          "X = 1\nbump(1)\nassert X == 1\n"),
+    # L2: aliases of a literal passed to a call.
+    "loop_rows_alias_table": (_SORT_IN_PLACE,
+                              "t = [[3, 1, 2], [5, 4]]\nfor row in t:\n    sort_in_place(row)\n"
+                              "assert t == [[1, 2, 3], [4, 5]]\n"),
+    "loop_rows_alias_table_wrong": (_SORT_IN_PLACE,
+                                    "t = [[3, 1, 2], [5, 4]]\nfor row in t:\n    sort_in_place(row)\n"
+                                    "assert t == [[3, 1, 2], [5, 4]]\n"),
+    "container_built_before_the_call": (_SORT_IN_PLACE, "a = [3, 1, 2]\nb = [a]\nsort_in_place(a)\n"
+                                                        "assert b == [[3, 1, 2]]\n"),
+    "loop_over_a_literal_after_the_call": (_CLEAR_ROWS, "a = [[1], [2]]\nclear_rows(a)\nfor row in a:\n"
+                                                        "    assert row != []\n"),
+    # L1: a defaultdict's default factory.
+    "defaultdict_missing_key": (_COUNT, "assert count(['a', 'b', 'a'])['z'] == 0\n"),
+    "defaultdict_repr": (_COUNT, "assert repr(count(['a'])) == \"defaultdict(<class 'int'>, {'a': 1})\"\n"),
+    "defaultdict_repr_wrong": (_COUNT, "assert repr(count(['a'])) == \"defaultdict(None, {'a': 1})\"\n"),
+    # L3: identity.
+    "is_interned_string": ("def name():\n    return 'hello'\n", "assert name() is 'hello'\n"),
+    "is_not_interned_string": ("def name():\n    return 'hello'\n", "assert name() is not 'hello'\n"),
+    "is_returned_argument": ("def ident(xs):\n    xs.append(0)\n    return xs\n", "a = [1]\nr = ident(a)\nassert r is a\n"),
+    "is_not_same_big_int": ("def big():\n    return 10**20\n", "a = big()\nb = big()\nassert a is not b\n"),
+    "nan_identity_in_a_list": ("import math\ndef vals():\n    return [math.nan, 1.0]\n", "assert vals() == vals()\n"),
+    "nan_is_not_equal": ("def solution(x):\n    return float('nan')\n", "assert solution(1) != solution(1)\n"),
+    # L4: the order a returned set iterates in.
+    "sorted_set_of_frozensets": (_returning_a_set_and(_FROZENSETS, "sorted(s)"),
+                                 "r = value()\nassert sorted(r[0]) == r[1]\n"),
+    "prod_of_a_float_set": (_returning_a_set_and(repr(set(_order_floats())), "math.prod(s)"),
+                            "import math\nr = value()\nassert math.prod(r[0]) == r[1]\n"),
+    "join_of_a_set": (_returning_a_set_and(_WORDS, "''.join(s)"), "r = value()\nassert ''.join(r[0]) == r[1]\n"),
+    # L7: check()'s own scope.
+    "check_local_shadows_global": (_DOUBLE, "limit = 1\ndef check(candidate):\n    limit = 100\n"
+                                            "    assert candidate(3) < limit\ncheck(double)\nassert limit == 1\n"),
+    "check_local_read_before_assignment": (_DOUBLE, "want = 6\ndef check(candidate):\n"
+                                                    "    assert candidate(3) == want\n    want = 0\ncheck(double)\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_verdict_equals_plain_python(case: str) -> None:
+    program, snippet = CASES[case]
+    entry = program.split("def ", 1)[1].split("(", 1)[0]
+    (result,) = run_tests(program, [snippet], entry_points=[entry], limits=QUICK).snippets
+    assert result.status == plain_python(program, snippet), (result, case)
+
+
+LIFTED_STILL: dict[str, tuple[str, str]] = {
+    "import_math_program_does_not_read": (_DOUBLE, "import math\nassert math.isclose(double(1.5), 3.0)\n"),
+    "import_math_program_imports_too": ("import math\ndef root(x):\n    return math.sqrt(x)\n",
+                                        "import math\nassert math.isclose(root(4.0), 2.0)\n"),
+    "program_local_named_like_a_snippet_global": ("def double(n):\n    result = n * 2\n    return result\n",
+                                                  "result = double(2)\nassert result == 4\n"),
+    "is_none": ("def nothing(x):\n    return None\n", "assert nothing(1) is None\n"),
+    "sorted_set_of_strings": (_returning_a_set_and(_WORDS, "sorted(s)"), "got = value()\nassert sorted(got[0]) == got[1]\n"),
+    "loop_rows_read_not_changed": (_SORT_IN_PLACE, "t = [[3, 1, 2], [5, 4]]\nfor row in t:\n"
+                                                   "    sort_in_place(row)\n    assert row == sorted(row)\n"),
+    "defaultdict_present_key": (_COUNT, "assert count(['a', 'b', 'a'])['a'] == 2\n"),
+    "mutation_check": (_SORTED_COPY, "inp = [3, 1, 2]\nsorted_copy(inp)\nassert inp == [1, 2, 3]\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LIFTED_STILL))
+def test_faithful_shapes_stay_lifted(case: str) -> None:
+    program, snippet = LIFTED_STILL[case]
+    entry = program.split("def ", 1)[1].split("(", 1)[0]
+    result = run_tests(program, [snippet], entry_points=[entry], limits=QUICK)
+    assert (result.snippets[0].status, result.lifted) == (plain_python(program, snippet), 1), result

@@ -11,7 +11,6 @@ import signal
 import sys
 
 from audit_lib.sandbox.strict_guard import install_guard
-from audit_lib.sandbox.zygote import seccomp
 from audit_lib.sandbox.zygote.call_child import GO_FD, _call_child
 from audit_lib.sandbox.zygote.harness_io import (
     _AssertionError,
@@ -136,7 +135,6 @@ def _setup_job(header: dict, fds: dict[str, int]) -> None:
     random_module = sys.modules.get("random")
     if random_module is not None:  # forked without at-fork handlers (`cell_init`): the init's state until now
         random_module.seed()
-    seccomp.install()  # last: key rings and the page cache's residency are out of reach from here on
     os.write(CTL_FD, b"S\n")  # setup done: what happens from here on is the code's doing
     os.close(CTL_FD)
 

@@ -1,4 +1,5 @@
-"""The seccomp filter every job worker installs before the code under test runs (stdlib only).
+"""The seccomp filter every job process runs under: installed once in the template, so every cell and job process
+inherits it (stdlib only).
 
 It refuses (EPERM) the system calls that reach kernel state a job's namespaces and cgroups do not separate from other
 jobs (found by attacking the sandbox, each a working channel from one job to a later or a concurrent one):
@@ -13,9 +14,11 @@ jobs (found by attacking the sandbox, each a working channel from one job to a l
 What remains of the page cache is the time a read takes (a page read from disk is slower than a cached one): a
 noisy, set-only channel that reading shared files cannot avoid (README "Sandbox", limits).
 
-The filter needs `no_new_privs` (set once in the cell's init, inherited) and holds for every process the code starts.
+Installing it needs `no_new_privs` or CAP_SYS_ADMIN in the process's user namespace (the template has the latter,
+as root or as root of its `unshare -r` namespace); it holds for every process forked after it, the code's own
+included, and cannot be removed.
 x86_64 only: a system call of another ABI kills the process, x32 ones are refused, and on another architecture
-`install` raises, so every job there fails as `harness_error`, loudly.
+`install` raises and the sandbox does not start, loudly.
 """
 
 from __future__ import annotations

@@ -49,3 +49,15 @@ def test_an_assert_mode_timeout_keeps_the_cpu_time_it_used() -> None:
                                   limits=Limits(timeout_s=1.0, total_timeout_s=20, memory_mb=256)).snippets[0]
     assert snippet.status == "timeout", snippet
     assert snippet.cpu_s > 0.02, snippet  # about 1 s of a core, less on a loaded machine; never 0
+
+
+def test_children_the_kernel_would_reap_itself_are_counted() -> None:
+    # Round 6: with SIGCHLD ignored the kernel reaps a job's children itself and their CPU time reaches no parent's
+    # count, so a non-root job hid most of its CPU (a confirmed timeout read as not_a_failure). Not root, the filter
+    # refuses the change; as root the cgroup counts every process anyway.
+    hiding = BURNERS.replace("def f(n):\n", "def f(n):\n    import signal\n    try:\n"
+                             "        signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n    except OSError:\n"
+                             "        pass\n")
+    result = sandbox.call_function(hiding, "f", [[1]], limits=ROOMY)
+    assert result.status == "pass" and result.outcomes[0].value == 1, result
+    assert result.cpu_s >= 0.8, result

@@ -101,9 +101,11 @@ def test_a_job_cannot_probe_or_evict_the_page_cache_of_shared_files() -> None:
     assert bare[0] == "ok" and bare[1] == "ok" and bare[4] == "ok", bare
 
 
-def test_the_filter_refuses_exactly_the_listed_calls() -> None:
-    program = seccomp.filter_program()
+@pytest.mark.parametrize("refuse_sigchld", [False, True])
+def test_the_filter_refuses_exactly_the_listed_calls(refuse_sigchld: bool) -> None:
+    program = seccomp.filter_program(refuse_sigchld)
     assert program[-1][3] == seccomp.SECCOMP_RET_ERRNO | 1 and program[-2][3] == seccomp.SECCOMP_RET_ALLOW
     refused = {k for code, _jt, _jf, k in program if code == 0x15} - {seccomp.AUDIT_ARCH_X86_64, 0xFFFFFFFF}
+    sigchld = {seccomp.RT_SIGACTION, seccomp.SIGCHLD} if refuse_sigchld else set()
     assert refused == {*seccomp.REFUSED_SYSCALLS.values(), *seccomp.FLAGGED_RW.values(), seccomp.MADVISE,
-                       *seccomp.REFUSED_MADVICE.values()}
+                       *seccomp.REFUSED_MADVICE.values(), *sigchld}

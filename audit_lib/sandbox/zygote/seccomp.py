@@ -45,9 +45,12 @@ REFUSED_MADVICE = {"MADV_COLD": 20, "MADV_PAGEOUT": 21}
 # refused with RWF_NOWAIT in their flags (argument 5) only: os.preadv/os.pwritev use them for every call
 FLAGGED_RW = {"preadv2": 327, "pwritev2": 328}
 RWF_NOWAIT = 0x8
+# Not root (no cgroup to count CPU): any change to SIGCHLD's handling (argument 0). Ignored (or SA_NOCLDWAIT), the
+# kernel reaps the job's children itself and their CPU time reaches no parent's count, the init's included.
+RT_SIGACTION, SIGCHLD = 13, 17
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6] (the low half of each comes first)
 _NR, _ARCH = 0, 4
-_ARG_LOW = {2: 16 + 2 * 8, 5: 16 + 5 * 8}
+_ARG_LOW = {0: 16, 2: 16 + 2 * 8, 5: 16 + 5 * 8}
 # classic BPF opcodes
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
@@ -66,8 +69,9 @@ def _instruction(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("<HBBI", code, jt, jf, k)
 
 
-def filter_program() -> list[tuple[int, int, int, int]]:
-    """The filter as (code, jump if true, jump if false, k) instructions."""
+def filter_program(refuse_sigchld: bool = False) -> list[tuple[int, int, int, int]]:
+    """The filter as (code, jump if true, jump if false, k) instructions; `refuse_sigchld` where no cgroup counts
+    the job's CPU time."""
     numbers = sorted(REFUSED_SYSCALLS.values())
     advice = sorted(REFUSED_MADVICE.values())
     # (code, label or offset if true, label or offset if false, k); labels are resolved below
@@ -79,6 +83,7 @@ def filter_program() -> list[tuple[int, int, int, int]]:
         (_JGE_K, "refuse", 0, X32_SYSCALL_BIT),  # the x32 ABI's numbers
         *((_JEQ_K, "refuse", 0, number) for number in numbers),
         *((_JEQ_K, "flags", 0, number) for number in sorted(FLAGGED_RW.values())),
+        *(((_JEQ_K, "sigaction", 0, RT_SIGACTION),) if refuse_sigchld else ()),
         (_JEQ_K, 0, "allow", MADVISE),  # madvise: refused for the listed advice (argument 2) only
         (_LD_W_ABS, 0, 0, _ARG_LOW[2]),
         *((_JEQ_K, "refuse", 0, value) for value in advice),
@@ -86,6 +91,9 @@ def filter_program() -> list[tuple[int, int, int, int]]:
     ]
     labels = {"flags": len(labelled)}
     labelled += [(_LD_W_ABS, 0, 0, _ARG_LOW[5]), (_JSET_K, "refuse", "allow", RWF_NOWAIT)]
+    if refuse_sigchld:
+        labels["sigaction"] = len(labelled)
+        labelled += [(_LD_W_ABS, 0, 0, _ARG_LOW[0]), (_JEQ_K, "refuse", "allow", SIGCHLD)]
     labels.update(allow=len(labelled), refuse=len(labelled) + 1)
     labelled += [(_RET_K, 0, 0, SECCOMP_RET_ALLOW), (_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM)]
 
@@ -96,14 +104,11 @@ def filter_program() -> list[tuple[int, int, int, int]]:
             for position, (code, jt, jf, k) in enumerate(labelled)]
 
 
-_CODE = b"".join(_instruction(*instruction) for instruction in filter_program())  # built once, in the template
-
-
-def install() -> None:
+def install(refuse_sigchld: bool = False) -> None:
     """Install the filter in this process (and so in every process it starts); raises if it cannot."""
     if platform.machine() != "x86_64":
         raise OSError(errno.ENOSYS, f"the job seccomp filter is written for x86_64, not {platform.machine()}")
-    code = _CODE
+    code = b"".join(_instruction(*instruction) for instruction in filter_program(refuse_sigchld))
     buffer = ctypes.create_string_buffer(code, len(code))
     program = _SockFprog(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:

@@ -79,15 +79,20 @@ def names_read(program: str) -> frozenset[str] | None:
         return frozenset()  # the load fails the same way in both modes
     if any(isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMESPACE for node in ast.walk(tree)):
         return None
-    names: set[str] = set()
+    return frozenset(symbol.get_name() for scope in _inner_scopes(table) for symbol in scope.get_symbols()
+                     if symbol.is_global() or symbol.is_declared_global()
+                     or (scope.get_type() == "class" and symbol.is_referenced()))
+
+
+def _inner_scopes(table: symtable.SymbolTable) -> list[symtable.SymbolTable]:
+    """Every scope nested in `table` (functions, classes, lambdas, comprehensions), at any depth."""
+    scopes: list[symtable.SymbolTable] = []
     pending = list(table.get_children())
     while pending:
         scope = pending.pop()
         pending.extend(scope.get_children())
-        names.update(symbol.get_name() for symbol in scope.get_symbols()
-                     if symbol.is_global() or symbol.is_declared_global()
-                     or (scope.get_type() == "class" and symbol.is_referenced()))
-    return frozenset(names)
+        scopes.append(scope)
+    return scopes
 
 
 def plain_imports(program: str) -> dict[str, str]:
@@ -107,13 +112,8 @@ def plain_imports(program: str) -> dict[str, str]:
                 modules.setdefault(name, set()).add(alias.name if plain else None)
     top_level = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.Import)
                  for alias in node.names}
-    rebound: set[str] = set()
-    pending = list(table.get_children())
-    while pending:
-        scope = pending.pop()
-        pending.extend(scope.get_children())
-        rebound.update(symbol.get_name() for symbol in scope.get_symbols()
-                       if symbol.is_declared_global() and (symbol.is_assigned() or symbol.is_imported()))
+    rebound = {symbol.get_name() for scope in _inner_scopes(table) for symbol in scope.get_symbols()
+               if symbol.is_declared_global() and (symbol.is_assigned() or symbol.is_imported())}
     found: dict[str, str] = {}
     for name, imported in modules.items():
         module = next(iter(imported))

@@ -98,10 +98,7 @@ def start(jail_dir: str | None, keep_fds: tuple[int, ...], setup: dict) -> tuple
                 os.set_inheritable(fd, True)
             os.execv(argv[0], argv)
         except BaseException as exc:  # noqa: BLE001 - reported to the zygote, which fails loudly
-            try:
-                template_end.send(f"failed: {type(exc).__name__}: {exc}".encode()[:4000])
-            except OSError:
-                pass
+            _send_failure(template_end, exc)
         finally:
             os._exit(1)
     template_end.close()
@@ -142,10 +139,7 @@ def run_template(config: dict) -> None:
         _serve(template_end, config["setup"], worker_main)
         status = 0
     except BaseException as exc:  # noqa: BLE001 - reported to the zygote, which fails loudly
-        try:
-            template_end.send(f"failed: {type(exc).__name__}: {exc}".encode()[:4000])
-        except OSError:
-            pass
+        _send_failure(template_end, exc)
     finally:
         os._exit(status)
 
@@ -194,12 +188,15 @@ def _serve(sock: socket.socket, setup: dict, worker) -> None:
 
 
 def _send_failure(sock: socket.socket, exc: BaseException) -> None:
+    """`failed: <type>: <message>` to the zygote; a full job cgroup is waited out, a closed socket ignored."""
     for _attempt in range(100):
         try:
-            sock.send(b"failed: " + type(exc).__name__.encode() + b": " + str(exc).encode()[:4000])
+            sock.send(f"failed: {type(exc).__name__}: {exc}".encode()[:4000])
             return
         except MemoryError:
             time.sleep(0.05)
+        except OSError:
+            return
 
 
 def _start_cell(setup: dict, worker) -> tuple[int, socket.socket]:

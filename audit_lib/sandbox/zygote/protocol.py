@@ -10,13 +10,16 @@ RESULT_FD = 3
 FRAME_HEADER = struct.Struct("<Q")
 # Imported once into the job template, so a job that uses them pays no import: what the benchmarks' programs import
 # (math, typing, re, collections, random, functools, heapq, itertools, copy, string, cmath, bisect, operator,
-# decimal), and what the harness needs anyway. Not here: modules that weigh more than they are used (hashlib, tempfile,
-# dataclasses, statistics, threading...): every page the template holds is copied into each job's page tables at
-# its fork, and a job importing one of them pays a few ms once (`perf/bench_sandbox.py` measures both sides).
+# decimal), what the harness needs anyway, and what EvalPlus's `reliability_guard` imports before every HumanEval+ /
+# MBPP+ sample (faulthandler, shutil, subprocess: about 8 ms per sample's job otherwise, for little memory). Not
+# here: modules that weigh more than they are used (hashlib, tempfile, dataclasses, statistics...): every page the
+# template holds is copied into each job's page tables at its fork, and a job importing one of them pays a few ms
+# once (`perf/bench_sandbox.py` measures both sides).
 PRELOADED_MODULES = (
     "re", "math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "string", "typing",
     "json", "random", "fractions", "decimal", "datetime", "operator", "array", "textwrap", "unicodedata", "base64",
-    "struct", "enum", "abc", "numbers", "contextlib", "io", "copy", "types", "socket",
+    "struct", "enum", "abc", "numbers", "contextlib", "io", "copy", "types", "socket", "faulthandler", "shutil",
+    "subprocess",
 )
 CLONE_NEWNET = 0x40000000
 PR_SET_DUMPABLE = 4

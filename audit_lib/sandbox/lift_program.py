@@ -9,10 +9,30 @@ calls is appended to the program and runs in its globals: it looks up no name th
 from __future__ import annotations
 
 import ast
+import functools
 import symtable
 
 WRAPPER_NAME = "__benchaudit_lifted_call__"
 _DYNAMIC_NAMESPACE = frozenset({"globals", "vars", "locals", "eval", "exec"})
+_UNPARSABLE = (SyntaxError, ValueError, MemoryError, RecursionError)
+
+
+# Each runner call asks several of the questions below about one program: it is parsed (and its symbol table built)
+# once. The trees are only read here.
+@functools.lru_cache(maxsize=32)
+def _tree(program: str) -> ast.Module | None:
+    try:
+        return ast.parse(program)
+    except _UNPARSABLE:
+        return None  # its load fails the same way in both modes
+
+
+@functools.lru_cache(maxsize=32)
+def _table(program: str) -> symtable.SymbolTable | None:
+    try:
+        return symtable.symtable(program, "<program>", "exec")
+    except _UNPARSABLE:
+        return None
 
 
 def wrapper_source(entry_point: str, reads_arguments: bool) -> str:
@@ -26,19 +46,14 @@ def wrapper_source(entry_point: str, reads_arguments: bool) -> str:
 def append_harness(program: str, harness: str) -> str:
     """`program + harness`, only when the program parses on its own: else its text could take the harness in (a
     trailing decorator decorating the harness function), and the program alone fails its load the same way."""
-    try:
-        ast.parse(program)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return program
-    return program + harness
+    return program if _tree(program) is None else program + harness
 
 
 def program_allows_lifting(program: str) -> str | None:
     """None when the program behaves the same loaded as a module; else why not (it reads `__name__`)."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None  # the load fails the same way in both modes
+    tree = _tree(program)
+    if tree is None:
+        return None
     if any(isinstance(node, ast.Name) and node.id == "__name__" for node in ast.walk(tree)):
         return "the program reads __name__ (a __main__ block runs only in assert mode)"
     return None
@@ -46,9 +61,8 @@ def program_allows_lifting(program: str) -> str | None:
 
 def module_level_names(program: str) -> frozenset[str]:
     """Names the program binds in its module namespace (outside function and class bodies, plus `global`s)."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree = _tree(program)
+    if tree is None:
         return frozenset()
     names: set[str] = set()
     pending: list[ast.AST] = list(tree.body)
@@ -72,11 +86,9 @@ def names_read(program: str) -> frozenset[str] | None:
     """The globals the program's functions (lambdas, classes, comprehensions) read or assign: what a snippet's
     module-level binding would change once a call runs (the module body ran before the snippet). None when the
     program reaches its namespace by a computed name (`globals()`, `vars()`, `eval`, `exec`)."""
-    try:
-        tree = ast.parse(program)
-        table = symtable.symtable(program, "<program>", "exec")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return frozenset()  # the load fails the same way in both modes
+    tree, table = _tree(program), _table(program)
+    if tree is None or table is None:
+        return frozenset()
     if any(isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMESPACE for node in ast.walk(tree)):
         return None
     return frozenset(symbol.get_name() for scope in _inner_scopes(table) for symbol in scope.get_symbols()
@@ -98,10 +110,8 @@ def _inner_scopes(table: symtable.SymbolTable) -> list[symtable.SymbolTable]:
 def plain_imports(program: str) -> dict[str, str]:
     """{name: module} for each global the program binds only by an unconditional top-level `import module [as
     name]`: a snippet's own `import module [as name]` binds it to the very same object, so it changes nothing."""
-    try:
-        tree = ast.parse(program)
-        table = symtable.symtable(program, "<program>", "exec")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    tree, table = _tree(program), _table(program)
+    if tree is None or table is None:
         return {}
     modules: dict[str, set[str | None]] = {}
     for node in ast.walk(tree):

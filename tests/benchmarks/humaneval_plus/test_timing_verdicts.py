@@ -19,6 +19,10 @@ from audit_lib.benchmarks.humaneval_plus.variants import InputEncodings, compare
 from audit_lib.benchmarks.humaneval_plus.variants_check import kept_flat_indices
 
 BURN = "    s = 0\n    for i in range({n}):\n        s += i\n"
+# Burns `{s}` seconds of its own CPU time: the same loop's CPU time varies by about a third between runs on a shared
+# machine (measured here: 0.128-0.204 s for 5M iterations), more than the borderline band a test may need to hit.
+BURN_CPU = "    import time\n    start = time.process_time()\n    while time.process_time() - start < {s}:\n" \
+           "        pass\n"
 
 
 def burning_task(task_id: str, iterations: int) -> PlusTask:
@@ -73,10 +77,12 @@ def test_wrong_and_slow_sample_is_deterministic_once_rerun_alone() -> None:
 
 
 def test_canonical_near_the_limit_is_borderline() -> None:
-    canonical = burning_task("T/0", 5_000_000)
+    prompt = "def square(x):\n    \"\"\"doc\"\"\"\n"
+    canonical = PlusTask("T/0", prompt, "square", BURN_CPU.format(s=0.15) + "    return x * x\n", "", ((2,),), ((3,),),
+                         0.0, None, 1)
     gt = ground_truth_of(canonical)
-    # four times the canonical's work: EvalPlus's limit is 4 x its time, so the flip factor is about 1
-    solution = {"T/0": canonical.prompt + BURN.format(n=20_000_000) + "    return x * x\n"}
+    # four times the canonical's CPU time: EvalPlus's limit is 4 x its time, so the flip factor is about 1
+    solution = {"T/0": prompt + BURN_CPU.format(s=0.6) + "    return x * x\n"}
     runs = {key: SplitRun(key[0], key[1], (InputOutcome("timeout"),)) for key in gt.runs}
     result = confirm_timing([canonical], solution, "humaneval", gt, runs, min_time_limit=0.001)
     (verdict,) = result.timing

@@ -251,6 +251,20 @@ def test_temp_roots_are_not_predictable_names_followed_through_links(tmp_path: P
     assert victim.stat().st_mode & 0o777 == 0o700
 
 
+def test_a_killed_zygote_leaves_no_temp_root_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from audit_lib.sandbox import pool  # noqa: PLC0415 - a zygote of its own, killed the hard way
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    zygote = pool.Zygote(network_isolation=True)
+    try:
+        # the template has entered its own root by the time the zygote answers, so nothing needs the host's dir
+        assert sorted(p.name for p in tmp_path.iterdir()) == []
+    finally:
+        os.killpg(zygote.process.pid, 9)
+        zygote.process.wait()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 # ------------------------------------------------------------------------- class 8: no privilege inside the job
 
 def test_the_job_is_a_nonzero_uid_without_capabilities() -> None:

@@ -36,7 +36,12 @@ class ZygoteState:
         keep = tuple(self.cgroup.procs_fds) if self.cgroup is not None else ()
         setup = {"uid": self.uid, "nested_userns": self.nested_userns, "package_parent": self.package_parent,
                  "tmp_owner": self.uid if self.uid is not None else 0}
-        self.template_pid, self.template_sock = template.start(self.jail_dir, keep, setup)
+        try:
+            self.template_pid, self.template_sock = template.start(self.jail_dir, keep, setup)
+        finally:
+            # Ready means the template has pivoted into its root: the host's dir is no one's mount point any more,
+            # and removed now it cannot outlive a zygote that is killed.
+            _remove_dir(self.jail_dir)
         self.cells = CellKeeper(self.template_sock)
         self.cells.request()  # the first cell is prepared while the zygote reports ready
         self.protocol_fds = protocol_fds
@@ -54,10 +59,13 @@ class ZygoteState:
             pass
         if self.cgroup is not None:
             self.cgroup.remove()
-        try:
-            os.rmdir(self.jail_dir)
-        except OSError:
-            pass
+
+
+def _remove_dir(path: str) -> None:
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
 
 
 def _claim_uid(base: int, count: int, lock_dir: str) -> tuple[int, int]:

@@ -6,6 +6,11 @@ as plain data is an object with exactly one key starting with `$`:
     {"$tuple": [...]}  {"$set": [...]}  {"$frozenset": [...]}  {"$int": "<hex>"}  {"$float": "nan"|"inf"|"-inf"}
     {"$bytes": "<base64>"}  {"$bytearray": "<base64>"}  {"$complex": [re, im]}  {"$dict": [[key, value], ...]}
     {"$ordereddict": [[k, v], ...]}  {"$counter": [[k, v], ...]}  {"$defaultdict": [[k, v], ...]}
+    {"$f64": ["<base64 of little-endian doubles>", [positions of the ints]]}
+
+`$f64` carries a long list of floats (ints among them, each exact as a double) as packed doubles: JSON spells a
+float at ~0.2 us, and HumanEval+'s HumanEval/130 sends 10M of them (measured: 2.3 s to encode and 0.71 s to parse
+as JSON, 0.84 s and 0.42 s packed).
 
 A dict whose keys are all `str` not starting with `$` is a plain JSON object; any other dict is `$dict`. Types are
 matched exactly (`type(v) is int`), so a subclass of `int` or `str` with rigged comparisons is not plain data:
@@ -18,6 +23,10 @@ import base64
 import collections
 import json
 import math
+import operator
+import sys
+from array import array
+from itertools import compress, count, repeat
 from typing import Any
 
 # Every job's template imports this module: the C sha256 that hashlib itself falls back to loads no OpenSSL there
@@ -74,11 +83,60 @@ _JSON_LEAVES = frozenset({str, bool, type(None), int, float})
 
 
 _NUMBERS = frozenset({int, float, bool})
+_PACKABLE = frozenset({int, float})
+# Lists shorter than this stay plain JSON: packing pays off for long ones, and short ones stay readable.
+PACK_FLOATS_FROM = 256
 
 
-def _flat_json_safe(items: list | tuple) -> bool:
+def _packed_floats(items: list, kinds: set[type]) -> dict[str, Any] | None:
+    """`{"$f64": ...}` for a long list of floats (and ints within 2**53, which doubles hold exactly), else None."""
+    if len(items) < PACK_FLOATS_FROM or float not in kinds or not kinds <= _PACKABLE:
+        return None
+    ints = list(compress(count(), map(operator.is_, map(type, items), repeat(int)))) if int in kinds else []
+    if ints:
+        values = [items[i] for i in ints]
+        if not (-PLAIN_INT_BOUND < min(values) and max(values) < PLAIN_INT_BOUND):
+            return None
+    doubles = array("d", items)
+    if sys.byteorder != "little":
+        doubles.byteswap()
+    return {"$f64": [base64.b64encode(doubles.tobytes()).decode("ascii"), ints]}
+
+
+def _unpacked_floats(payload: Any) -> list[float | int]:
+    """The list `_packed_floats` packed; refuses positions that are not increasing ints naming exact integers."""
+    if not isinstance(payload, list) or len(payload) != 2 or not isinstance(payload[0], str) \
+            or not isinstance(payload[1], list):
+        raise MalformedTaggedValue("$f64 needs [base64 text, [int positions]]")
+    text, ints = payload
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except ValueError as exc:  # binascii.Error and UnicodeEncodeError are ValueErrors
+        raise MalformedTaggedValue(f"$f64 needs base64 text ({exc})") from None
+    if len(raw) % 8:
+        raise MalformedTaggedValue("$f64 needs a whole number of doubles")
+    doubles = array("d")
+    doubles.frombytes(raw)
+    del raw  # the list below is the big allocation: the budget's estimate counts it and one packed copy
+    if sys.byteorder != "little":
+        doubles.byteswap()
+    values = doubles.tolist()
+    del doubles
+    if ints:
+        if set(map(type, ints)) != {int} or ints[0] < 0 or ints[-1] >= len(values) \
+                or not all(map(operator.lt, ints, ints[1:])):
+            raise MalformedTaggedValue("$f64 positions must be increasing ints within the list")
+        for i in ints:
+            number = values[i]
+            if not (number.is_integer() and -PLAIN_INT_BOUND < number < PLAIN_INT_BOUND):
+                raise MalformedTaggedValue(f"$f64 position {i} holds {number!r}, not an exact integer")
+            values[i] = int(number)
+    return values
+
+
+def _flat_json_safe(items: list | tuple, kinds: set[type] | None = None) -> bool:
     """True when every element is a leaf JSON carries exactly as is (checked at C speed, no per-item calls)."""
-    kinds = set(map(type, items))
+    kinds = set(map(type, items)) if kinds is None else kinds
     if kinds <= _JSON_SAFE_LEAVES:
         return True
     if not kinds <= _JSON_LEAVES:
@@ -111,7 +169,11 @@ def encode(value: Any, depth: int = 0) -> Any:
     if cls is float:
         return _encode_float(value)
     if cls is list:
-        return value if _flat_json_safe(value) else [encode(item, depth + 1) for item in value]
+        kinds = set(map(type, value))
+        packed = _packed_floats(value, kinds)
+        if packed is not None:
+            return packed
+        return value if _flat_json_safe(value, kinds) else [encode(item, depth + 1) for item in value]
     if cls is tuple:
         return {"$tuple": list(value) if _flat_json_safe(value) else [encode(item, depth + 1) for item in value]}
     if cls is dict:
@@ -148,13 +210,16 @@ def _decode_pairs(payload: Any) -> list[tuple[Any, Any]]:
     return [(decode(k), decode(v)) for k, v in payload]
 
 
-SCALAR_TAGS = frozenset({"$float", "$bytes", "$bytearray", "$complex"})
+SCALAR_TAGS = frozenset({"$float", "$bytes", "$bytearray", "$complex", "$f64"})
 
 
 def decode_scalar_tag(tag: str, payload: Any) -> Any:
-    """A tagged leaf (float, bytes, bytearray, complex): no nesting, so the parent's bounded decoder shares it."""
+    """A tagged leaf (float, bytes, bytearray, complex, packed floats): no nesting, so the parent's bounded decoder
+    shares it."""
     if tag == "$float":
         return _decode_float({tag: payload})
+    if tag == "$f64":
+        return _unpacked_floats(payload)
     if tag in ("$bytes", "$bytearray"):
         if not isinstance(payload, str):
             raise MalformedTaggedValue(f"{tag} needs base64 text")

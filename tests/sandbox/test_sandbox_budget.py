@@ -283,3 +283,25 @@ def test_lists_of_short_strings_are_charged_what_they_cost_to_parse() -> None:
     finally:
         tracemalloc.stop()
     assert sandbox_budget.estimated_decoded_bytes(text) >= peak
+
+
+def test_packed_floats_are_charged_at_least_what_they_take_to_decode() -> None:
+    floats = [i * 0.5 for i in range(400_000)]
+    text = json.dumps(sandbox_codec.encode(floats)).encode()
+    assert text.startswith(b'{"$f64"')
+    tracemalloc.start()
+    try:
+        sandbox_codec.decode(json.loads(text))
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    decoder = sandbox_budget.JobDecoder()
+    decoder.charge(text)
+    decoder.decode(json.loads(text))
+    assert sandbox_budget.DecodeBudget().max_decoded_bytes - decoder.remaining_bytes >= peak
+
+
+def test_packed_floats_over_the_budget_are_refused(decoder: str) -> None:
+    text = json.dumps(sandbox_codec.encode([0.25] * 1_000_000)).encode()  # ~10.7 MB of text, ~45 MB decoded
+    (outcome,) = decode_blob(lines(text), SMALL_BUDGET)
+    assert_refused(outcome, "budget")

@@ -84,6 +84,27 @@ def test_mixed_flat_lists_with_out_of_range_numbers_are_tagged(items) -> None:
     assert all(same(x, y) or (math.isnan(x) and math.isnan(y)) for x, y in zip(round_trip(items), items))
 
 
+@given(st.lists(st.one_of(st.floats(), st.integers(-(2**53) + 1, 2**53 - 1)), min_size=1, max_size=40))
+def test_long_lists_of_floats_go_packed_and_come_back_the_same(items) -> None:
+    items = items * (codec.PACK_FLOATS_FROM // len(items) + 1)
+    encoded = codec.encode(items)
+    if any(type(x) is float for x in items):
+        assert list(encoded) == ["$f64"]
+    else:  # ints alone are cheap in JSON
+        assert encoded is items
+    decoded = codec.decode(json.loads(json.dumps(encoded)))
+    assert len(decoded) == len(items)
+    assert all(type(x) is type(y) and (x == y or (math.isnan(x) and math.isnan(y)))
+               and math.copysign(1, x) == math.copysign(1, y) for x, y in zip(decoded, items))
+
+
+@pytest.mark.parametrize("items", [[0.5] * 255, [0.5, 2**53] * 200, [0.5, True] * 200, [0.5, "x"] * 200], ids=len)
+def test_only_long_lists_of_floats_and_exact_ints_are_packed(items) -> None:
+    encoded = codec.encode(items)
+    assert not isinstance(encoded, dict)
+    assert [type(x) for x in codec.decode(json.loads(json.dumps(encoded)))] == [type(x) for x in items]
+
+
 def test_defaultdict_round_trips_as_defaultdict() -> None:
     value = collections.defaultdict(list, {"a": [1]})
     assert type(round_trip(value)) is collections.defaultdict and round_trip(value) == {"a": [1]}
@@ -210,6 +231,15 @@ def test_unserializable_names_the_type() -> None:
     ({"$dict": [1]}, "a mapping tag needs a list of [key, value] pairs"),
     ({"$float": "one"}, "bad float {'$float': 'one'}"), ({"$complex": ["x", 1]}, "bad float 'x'"),
     ({"$what": 1}, "unknown tag '$what'"), ({"a": 1, "$b": 2}, "a plain object may not have keys starting with '$'"),
+    ({"$f64": "AAAAAAAA4D8="}, "$f64 needs [base64 text, [int positions]]"),
+    ({"$f64": ["AAAAAAAA4D8=", [], 1]}, "$f64 needs [base64 text, [int positions]]"),
+    ({"$f64": ["AAAA", []]}, "$f64 needs a whole number of doubles"),
+    ({"$f64": ["AAAAAAAA4D8=", [1]]}, "$f64 positions must be increasing ints within the list"),
+    ({"$f64": ["AAAAAAAA4D8=", [-1]]}, "$f64 positions must be increasing ints within the list"),
+    ({"$f64": ["AAAAAAAA4D8=", [True]]}, "$f64 positions must be increasing ints within the list"),
+    ({"$f64": ["AAAAAAAA4D8AAAAAAADwPw==", [1, 1]]}, "$f64 positions must be increasing ints within the list"),
+    ({"$f64": ["AAAAAAAA4D8=", [0]]}, "$f64 position 0 holds 0.5, not an exact integer"),
+    ({"$f64": ["AAAAAAAA+H8=", [0]]}, "$f64 position 0 holds nan, not an exact integer"),
 ])
 def test_malformed_tagged_values_say_what_is_wrong(payload, message) -> None:
     with pytest.raises(sandbox_codec.MalformedTaggedValue) as caught:

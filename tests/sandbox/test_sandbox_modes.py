@@ -381,6 +381,28 @@ def test_a_child_cannot_crash_the_judge_with_its_own_result_lines():
     assert [o.kind for o in result.outcomes] == ["unserializable", "not_run"]
 
 
+def test_the_judge_decodes_a_childs_values_within_the_jobs_decode_budget():
+    import tracemalloc  # noqa: PLC0415
+
+    from audit_lib.sandbox.budget import DecodeBudget, JobDecoder  # noqa: PLC0415
+    from audit_lib.sandbox.zygote import judge  # noqa: PLC0415 - its comparison is what is tested
+
+    expected = {0: ([], b"[]")}
+    # 100,000 empty sets: ~1 MB of text that decodes to ~25 MB (an attack round's 64 MB line took the judge to 1.29 GB)
+    line = b"0 value 0.001 [" + b",".join([b'{"$set":[]}'] * 100_000) + b"]"
+    small = JobDecoder(DecodeBudget(max_decoded_bytes=8 * 1024 * 1024))
+    tracemalloc.start()
+    try:
+        assert judge._differs(line, expected, small) is True  # refused, as the parent refuses it: a difference
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024
+    honest = JobDecoder()
+    assert [judge._differs(b"0 value 0.001 " + text, expected, honest) for text in (b"[ ]", b"[1]", b'{"$tuple":[]}')] \
+        == [False, True, True]
+
+
 def test_the_child_cannot_reach_the_judge_through_an_inherited_pipe():
     # With a judge alive, the child still holds only stdin, stdout, stderr, its result pipe and the read end of its
     # go pipe from the supervisor (fd 6; the listing itself opens one more descriptor): it cannot ask the judge

@@ -9,6 +9,7 @@ import signal
 import time
 
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.budget import JobDecoder
 from audit_lib.sandbox.zygote.protocol import _write_all, read_frames, write_frames
 from audit_lib.sandbox.zygote.state import ZygoteState
 from audit_lib.sandbox.zygote.template import die_with_parent
@@ -95,20 +96,22 @@ def _judge_main(protocol_in: int, query_r: int, answer_w: int) -> None:
     expected = {int(index): (sandbox_codec.decode(tagged), json.dumps(tagged).encode())
                 for index, tagged in sealed["stop_expected"]}
     _write_all(answer_w, b"R")
+    decoder = JobDecoder()  # the budget the parent decodes the same job's values with
     while True:
         try:
             header, blob = read_frames(query_r)
         except EOFError:
             return
         lines = blob.split(b"\n") if header["count"] else []
-        _write_all(answer_w, bytes(ord("1") if _differs(line, expected) else ord("0") for line in lines))
+        _write_all(answer_w, bytes(ord("1") if _differs(line, expected, decoder) else ord("0") for line in lines))
 
 
-def _differs(line: bytes, expected: dict) -> bool:
+def _differs(line: bytes, expected: dict, decoder: JobDecoder) -> bool:
     """Is this value line's value `!=` its expected value? Inputs without one never differ.
 
     Equal JSON text means equal values; otherwise both sides are decoded and compared with `==`, exactly as the
-    parent will, and a comparison that raises counts as a difference (the parent scores it wrong too).
+    parent will, and a comparison that raises counts as a difference (the parent scores it wrong too). Values are
+    decoded within the job's decode budget, as the parent decodes them: one over it differs (the parent refuses it).
     """
     parts = line.split(b" ", 3)
     entry = expected.get(int(parts[0]))  # the zygote accepted the line only with the index it expected
@@ -119,6 +122,7 @@ def _differs(line: bytes, expected: dict) -> bool:
     if parts[3] == entry[1]:
         return False
     try:
-        return not bool(sandbox_codec.decode(json.loads(parts[3])) == entry[0])
+        decoder.charge(parts[3])
+        return not bool(decoder.decode(json.loads(parts[3])) == entry[0])
     except BaseException:  # noqa: BLE001 - undecodable or incomparable
         return True

@@ -113,6 +113,11 @@ CASES: dict[str, tuple[str, str]] = {
                                             "    assert candidate(3) < limit\ncheck(double)\nassert limit == 1\n"),
     "check_local_read_before_assignment": (_DOUBLE, "want = 6\ndef check(candidate):\n"
                                                     "    assert candidate(3) == want\n    want = 0\ncheck(double)\n"),
+    # I/F12: a generator expression reads the names when it is iterated.
+    "generator_reads_names_late": (_DOUBLE, "k = 1\ng = (x + k for x in [double(1)])\nk = 10\n"
+                                            "assert list(g) == [12]\n"),
+    "generator_reads_names_late_wrong": (_DOUBLE, "k = 1\ng = (x + k for x in [double(1)])\nk = 10\n"
+                                                  "assert list(g) == [3]\n"),
 }
 
 
@@ -136,6 +141,7 @@ LIFTED_STILL: dict[str, tuple[str, str]] = {
                                                    "    sort_in_place(row)\n    assert row == sorted(row)\n"),
     "defaultdict_present_key": (_COUNT, "assert count(['a', 'b', 'a'])['a'] == 2\n"),
     "mutation_check": (_SORTED_COPY, "inp = [3, 1, 2]\nsorted_copy(inp)\nassert inp == [1, 2, 3]\n"),
+    "generator_consumed_in_its_assert": (_DOUBLE, "k = 1\nassert sum(x + k for x in [double(1)]) == 3\n"),
 }
 
 

@@ -35,12 +35,22 @@ def _table(program: str) -> symtable.SymbolTable | None:
         return None
 
 
-def wrapper_source(entry_point: str, reads_arguments: bool) -> str:
+def wrapper_source(entry_point: str, reads_arguments: bool, routed: bool = False) -> str:
     """The function the child calls for a lifted test: the entry point looked up by name at each call, as the
     snippet's own call would, and with `reads_arguments` the arguments as the call left them too. It looks up no
-    other name: it runs in the program's globals, where the program could have bound any (`list`, `isinstance`)."""
-    returned = f"[{entry_point}(*args), [*args]]" if reads_arguments else f"{entry_point}(*args)"
-    return f"\n\n\ndef {WRAPPER_NAME}(*args):\n    return {returned}\n"
+    other name: it runs in the program's globals, where the program could have bound any (`list`, `isinstance`).
+
+    `routed`: its first argument is `[slot, [slots to capture]]` (`LiftedTest.routes`): before the call it keeps
+    the entry point's current object in each slot to capture, as an alias made there would (`candidate = f`); then
+    it calls the object in `slot`, or the entry point by name for -1."""
+    function = "_function" if routed else entry_point
+    returned = f"[{function}(*args), [*args]]" if reads_arguments else f"{function}(*args)"
+    if not routed:
+        return f"\n\n\ndef {WRAPPER_NAME}(*args):\n    return {returned}\n"
+    return (f"\n\n\ndef {WRAPPER_NAME}(_route, *args, _captured={{}}):\n"
+            f"    for _slot in _route[1]:\n        _captured[_slot] = {entry_point}\n"
+            f"    _function = {entry_point} if _route[0] < 0 else _captured[_route[0]]\n"
+            f"    return {returned}\n")
 
 
 def append_harness(program: str, harness: str) -> str:

@@ -375,7 +375,7 @@ class Replay:
                             raise Unsupported("the order of a set the child returned")
                         yield from produce(level + 1, inner, iter(inner_value))
 
-        return produce(0, dict(env), first)
+        return produce(0, env, first)  # a generator reads the names when it is iterated, as Python does
 
 
 class _MathModule:

@@ -9,14 +9,16 @@ parent replays on the decoded return values (`sandbox_lifted_eval`). Shapes lift
   `isinstance`...) and of `math` (`math.isclose`, `math.prod`...), comprehensions over values;
 - `name = f(<literal args>)`, `f(<literal args>)` as a statement, `name = <constant expression>`;
 - `for a, b in [<literal table>]: ...` (unrolled), `import math`, `from math import isclose`;
-- HumanEval's `def check(candidate): ...` followed by `check(<entry point>)`, and aliases `candidate = f`;
+- HumanEval's `def check(candidate): ...` followed by `check(<entry point>)`, and aliases `candidate = f` (the child
+  calls the function object the alias captured, `LiftedTest.routes`, even once the program rebinds its name);
 - a mutable literal argument read after the call (`inp = [1]; f(inp); assert inp == [1]`): the child calls a
   wrapper that also returns the arguments as the call left them.
 
 Anything else (keyword arguments to the entry point, calls inside comprehensions, an argument passed twice or
-read in the same expression that passes it, or shared with a loop table or a value built from it, `is` other than
-with None/True/False, a check() local named like a global, other imports, try/except, ...) is
-`NotLiftable(reason)` and runs in assert mode.
+read in the same expression that passes it, or shared with a loop table or a value built from it, a call's value or
+argument read after a later call (`sandbox_lift_order`), a call after one Python may skip (under and/or, if-else, a
+chained comparison: the child makes every call), `is` other than with None/True/False, a check() local named like a
+global, other imports, try/except, ...) is `NotLiftable(reason)` and runs in assert mode.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from audit_lib.sandbox.lift_order import Reads, StaleRead
 from audit_lib.sandbox.lift_program import bound_names
 from audit_lib.sandbox.lifted_eval import ALLOWED_BUILTINS, ALLOWED_MATH, CALL_PREFIX, check_expression
 from audit_lib.sandbox.lifting_env import NO_LITERAL, Alias, Function, Literal, Opaque, immutable, literal_value
@@ -67,6 +70,10 @@ class LiftedTest:
     module_names: frozenset[str] = frozenset()
     # (name, module) of those bound only by `import module [as name]`: the same object as the program's own import.
     module_imports: frozenset[tuple[str, str]] = frozenset()
+    # With a call through an alias: per call, (the alias slot it calls, or -1 for the entry point by name, the slots
+    # to capture the entry point's current object into before it). The child then calls the routing wrapper
+    # (`sandbox_lift_program.wrapper_source(routed=True)`) with the pair as its first argument.
+    routes: tuple[tuple[int, tuple[int, ...]], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +110,7 @@ def lift_snippet(snippet: str, entry_points: frozenset[str] | tuple[str, ...]) -
         return NotLiftable("calls no entry point")
     return LiftedTest(lifter.entry_point, tuple(lifter.calls), tuple(lifter.steps), lifter.asserts,
                       lifter.reads_arguments, frozenset(lifter.builtins_used), frozenset(lifter.module_names),
-                      lifter.module_imports())
+                      lifter.module_imports(), tuple(lifter.routes) if lifter.routed else None)
 
 
 class _Lifter:
@@ -120,6 +127,11 @@ class _Lifter:
         self.imports: dict[str, set[str]] = {}
         self.rebound: set[str] = set()
         self.module_env: dict[str, Any] | None = None
+        self.aliases = 0
+        self.to_capture: list[int] = []  # alias slots made since the last call
+        self.routes: list[tuple[int, tuple[int, ...]]] = []
+        self.routed = False
+        self.skippable_call: int | None = None  # a call Python may skip, made anyway by the child
 
     # ---- statements ----------------------------------------------------------------------------------------------
 
@@ -152,8 +164,8 @@ class _Lifter:
             self.import_(node, env)
         elif isinstance(node, ast.Assert):
             self.asserts += 1
-            test = self.expression(node.test, env)
-            msg = self.expression(node.msg, env, calls_allowed=False) if node.msg is not None else None
+            test, _held = self.expression(node.test, env, read=True)
+            msg = self.expression(node.msg, env, calls_allowed=False, read=True)[0] if node.msg is not None else None
             self.steps.append(Step("check", test, msg=msg))
         elif isinstance(node, ast.Assign):
             self.assign(node, env)
@@ -191,20 +203,20 @@ class _Lifter:
         names = _target_names(target)
         value = node.value
         if isinstance(target, ast.Name) and isinstance(value, ast.Name) and self._entry_of(value.id, env):
-            env[target.id] = Alias(self._entry_of(value.id, env))  # candidate = solution
+            env[target.id] = self.alias_of(value.id, env)  # candidate = solution
             return
         literal = literal_value(value)
         if literal is not NO_LITERAL and isinstance(target, ast.Name):
             env[target.id] = Literal(literal)
             self.steps.append(Step("bind", ast.Constant(literal), target=target))
             return
-        expr = self.expression(value, env)
+        expr, held = self.expression(value, env)
         for read in ast.walk(value):  # `b = [a]`, `b = a`: b may hold a's object, which a later call could change
             bound = env.get(read.id) if isinstance(read, ast.Name) else None
             if isinstance(bound, Literal) and not immutable(bound.value):
                 bound.aliased = True
         for name in names:
-            env[name] = Opaque()
+            env[name] = Opaque(held)
         self.steps.append(Step("bind", expr, target=copy.deepcopy(target)))
 
     def expression_statement(self, value: ast.expr, env: dict[str, Any]) -> None:
@@ -212,7 +224,7 @@ class _Lifter:
                 and isinstance(env.get(value.func.id), Function):
             self.inline_check(value, env)
             return
-        self.steps.append(Step("run", self.expression(value, env)))
+        self.steps.append(Step("run", self.expression(value, env)[0]))
 
     def function_def(self, node: ast.FunctionDef, env: dict[str, Any]) -> None:
         arguments = node.args
@@ -233,7 +245,7 @@ class _Lifter:
         shadowing = sorted({name for statement in function.body for name in bound_names(statement)} & env.keys())
         if shadowing:
             raise _Refuse(f"check() binds {', '.join(shadowing)}, also a global (one namespace in the replay)")
-        local_env = {**env, function.args.args[0].arg: Alias(entry)}
+        local_env = {**env, function.args.args[0].arg: self.alias_of(call.args[0].id, env)}
         self.block(function.body, local_env)
 
     def for_loop(self, node: ast.For, env: dict[str, Any]) -> None:
@@ -259,8 +271,11 @@ class _Lifter:
 
     # ---- expressions ---------------------------------------------------------------------------------------------
 
-    def expression(self, node: ast.expr, env: dict[str, Any], calls_allowed: bool = True) -> ast.expr:
-        """A copy of `node` with each entry-point call replaced by a reference to its outcome."""
+    def expression(self, node: ast.expr, env: dict[str, Any], calls_allowed: bool = True,
+                   read: bool = False) -> tuple[ast.expr, frozenset[int]]:
+        """A copy of `node` with each entry-point call replaced by a reference to its outcome, and the calls whose
+        objects its value may hold; `read` when the statement reads the value itself (an assert)."""
+        made = len(self.calls)
         rewritten = _CallExtractor(self, env, calls_allowed).visit(copy.deepcopy(node))
         problem = check_expression(rewritten, _known_names(env))
         if problem is not None:
@@ -268,7 +283,12 @@ class _Lifter:
         # Builtins the replay provides; in assert mode the program's own globals of these names would win.
         self.builtins_used.update(name.id for name in ast.walk(rewritten) if isinstance(name, ast.Name)
                                   and name.id in ALLOWED_BUILTINS and name.id not in env)
-        return rewritten
+        held = {name: bound.calls for name, bound in env.items() if isinstance(bound, Opaque)}
+        reads = Reads(held, made)
+        try:
+            return rewritten, reads.read(rewritten) if read else reads.value(rewritten)
+        except StaleRead as exc:
+            raise _Refuse(str(exc)) from None
 
     def _entry_of(self, name: str, env: dict[str, Any]) -> str | None:
         bound = env.get(name)
@@ -278,13 +298,30 @@ class _Lifter:
             return name
         return None
 
-    def add_call(self, entry: str, args: tuple[Any, ...]) -> int:
+    def alias_of(self, name: str, env: dict[str, Any]) -> Alias:
+        """The alias a new name bound to `name` is: the same object for an alias, else the entry point's object now."""
+        bound = env.get(name)
+        if isinstance(bound, Alias):
+            return bound
+        self.aliases += 1
+        self.to_capture.append(self.aliases)
+        return Alias(name, self.aliases)
+
+    def add_call(self, entry: str, args: tuple[Any, ...], slot: int = -1, skippable: bool = False) -> int:
         if self.entry_point not in (None, entry):
             raise _Refuse("calls more than one entry point")
+        if self.skippable_call is not None:
+            # The child makes every call: one Python skips could change what the program answers after it.
+            raise _Refuse("an entry-point call after one Python may skip (and/or, if-else, chained comparison)")
+        if skippable:
+            self.skippable_call = len(self.calls)
         if len(self.calls) >= MAX_CALLS:
             raise _Refuse("too many calls")
         self.entry_point = entry
         self.calls.append(args)
+        self.routes.append((slot, tuple(self.to_capture)))
+        self.to_capture.clear()
+        self.routed = self.routed or slot >= 0
         return len(self.calls) - 1
 
 
@@ -292,6 +329,9 @@ class _CallExtractor(ast.NodeTransformer):
     def __init__(self, lifter: _Lifter, env: dict[str, Any], calls_allowed: bool) -> None:
         self.lifter, self.env, self.calls_allowed = lifter, env, calls_allowed
         self.scope_depth = 0
+        # Inside an operand Python may not evaluate: the child makes the call anyway, which is harmless only for the
+        # snippet's last call (its value is not read then, and no later answer depends on it).
+        self.skippable_depth = 0
         self.read_names: set[str] = set()
         self.passed_names: set[str] = set()
 
@@ -305,7 +345,9 @@ class _CallExtractor(ast.NodeTransformer):
             raise _Refuse("keyword arguments to the entry point")
         passed: list[tuple[int, Literal]] = []
         args = tuple(self.argument(arg, position, passed) for position, arg in enumerate(node.args))
-        index = self.lifter.add_call(entry, args)
+        bound = self.env.get(node.func.id)
+        index = self.lifter.add_call(entry, args, bound.slot if isinstance(bound, Alias) else -1,
+                                     skippable=self.skippable_depth > 0)
         for position, bound in passed:
             bound.passed_to_call = (index, position)
             bound.changed_by_a_call()
@@ -344,6 +386,35 @@ class _CallExtractor(ast.NodeTransformer):
             index, position = bound.passed_to_call
             self.lifter.reads_arguments = True
             return ast.copy_location(ast.Name(f"{CALL_PREFIX}{index}.arg{position}", ast.Load()), node)
+        return node
+
+    def _skippable(self, node: ast.expr) -> ast.expr:
+        self.skippable_depth += 1
+        try:
+            return self.visit(node)
+        finally:
+            self.skippable_depth -= 1
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        node.values = [self.visit(node.values[0]), *(self._skippable(value) for value in node.values[1:])]
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        node.test = self.visit(node.test)
+        node.body, node.orelse = self._skippable(node.body), self._skippable(node.orelse)
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        # `a < b < c` evaluates c only when a < b holds.
+        node.left = self.visit(node.left)
+        node.comparators = [self.visit(node.comparators[0]), *map(self._skippable, node.comparators[1:])]
+        return node
+
+    def visit_Dict(self, node: ast.Dict) -> ast.expr:
+        # Python evaluates k1, v1, k2, v2; the calls are numbered in that order.
+        pairs = [(None if key is None else self.visit(key), self.visit(value))
+                 for key, value in zip(node.keys, node.values)]
+        node.keys, node.values = [key for key, _value in pairs], [value for _key, value in pairs]
         return node
 
     def _scoped(self, node: ast.AST) -> ast.AST:

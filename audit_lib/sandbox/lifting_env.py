@@ -33,13 +33,20 @@ class Literal:
             pending.extend(row.rows)
 
 
+@dataclass(eq=False)
 class Opaque:
     """A name the parent binds at replay time (a call result, a computed constant, a loop value)."""
+
+    calls: frozenset[int] = frozenset()  # the calls whose objects its value may hold (`sandbox_lift_order`)
 
 
 @dataclass
 class Alias:
+    """A name bound to the entry point's function object (`candidate = f`, `check(f)`): Python calls that object
+    even after the program rebinds its global `f`, so the child captures it into `slot` before its next call."""
+
     entry_point: str
+    slot: int
 
 
 @dataclass

@@ -142,11 +142,11 @@ def _plans(program: str, snippets: Sequence[str], chosen: frozenset[str], lift: 
 
 def _batches(plans: Sequence[LiftedTest | NotLiftable]) -> list[list[tuple[int, LiftedTest]]]:
     """The lifted snippets by the function their calls go to (the entry point, or its argument-returning wrapper)."""
-    batches: dict[tuple[str, bool] | int, list[tuple[int, LiftedTest]]] = {}
+    batches: dict[tuple[str, bool, bool] | int, list[tuple[int, LiftedTest]]] = {}
     for index, plan in enumerate(plans):
         if isinstance(plan, LiftedTest):  # one that makes no call has a job of its own: the load decides it
-            batches.setdefault((plan.entry_point, plan.reads_arguments) if plan.calls else index, []).append(
-                (index, plan))
+            key = (plan.entry_point, plan.reads_arguments, plan.routes is not None)
+            batches.setdefault(key if plan.calls else index, []).append((index, plan))
     return list(batches.values())
 
 
@@ -156,8 +156,9 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
     deadline = time.monotonic() + remaining
     timeout = min(limits.timeout_s, remaining)
     first = batch[0][1]
-    source = append_harness(program, wrapper_source(first.entry_point, first.reads_arguments))
-    calls = [list(args) for _index, plan in batch for args in plan.calls]
+    source = append_harness(program, wrapper_source(first.entry_point, first.reads_arguments,
+                                                    first.routes is not None))
+    calls = [call for _index, plan in batch for call in _call_arguments(plan)]
     grouped = bool(calls)
     try:
         job = sandbox.call_function(
@@ -185,6 +186,13 @@ def _run_lifted_batch(program: str, batch: list[tuple[int, LiftedTest]], limits:
         offset += len(plan.calls)
         verdicts[index] = _lifted_verdict(calls_job, plan, index, timeout)
     return verdicts, job.network_isolated
+
+
+def _call_arguments(plan: LiftedTest) -> list[list[Any]]:
+    """Each call's arguments to the wrapper: with routes, the route first (`wrapper_source(routed=True)`)."""
+    if plan.routes is None:
+        return [list(args) for args in plan.calls]
+    return [[[slot, list(captures)], *args] for (slot, captures), args in zip(plan.routes, plan.calls)]
 
 
 def _ended_the_shared_job(job: CallJobResult) -> bool:

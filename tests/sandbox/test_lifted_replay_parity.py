@@ -60,6 +60,15 @@ _COUNT = "from collections import defaultdict\ndef count(words):\n    d = defaul
 _SORTED_COPY = "def sorted_copy(xs):\n    xs.sort()\n    return xs\n"
 _SCALED = "SCALE = 1\ndef scaled(x):\n    return x * SCALE\n"
 _DOUBLE = "def double(n):\n    return n * 2\n"
+# Attack round I: a shared buffer, a counter and an argument kept for the next call (programs with state).
+_BUFFER = "_buf = []\ndef fill(n):\n    _buf.clear()\n    _buf.extend(range(n))\n    return _buf\n"
+_COUNTER = "N = [0]\ndef tick(x):\n    N[0] += 1\n    return N[0]\n"
+_KEEPS_ARGUMENT = ("_saved = []\ndef keep(x):\n    if _saved:\n        _saved[0].append(99)\n    _saved.append(x)\n"
+                   "    return len(x)\n")
+_REBINDS_TO_RIGHT = ("def twice(n):\n    global twice\n    _calls[0] += 1\n    twice = _good\n"
+                     "    return n * 2 if _calls[0] == 1 else 0\n_calls = [0]\ndef _good(n):\n    return n * 2\n")
+_REBINDS_TO_WRONG = "def twice(n):\n    global twice\n    twice = lambda n: 999\n    return n * 2\n"
+_CHECK_TWICE = "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(2) == 4\ncheck(twice)\n"
 
 CASES: dict[str, tuple[str, str]] = {
     # L5: the argument-returning wrapper ran `list(args)` in the program's globals.
@@ -113,6 +122,38 @@ CASES: dict[str, tuple[str, str]] = {
                                             "    assert candidate(3) < limit\ncheck(double)\nassert limit == 1\n"),
     "check_local_read_before_assignment": (_DOUBLE, "want = 6\ndef check(candidate):\n"
                                                     "    assert candidate(3) == want\n    want = 0\ncheck(double)\n"),
+    # I/F1: a returned object a later call changes; Python compares the object, the child encoded it at return.
+    "returned_buffer_refilled_later": (_BUFFER, "a = fill(1)\nb = fill(2)\nassert a == [0]\nassert b == [0, 1]\n"),
+    "returned_buffers_in_one_display": (_BUFFER, "assert [fill(1), fill(2)] == [[0], [0, 1]]\n"),
+    "returned_mutable_default": ("def acc(x, seen=[]):\n    seen.append(x)\n    return seen\n",
+                                 "a = acc(1)\nb = acc(2)\nassert a == [1]\n"),
+    "returned_buffer_bound_then_copied_later": (_BUFFER, "a = fill(1)\nc = a\nfill(3)\nassert c == [0]\n"),
+    # I/F2: an argument a later call (with other arguments) changes.
+    "argument_changed_by_a_later_call": (_KEEPS_ARGUMENT, "inp = [1]\na = keep(inp)\nb = keep([2])\n"
+                                                          "assert inp == [1]\n"),
+    "argument_changed_by_a_later_call_in_check": (_KEEPS_ARGUMENT, "def check(candidate):\n    inp = [1]\n"
+                                                                   "    candidate(inp)\n    candidate([2])\n"
+                                                                   "    assert inp == [1]\ncheck(keep)\n"),
+    # I/F3: calls Python's short-circuit skips (the child made them all: a counting program saw extra calls).
+    "call_under_or": (_COUNTER, "assert tick('a') == 1 or tick('b') == 1\nassert tick('c') == 3\n"),
+    "call_under_and": (_COUNTER, "r = tick('a') == 5 and tick('b') == 2\nassert tick('c') == 2\n"),
+    "call_in_untaken_branch": (_COUNTER, "x = tick('a') if True else tick('b')\nassert tick('c') == 3\n"),
+    "call_in_chained_comparison_tail": (_COUNTER, "r = 5 < tick('a') < tick('b')\nassert tick('c') == 3\n"),
+    # I/F4: a dict display's calls in Python's order k1, v1, k2, v2.
+    "dict_display_call_order": (_COUNTER, "assert {str(tick('a')): str(tick('b')), str(tick('c')): str(tick('d'))}"
+                                          " == {'1': '2', '3': '4'}\n"),
+    "dict_display_call_order_wrong": (_COUNTER, "assert {str(tick('a')): str(tick('b')), str(tick('c')): "
+                                                "str(tick('d'))} == {'1': '3', '2': '4'}\n"),
+    # I/F5: an alias holds the function object; the program rebinds its global name during a call.
+    "alias_in_check_keeps_the_object_wrong": (_REBINDS_TO_RIGHT, _CHECK_TWICE),
+    "alias_in_check_keeps_the_object": (_REBINDS_TO_WRONG, _CHECK_TWICE),
+    "alias_assigned_keeps_the_object": (_REBINDS_TO_WRONG, "candidate = twice\nassert candidate(1) == 2\n"
+                                                           "assert candidate(2) == 4\nassert twice(3) == 999\n"),
+    # I/F12: a generator expression reads the names when it is iterated.
+    "generator_reads_names_late": (_DOUBLE, "k = 1\ng = (x + k for x in [double(1)])\nk = 10\n"
+                                            "assert list(g) == [12]\n"),
+    "generator_reads_names_late_wrong": (_DOUBLE, "k = 1\ng = (x + k for x in [double(1)])\nk = 10\n"
+                                                  "assert list(g) == [3]\n"),
 }
 
 
@@ -136,6 +177,15 @@ LIFTED_STILL: dict[str, tuple[str, str]] = {
                                                    "    sort_in_place(row)\n    assert row == sorted(row)\n"),
     "defaultdict_present_key": (_COUNT, "assert count(['a', 'b', 'a'])['a'] == 2\n"),
     "mutation_check": (_SORTED_COPY, "inp = [3, 1, 2]\nsorted_copy(inp)\nassert inp == [1, 2, 3]\n"),
+    # Attack round I: each value read before the next call starts; calls Python always makes; aliases.
+    "returned_value_read_before_the_next_call": (_BUFFER, "a = fill(1)\nassert a == [0]\nb = fill(2)\n"
+                                                          "assert b == [0, 1]\n"),
+    "one_call_per_assert": (_BUFFER, "assert fill(1) == [0]\nassert [0, 1] == fill(2)\n"),
+    "scalars_of_two_calls": (_BUFFER, "assert len(fill(1)) < len(fill(2))\n"),
+    "skipped_call_last_of_the_snippet": (_COUNTER, "assert tick('a') == 2 and tick('b') == 2\n"),
+    "dict_display_of_strings": (_COUNTER, "assert {str(tick('a')): str(tick('b'))} == {'1': '2'}\n"),
+    "alias_of_a_rebinding_program": (_REBINDS_TO_WRONG, _CHECK_TWICE),
+    "generator_consumed_in_its_assert": (_DOUBLE, "k = 1\nassert sum(x + k for x in [double(1)]) == 3\n"),
 }
 
 

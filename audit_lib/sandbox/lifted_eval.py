@@ -3,7 +3,8 @@
 A small interpreter over a whitelist of `ast` nodes: nothing is compiled or `eval`ed. Every value it meets is an
 exact builtin type (decoded tagged JSON, literals, and results of whitelisted pure builtins on those), so no
 comparison, truth test or format can run code from the child. Work is bounded: a deadline checked as it goes,
-size checks before big-int arithmetic and repetition, and sets built through `sandbox_budget.bounded_set`.
+size checks before big-int arithmetic, division and repetition (`sandbox_replay_arith`), and sets built through
+`sandbox_budget.bounded_set`.
 Anything outside the whitelist met at run time raises `Unsupported`, and the caller falls back to assert mode.
 """
 
@@ -19,11 +20,22 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from audit_lib.sandbox.budget import BudgetExceeded, bounded_set
+from audit_lib.sandbox.replay_arith import (
+    Unsupported,
+    bounded_gcd,
+    bounded_prod,
+    bounded_round,
+    checked_floordiv,
+    checked_mod,
+    checked_mul,
+    checked_pow,
+    checked_shift,
+    constructor_for,
+    numeric_sum,
+)
 from audit_lib.sandbox.replay_values import holds_a_set, holds_defaultdict, identity_is_kept, totally_ordered
 
 CALL_PREFIX = "@"
-MAX_RESULT_BITS = 1 << 22
-MAX_REPEAT_ITEMS = 10_000_000
 # A builtin call is not interrupted: one over a value this long (sorted() of an 11-million-character string took
 # 3.5 s and 800 MB) runs in the child instead, in assert mode, under the job's limits.
 MAX_REPLAY_ITEMS = 1_000_000
@@ -32,10 +44,6 @@ MAX_REPLAY_ITEMS = 1_000_000
 _ORDER_SENSITIVE = {"list", "tuple", "str", "repr", "sum", "enumerate", "zip", "reversed", "min", "max", "prod"}
 # The same through a method: `", ".join(s)`.
 _ORDER_SENSITIVE_METHODS = frozenset({"join"})
-
-
-class Unsupported(Exception):
-    """The replay met something it does not model; the snippet runs in assert mode instead."""
 
 
 class ParentTimeout(Exception):
@@ -50,75 +58,20 @@ class CallFailed(Exception):
         self.index = index
 
 
-def _bits(value: Any) -> int:
-    return abs(value).bit_length() if type(value) is int else 64
-
-
-def _checked_mul(left: Any, right: Any) -> Any:
-    for count, other in ((left, right), (right, left)):
-        if type(count) in (int, bool) and type(other) in (str, bytes, list, tuple):
-            if max(count, 0) * len(other) > MAX_REPEAT_ITEMS:
-                raise Unsupported("repetition too large for the parent")
-    if type(left) is int and type(right) is int and _bits(left) + _bits(right) > MAX_RESULT_BITS:
-        raise Unsupported("product too large for the parent")
-    return left * right
-
-
-def _checked_pow(base: Any, exponent: Any) -> Any:
-    if type(base) is int and type(exponent) is int and exponent > 0 \
-            and max(_bits(base), 1) * exponent > MAX_RESULT_BITS:
-        raise Unsupported("power too large for the parent")
-    return base ** exponent
-
-
-def _checked_shift(value: Any, by: Any) -> Any:
-    if type(by) is int and by > MAX_RESULT_BITS:
-        raise Unsupported("shift too large for the parent")
-    return value << by
-
-
-def _numeric_mod(left: Any, right: Any) -> Any:
-    if type(left) in (str, bytes):
-        raise Unsupported("%-formatting")
-    return left % right
-
-
-def _bounded_prod(values: Any, *, start: Any = 1) -> Any:
-    items = list(values)
-    if sum(_bits(item) for item in items) + _bits(start) > MAX_RESULT_BITS:
-        raise Unsupported("product too large for the parent")
-    return math.prod(items, start=start)
-
-
-def _bounded_range(*args: Any) -> range:
-    span = range(*args)
-    if len(span) > MAX_REPEAT_ITEMS:
-        raise Unsupported("range too large for the parent")
-    return span
-
-
-def _type_of(value: Any) -> type:
-    return type(value)
-
-
-def _numeric_sum(values: Any, start: Any = 0) -> Any:
-    if type(start) not in (int, float, complex, bool):
-        raise Unsupported("sum with a non-numeric start")
-    return sum(values, start)
-
-
 ALLOWED_BUILTINS: dict[str, Any] = {
-    "len": len, "sorted": sorted, "set": bounded_set, "frozenset": lambda items=(): frozenset(bounded_set(items)),
-    "list": list, "tuple": tuple, "abs": abs, "min": min, "max": max, "sum": _numeric_sum, "all": all, "any": any,
-    "round": round, "isinstance": isinstance, "str": str, "int": int, "float": float, "bool": bool,
-    "complex": complex, "type": _type_of, "range": _bounded_range, "enumerate": enumerate, "zip": zip,
+    # set, frozenset, range and type are the real types (for isinstance and `type(x) == set`); a call of one goes
+    # through its bounded constructor (`replay_arith.constructor_for`).
+    "len": len, "sorted": sorted, "set": set, "frozenset": frozenset,
+    "list": list, "tuple": tuple, "abs": abs, "min": min, "max": max, "sum": numeric_sum, "all": all, "any": any,
+    "round": bounded_round, "isinstance": isinstance, "str": str, "int": int, "float": float, "bool": bool,
+    "complex": complex, "type": type, "range": range, "enumerate": enumerate, "zip": zip,
     "reversed": reversed, "repr": repr, "ord": ord, "chr": chr,
 }
 ALLOWED_MATH: dict[str, Any] = {
-    "isclose": math.isclose, "prod": _bounded_prod, "sqrt": math.sqrt, "fabs": math.fabs, "floor": math.floor,
+    "isclose": math.isclose, "prod": bounded_prod, "sqrt": math.sqrt, "fabs": math.fabs, "floor": math.floor,
     "ceil": math.ceil, "isnan": math.isnan, "isinf": math.isinf, "isfinite": math.isfinite, "log": math.log,
     "log2": math.log2, "log10": math.log10, "exp": math.exp, "sin": math.sin, "cos": math.cos, "tan": math.tan,
-    "atan2": math.atan2, "hypot": math.hypot, "gcd": math.gcd, "trunc": math.trunc, "pi": math.pi, "e": math.e,
+    "atan2": math.atan2, "hypot": math.hypot, "gcd": bounded_gcd, "trunc": math.trunc, "pi": math.pi, "e": math.e,
     "tau": math.tau, "inf": math.inf, "nan": math.nan,
 }
 # Pure methods per exact type, called only on values of exactly that type.
@@ -136,9 +89,9 @@ ALLOWED_METHODS: dict[type, frozenset[str]] = {
 }
 _ALL_METHOD_NAMES = frozenset().union(*ALLOWED_METHODS.values()) | ALLOWED_MATH.keys()
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: _checked_mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: _numeric_mod, ast.Pow: _checked_pow, ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: _checked_shift, ast.RShift: operator.rshift,
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: checked_mul, ast.Div: operator.truediv,
+    ast.FloorDiv: checked_floordiv, ast.Mod: checked_mod, ast.Pow: checked_pow, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: checked_shift, ast.RShift: operator.rshift,
 }
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
@@ -275,7 +228,7 @@ class Replay:
         if kind is ast.Tuple:
             return tuple(self.eval(element, env) for element in node.elts)
         if kind is ast.Set:
-            return bounded_set(self.eval(element, env) for element in node.elts)
+            return _set_of(self.eval(element, env) for element in node.elts)
         if kind is ast.Dict:
             return {self.eval(k, env): self.eval(v, env) for k, v in zip(node.keys, node.values)}
         if kind is ast.ListComp:
@@ -283,11 +236,11 @@ class Replay:
         if kind is ast.GeneratorExp:
             return self.comprehension(node.generators, lambda scope: self.eval(node.elt, scope), env)
         if kind is ast.SetComp:
-            return bounded_set(self.comprehension(node.generators, lambda scope: self.eval(node.elt, scope), env))
+            return _set_of(self.comprehension(node.generators, lambda scope: self.eval(node.elt, scope), env))
         if kind is ast.DictComp:
             pairs = list(self.comprehension(
                 node.generators, lambda scope: (self.eval(node.key, scope), self.eval(node.value, scope)), env))
-            bounded_set(key for key, _value in pairs)
+            _set_of(key for key, _value in pairs)
             return dict(pairs)
         raise Unsupported(f"expression node {kind.__name__}")
 
@@ -348,7 +301,7 @@ class Replay:
         if function in (min, max) and "key" in kwargs:
             raise Unsupported("min/max(key=...)")
         try:
-            return function(*args, **kwargs)
+            return constructor_for(function, bool(kwargs))(*args, **kwargs)
         except BudgetExceeded as exc:
             raise Unsupported(exc.reason) from exc
 
@@ -378,6 +331,13 @@ class Replay:
         return produce(0, env, first)  # a generator reads the names when it is iterated, as Python does
 
 
+def _set_of(items: Iterator[Any]) -> set[Any]:
+    try:
+        return bounded_set(items)
+    except BudgetExceeded as exc:
+        raise Unsupported(exc.reason) from exc
+
+
 class _MathModule:
     """Stands for the `math` module a snippet imported."""
 
@@ -394,4 +354,4 @@ _ORDER_SENSITIVE_CALLABLES = {id({**ALLOWED_BUILTINS, **ALLOWED_MATH}[name]): na
 
 
 def _length(value: Any) -> int:
-    return len(value) if type(value) in (str, bytes, list, tuple, set, frozenset, dict) else 0
+    return len(value) if type(value) in (str, bytes, bytearray, list, tuple, set, frozenset, dict) else 0

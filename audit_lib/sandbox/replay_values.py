@@ -18,15 +18,17 @@ from typing import Any
 _REAL = (int, float, bool)
 # `is` keeps its meaning on decoded values only against these, which exist once.
 _SINGLETONS = (None, True, False, ...)
+# What `.keys()`, `.values()` and `.items()` give: they print and iterate what they view (a set among it too).
+_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
 
 def _nested(value: Any) -> Iterator[Any]:
-    """`value` and every item it holds, at any depth (lists, tuples, sets, dicts' keys and values)."""
+    """`value` and every item it holds, at any depth (lists, tuples, sets, dicts' keys and values, dict views)."""
     pending = [value]
     while pending:
         item = pending.pop()
         yield item
-        if type(item) in (list, tuple, set, frozenset):
+        if type(item) in (list, tuple, set, frozenset, *_DICT_VIEWS):
             pending.extend(item)
         elif isinstance(item, dict):
             pending.extend(item.keys())
@@ -63,14 +65,14 @@ def _one_scalar_kind(items: Any) -> bool:
 
 
 def holds_a_set(value: Any) -> bool:
-    """Whether `value` is or holds (in lists, tuples, dicts) a set or frozenset."""
+    """Whether `value` is or holds (in lists, tuples, dicts, dict views) a set or frozenset."""
     pending = [value]
     while pending:
         item = pending.pop()
         kind = type(item)
         if kind in (set, frozenset):
             return True
-        if kind in (list, tuple):
+        if kind in (list, tuple, *_DICT_VIEWS):
             pending.extend(item)
         elif isinstance(item, dict):  # OrderedDict, Counter and defaultdict too
             pending.extend(item.values())

@@ -24,6 +24,7 @@ from typing import Any
 from audit_lib import sandbox
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import CallJobResult, CallOutcome, Limits, SnippetResult, Status
+from audit_lib.sandbox.budget import safe_repr
 from audit_lib.sandbox.lift_program import (
     WRAPPER_NAME,
     append_harness,
@@ -38,6 +39,7 @@ from audit_lib.sandbox.lifting import LiftedTest, NotLiftable, lift_snippet
 from audit_lib.sandbox.replay_values import holds_nan
 
 _SIGNAL_PREFIX = "SIG"
+_MESSAGE_CHARS = 2000
 
 
 def trust_counts(snippets: Iterable[Any], runs_key: str) -> dict[str, int]:
@@ -278,8 +280,8 @@ def _replay(plan: LiftedTest, replay: Replay) -> tuple[str, str | None, str | No
             elif step.kind == "run":
                 replay.eval(step.expr, env)
             elif not replay.eval(step.expr, env):
-                message = "" if step.msg is None else str(replay.eval(step.msg, env))
-                return "fail", "AssertionError", message[:2000]
+                message = "" if step.msg is None else _message_text(replay.eval(step.msg, env))
+                return "fail", "AssertionError", message
         except (Unsupported, CallFailed, ParentTimeout):
             raise
         except RecursionError:
@@ -289,6 +291,15 @@ def _replay(plan: LiftedTest, replay: Replay) -> tuple[str, str | None, str | No
         except Exception as exc:  # noqa: BLE001 - what the assert itself raised in Python: the snippet's error
             return "error", type(exc).__name__, str(exc)[:2000]
     return "pass", None, None
+
+
+def _message_text(value: Any) -> str:
+    """The assert message as the AssertionError prints it. Python evaluates the message but does not str() it to
+    fail the assert, so one that cannot be printed (an int past the digit limit) gets a stand-in: still `fail`."""
+    try:
+        return str(value)[:_MESSAGE_CHARS]
+    except (ValueError, RecursionError, MemoryError):
+        return safe_repr(value, _MESSAGE_CHARS)
 
 
 def _call_failure(outcome: CallOutcome) -> tuple[str, str | None, str | None]:

@@ -29,10 +29,11 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from audit_lib.sandbox.lift_calls import CallExtractor
 from audit_lib.sandbox.lift_order import Reads, StaleRead
 from audit_lib.sandbox.lift_program import bound_names
 from audit_lib.sandbox.lifted_eval import ALLOWED_BUILTINS, ALLOWED_MATH, CALL_PREFIX, check_expression
-from audit_lib.sandbox.lifting_env import NO_LITERAL, Alias, Function, Literal, Opaque, immutable, literal_value
+from audit_lib.sandbox.lifting_env import NO_LITERAL, Alias, Function, Literal, Opaque, Refuse, immutable, literal_value
 
 MAX_UNROLLED_STATEMENTS = 20_000
 MAX_CALLS = 5_000
@@ -83,10 +84,6 @@ class NotLiftable:
     reason: str
 
 
-class _Refuse(Exception):
-    pass
-
-
 _MODULE = object()
 
 
@@ -100,7 +97,7 @@ def lift_snippet(snippet: str, entry_points: frozenset[str] | tuple[str, ...]) -
     lifter = _Lifter(frozenset(entry_points))
     try:
         lifter.block(tree.body, {})
-    except _Refuse as exc:
+    except Refuse as exc:
         return NotLiftable(str(exc))
     except RecursionError:
         return NotLiftable("nested too deep")
@@ -141,7 +138,7 @@ class _Lifter:
         for statement in body:
             self.statements += 1
             if self.statements > MAX_UNROLLED_STATEMENTS:
-                raise _Refuse("too many statements once loops are unrolled")
+                raise Refuse("too many statements once loops are unrolled")
             self.statement(statement, env)
             if env is self.module_env:
                 self.module_names.update(bound_names(statement))
@@ -176,33 +173,33 @@ class _Lifter:
         elif isinstance(node, ast.For):
             self.for_loop(node, env)
         else:
-            raise _Refuse(f"statement {type(node).__name__}")
+            raise Refuse(f"statement {type(node).__name__}")
 
     def import_(self, node: ast.Import | ast.ImportFrom, env: dict[str, Any]) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name not in ALLOWED_IMPORTS:
-                    raise _Refuse(f"import {alias.name}")
+                    raise Refuse(f"import {alias.name}")
                 env[alias.asname or alias.name] = _MODULE
                 self.steps.append(Step("bind", ast.Name(f"{CALL_PREFIX}module:{alias.name}", ast.Load()),
                                        target=ast.Name(alias.asname or alias.name, ast.Store())))
             return
         if node.module not in ALLOWED_IMPORTS or node.level:
-            raise _Refuse(f"from {node.module} import")
+            raise Refuse(f"from {node.module} import")
         for alias in node.names:
             if alias.name not in ALLOWED_MATH:
-                raise _Refuse(f"from math import {alias.name}")
+                raise Refuse(f"from math import {alias.name}")
             env[alias.asname or alias.name] = Opaque()
             self.steps.append(Step("bind", ast.Name(f"{CALL_PREFIX}math:{alias.name}", ast.Load()),
                                    target=ast.Name(alias.asname or alias.name, ast.Store())))
 
     def assign(self, node: ast.Assign, env: dict[str, Any]) -> None:
         if len(node.targets) != 1:
-            raise _Refuse("chained assignment")
+            raise Refuse("chained assignment")
         target = node.targets[0]
         names = _target_names(target)
         value = node.value
-        if isinstance(target, ast.Name) and isinstance(value, ast.Name) and self._entry_of(value.id, env):
+        if isinstance(target, ast.Name) and isinstance(value, ast.Name) and self.entry_of(value.id, env):
             env[target.id] = self.alias_of(value.id, env)  # candidate = solution
             return
         literal = literal_value(value)
@@ -230,35 +227,35 @@ class _Lifter:
         arguments = node.args
         if node.decorator_list or arguments.posonlyargs or arguments.vararg or arguments.kwonlyargs \
                 or arguments.kwarg or arguments.defaults or len(arguments.args) != 1:
-            raise _Refuse("a function other than check(candidate)")
+            raise Refuse("a function other than check(candidate)")
         env[node.name] = Function(node)
 
     def inline_check(self, call: ast.Call, env: dict[str, Any]) -> None:
         function = env[call.func.id].node
         if call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Name):
-            raise _Refuse("check() called with something other than one function name")
-        entry = self._entry_of(call.args[0].id, env)
+            raise Refuse("check() called with something other than one function name")
+        entry = self.entry_of(call.args[0].id, env)
         if entry is None:
-            raise _Refuse(f"check() called with {call.args[0].id}, not an entry point")
+            raise Refuse(f"check() called with {call.args[0].id}, not an entry point")
         # The body runs with globals visible and its own locals, as a call would. The replay has one namespace: a
         # local named like a global would overwrite it, or be read as the global before its assignment.
         shadowing = sorted({name for statement in function.body for name in bound_names(statement)} & env.keys())
         if shadowing:
-            raise _Refuse(f"check() binds {', '.join(shadowing)}, also a global (one namespace in the replay)")
+            raise Refuse(f"check() binds {', '.join(shadowing)}, also a global (one namespace in the replay)")
         local_env = {**env, function.args.args[0].arg: self.alias_of(call.args[0].id, env)}
         self.block(function.body, local_env)
 
     def for_loop(self, node: ast.For, env: dict[str, Any]) -> None:
         if node.orelse:
-            raise _Refuse("for-else")
+            raise Refuse("for-else")
         table = literal_value(node.iter)
         named = env.get(node.iter.id) if isinstance(node.iter, ast.Name) else None
         if table is NO_LITERAL and isinstance(named, Literal):
             if named.passed_to_call is not None or named.stale:
-                raise _Refuse(f"for over {node.iter.id} after a call that may have changed it")
+                raise Refuse(f"for over {node.iter.id} after a call that may have changed it")
             table = named.value
         if table is NO_LITERAL or not isinstance(table, (list, tuple, str, set, frozenset, dict)):
-            raise _Refuse("for over something other than a literal table")
+            raise Refuse("for over something other than a literal table")
         for row in table:
             bindings = _unpack(node.target, row)
             for name, value in bindings.items():
@@ -276,10 +273,10 @@ class _Lifter:
         """A copy of `node` with each entry-point call replaced by a reference to its outcome, and the calls whose
         objects its value may hold; `read` when the statement reads the value itself (an assert)."""
         made = len(self.calls)
-        rewritten = _CallExtractor(self, env, calls_allowed).visit(copy.deepcopy(node))
+        rewritten = CallExtractor(self, env, calls_allowed).visit(copy.deepcopy(node))
         problem = check_expression(rewritten, _known_names(env))
         if problem is not None:
-            raise _Refuse(problem)
+            raise Refuse(problem)
         # Builtins the replay provides; in assert mode the program's own globals of these names would win.
         self.builtins_used.update(name.id for name in ast.walk(rewritten) if isinstance(name, ast.Name)
                                   and name.id in ALLOWED_BUILTINS and name.id not in env)
@@ -288,9 +285,9 @@ class _Lifter:
         try:
             return rewritten, reads.read(rewritten) if read else reads.value(rewritten)
         except StaleRead as exc:
-            raise _Refuse(str(exc)) from None
+            raise Refuse(str(exc)) from None
 
-    def _entry_of(self, name: str, env: dict[str, Any]) -> str | None:
+    def entry_of(self, name: str, env: dict[str, Any]) -> str | None:
         bound = env.get(name)
         if isinstance(bound, Alias):
             return bound.entry_point
@@ -309,14 +306,14 @@ class _Lifter:
 
     def add_call(self, entry: str, args: tuple[Any, ...], slot: int = -1, skippable: bool = False) -> int:
         if self.entry_point not in (None, entry):
-            raise _Refuse("calls more than one entry point")
+            raise Refuse("calls more than one entry point")
         if self.skippable_call is not None:
             # The child makes every call: one Python skips could change what the program answers after it.
-            raise _Refuse("an entry-point call after one Python may skip (and/or, if-else, chained comparison)")
+            raise Refuse("an entry-point call after one Python may skip (and/or, if-else, chained comparison)")
         if skippable:
             self.skippable_call = len(self.calls)
         if len(self.calls) >= MAX_CALLS:
-            raise _Refuse("too many calls")
+            raise Refuse("too many calls")
         self.entry_point = entry
         self.calls.append(args)
         self.routes.append((slot, tuple(self.to_capture)))
@@ -325,132 +322,12 @@ class _Lifter:
         return len(self.calls) - 1
 
 
-class _CallExtractor(ast.NodeTransformer):
-    def __init__(self, lifter: _Lifter, env: dict[str, Any], calls_allowed: bool) -> None:
-        self.lifter, self.env, self.calls_allowed = lifter, env, calls_allowed
-        self.scope_depth = 0
-        # Inside an operand Python may not evaluate: the child makes the call anyway, which is harmless only for the
-        # snippet's last call (its value is not read then, and no later answer depends on it).
-        self.skippable_depth = 0
-        self.read_names: set[str] = set()
-        self.passed_names: set[str] = set()
-
-    def visit_Call(self, node: ast.Call) -> ast.expr:
-        entry = self.lifter._entry_of(node.func.id, self.env) if isinstance(node.func, ast.Name) else None
-        if entry is None:
-            return self.generic_visit(node)
-        if not self.calls_allowed or self.scope_depth:
-            raise _Refuse("entry point called inside a comprehension, lambda or message")
-        if node.keywords:
-            raise _Refuse("keyword arguments to the entry point")
-        passed: list[tuple[int, Literal]] = []
-        args = tuple(self.argument(arg, position, passed) for position, arg in enumerate(node.args))
-        bound = self.env.get(node.func.id)
-        index = self.lifter.add_call(entry, args, bound.slot if isinstance(bound, Alias) else -1,
-                                     skippable=self.skippable_depth > 0)
-        for position, bound in passed:
-            bound.passed_to_call = (index, position)
-            bound.changed_by_a_call()
-        return ast.copy_location(ast.Name(f"{CALL_PREFIX}{index}", ast.Load()), node)
-
-    def argument(self, node: ast.expr, position: int, passed: list[tuple[int, Literal]]) -> Any:
-        value = literal_value(node)
-        if value is not NO_LITERAL:
-            return value
-        if isinstance(node, ast.Name) and isinstance(self.env.get(node.id), Literal):
-            bound = self.env[node.id]
-            if not immutable(bound.value):
-                if bound.aliased or bound.stale:
-                    raise _Refuse(f"{node.id} shares objects with a value a call may change")
-                # In Python a second call, or a read in the same expression, would see the very object the call
-                # changed; the replay only knows each argument as the call that received it left it.
-                if bound.passed_to_call is not None or node.id in self.read_names \
-                        or any(other is bound for _position, other in passed):
-                    raise _Refuse(f"{node.id} is shared by several reads and calls in one expression")
-                passed.append((position, bound))
-                self.passed_names.add(node.id)
-            return copy.deepcopy(bound.value)
-        raise _Refuse("an entry-point argument that is not a literal")
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        bound = self.env.get(node.id)
-        if isinstance(bound, (Alias, Function)):
-            raise _Refuse(f"{node.id} used as a value")
-        if isinstance(node.ctx, ast.Load):
-            self.read_names.add(node.id)
-        if isinstance(bound, Literal) and bound.stale:
-            raise _Refuse(f"{node.id} shares objects with a value a call changed")
-        if isinstance(bound, Literal) and bound.passed_to_call is not None:
-            if node.id in self.passed_names:
-                raise _Refuse(f"{node.id} is read in the expression that passes it to the entry point")
-            index, position = bound.passed_to_call
-            self.lifter.reads_arguments = True
-            return ast.copy_location(ast.Name(f"{CALL_PREFIX}{index}.arg{position}", ast.Load()), node)
-        return node
-
-    def _skippable(self, node: ast.expr) -> ast.expr:
-        self.skippable_depth += 1
-        try:
-            return self.visit(node)
-        finally:
-            self.skippable_depth -= 1
-
-    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
-        node.values = [self.visit(node.values[0]), *(self._skippable(value) for value in node.values[1:])]
-        return node
-
-    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
-        node.test = self.visit(node.test)
-        node.body, node.orelse = self._skippable(node.body), self._skippable(node.orelse)
-        return node
-
-    def visit_Compare(self, node: ast.Compare) -> ast.expr:
-        # `a < b < c` evaluates c only when a < b holds.
-        node.left = self.visit(node.left)
-        node.comparators = [self.visit(node.comparators[0]), *map(self._skippable, node.comparators[1:])]
-        return node
-
-    def visit_Dict(self, node: ast.Dict) -> ast.expr:
-        # Python evaluates k1, v1, k2, v2; the calls are numbered in that order.
-        pairs = [(None if key is None else self.visit(key), self.visit(value))
-                 for key, value in zip(node.keys, node.values)]
-        node.keys, node.values = [key for key, _value in pairs], [value for _key, value in pairs]
-        return node
-
-    def _scoped(self, node: ast.AST) -> ast.AST:
-        self.scope_depth += 1
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.scope_depth -= 1
-
-    def _comprehension(self, node: ast.AST) -> ast.AST:
-        # The first iterable is evaluated in the enclosing scope, once: a call there is an ordinary call.
-        first = node.generators[0]
-        first.iter = self.visit(first.iter)
-        self.scope_depth += 1
-        try:
-            for name in ("elt", "key", "value"):
-                if getattr(node, name, None) is not None:
-                    setattr(node, name, self.visit(getattr(node, name)))
-            first.target = self.visit(first.target)
-            first.ifs = [self.visit(condition) for condition in first.ifs]
-            for generator in node.generators[1:]:
-                self.visit(generator)
-        finally:
-            self.scope_depth -= 1
-        return node
-
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
-    visit_Lambda = _scoped
-
-
 def _target_names(target: ast.expr) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
         return [e.id for e in target.elts]
-    raise _Refuse("assignment to something other than names")
+    raise Refuse("assignment to something other than names")
 
 
 def _unpack(target: ast.expr, value: Any) -> dict[str, Any]:
@@ -460,14 +337,14 @@ def _unpack(target: ast.expr, value: Any) -> dict[str, Any]:
         try:
             items = list(value)
         except TypeError:
-            raise _Refuse("loop row cannot be unpacked") from None
+            raise Refuse("loop row cannot be unpacked") from None
         if len(items) != len(target.elts):
-            raise _Refuse("loop row of the wrong length")
+            raise Refuse("loop row of the wrong length")
         bindings: dict[str, Any] = {}
         for element, item in zip(target.elts, items):
             bindings.update(_unpack(element, item))
         return bindings
-    raise _Refuse("loop target other than names")
+    raise Refuse("loop target other than names")
 
 
 def _known_names(env: dict[str, Any]) -> frozenset[str]:

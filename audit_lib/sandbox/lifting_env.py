@@ -9,6 +9,10 @@ from typing import Any
 IMMUTABLE_LITERALS = (int, float, complex, str, bytes, bool, type(None))
 
 
+class Refuse(Exception):
+    """A shape the lifter cannot replay exactly; its message becomes the `NotLiftable` reason."""
+
+
 @dataclass(eq=False)
 class Literal:
     value: Any

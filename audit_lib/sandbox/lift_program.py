@@ -2,7 +2,9 @@
 
 All by parsing, nothing executed. A lifted snippet's statements run in the parent, not in the program's globals
 as in assert mode, so the runner keeps it in assert mode when the program binds a builtin the snippet uses
-(`module_level_names`), reads a name the snippet binds (`names_read`) or reads `__name__`. The function the child
+(`module_level_names`), reads a name the snippet binds (`names_read`) or reads `__name__`, and keeps all of a
+program's snippets there when it could change names where no binding shows (a star import, `globals()`/`exec`,
+`builtins.abs = ...`, `math.isclose = ...`, `sys.set_int_max_str_digits`: `program_allows_lifting`). The function the child
 calls is appended to the program and runs in its globals: it looks up no name the program could have bound.
 """
 
@@ -14,6 +16,10 @@ import symtable
 
 WRAPPER_NAME = "__benchaudit_lifted_call__"
 _DYNAMIC_NAMESPACE = frozenset({"globals", "vars", "locals", "eval", "exec"})
+# Names through which a program reaches bindings `module_level_names` cannot list (its globals by computed names,
+# the builtins module, an imported module's attributes); found in none of the benchmarks' programs.
+_UNSEEN_REACH = _DYNAMIC_NAMESPACE | {"__builtins__", "__import__", "setattr", "delattr"}
+_INTERPRETER_STATE = frozenset({"modules", "set_int_max_str_digits"})
 _UNPARSABLE = (SyntaxError, ValueError, MemoryError, RecursionError)
 
 
@@ -60,12 +66,35 @@ def append_harness(program: str, harness: str) -> str:
 
 
 def program_allows_lifting(program: str) -> str | None:
-    """None when the program behaves the same loaded as a module; else why not (it reads `__name__`)."""
+    """None when the program behaves the same loaded as a module and every name it could change for the snippet
+    is one `module_level_names` sees; else why not."""
     tree = _tree(program)
     if tree is None:
         return None
     if any(isinstance(node, ast.Name) and node.id == "__name__" for node in ast.walk(tree)):
         return "the program reads __name__ (a __main__ block runs only in assert mode)"
+    return _unseen_bindings(tree)
+
+
+def _unseen_bindings(tree: ast.Module) -> str | None:
+    """Why the program could change what the snippet's builtins, `math` or int printing mean where the parent
+    cannot see it (in plain Python the snippet would use the program's versions), or None."""
+    imported = {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            return f"a star import (from {node.module or '.'} import *) binds names the replay cannot see"
+        if isinstance(node, ast.Name) and node.id in _UNSEEN_REACH:
+            return f"the program uses {node.id}, which can bind names the replay cannot see"
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return "the program reaches a namespace through __dict__"
+        reached = node.attr if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            and node.value.id in imported else (node.name if isinstance(node, ast.alias) else None)
+        if reached in _INTERPRETER_STATE:
+            return f"the program reaches {reached}, interpreter-wide state the snippet shares in plain Python"
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) \
+                and isinstance(node.value, ast.Name) and node.value.id in imported:  # `builtins.abs = ...` too
+            return f"the program sets {node.value.id}.{node.attr}, which the snippet would see in plain Python"
     return None
 
 
@@ -86,8 +115,12 @@ def module_level_names(program: str) -> frozenset[str]:
             names.add(node.id)
         elif isinstance(node, ast.alias):
             names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue  # their own scopes (a walrus inside is rare enough to ignore)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            # their own scope, but a walrus inside binds in the module's
+            names.update(inner.target.id for inner in ast.walk(node) if isinstance(inner, ast.NamedExpr))
+            continue
+        elif isinstance(node, ast.Lambda):
+            continue
         pending.extend(ast.iter_child_nodes(node))
     return frozenset(names)
 

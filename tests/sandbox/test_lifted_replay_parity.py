@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -18,16 +20,27 @@ pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # `is` with a 
 QUICK = Limits(timeout_s=3, total_timeout_s=60, memory_mb=512)
 
 
+# In a fresh interpreter: some programs below change interpreter-wide state (the builtins module, `math`, the int
+# digit limit) that must not leak into the test process or the next case.
+PLAIN_PYTHON = """
+import sys
+namespace = {"__name__": "__main__"}
+try:
+    exec(sys.argv[1], namespace)
+    exec(sys.argv[2], namespace)
+except AssertionError:
+    print("fail")
+except Exception:
+    print("error")
+else:
+    print("pass")
+"""
+
+
 def plain_python(program: str, snippet: str) -> str:
-    namespace: dict = {"__name__": "__main__"}
-    try:
-        exec(program, namespace)  # noqa: S102 - the tests' own programs
-        exec(snippet, namespace)  # noqa: S102
-    except AssertionError:
-        return "fail"
-    except Exception:  # noqa: BLE001
-        return "error"
-    return "pass"
+    completed = subprocess.run([sys.executable, "-W", "ignore", "-c", PLAIN_PYTHON, program, snippet],
+                               capture_output=True, text=True, timeout=60, check=True)
+    return completed.stdout.strip()
 
 
 def _set_with_big_table(items: list) -> set:
@@ -155,6 +168,30 @@ CASES: dict[str, tuple[str, str]] = {
     "generator_reads_names_late_wrong": (_DOUBLE, "k = 1\ng = (x + k for x in [double(1)])\nk = 10\n"
                                                   "assert list(g) == [3]\n"),
 }
+
+# Attack round I, F10/F11: the program changes what the snippet's builtins, `math` or int printing mean in ways no
+# module-level binding shows; plain Python then uses the program's versions, so the snippet runs in assert mode.
+_POWER = "def power(a, b, m):\n    return (a ** b) % m\n"
+_BIG = "def big(n):\n    return 10 ** n\n"
+# `max`, not `len`: assert mode's guard refuses a rebound `len` (see the README), while `max` resolves as in Python.
+_BIGGEST = "def biggest(xs):\n    return max(xs) + 1\n"
+CASES.update({
+    "int_digits_limit_raised": ("import sys\nsys.set_int_max_str_digits(0)\n" + _BIG,
+                                "assert str(big(5000)) == '1' + '0' * 5000\n"),
+    "int_digits_limit_lowered": ("import sys as s\ns.set_int_max_str_digits(640)\n" + _BIG,
+                                 "assert len(str(big(1000))) == 1001\n"),
+    "star_import_shadows_round": ("from numpy import *\n" + _POWER,
+                                  "assert isinstance(round(power(2, 3, 5) + 0.5), int)\n"),
+    "walrus_in_a_module_comprehension": ("[max := (lambda xs: 0) for _ in [0]]\n" + _BIGGEST,
+                                         "assert biggest([1, 2]) == max([1, 2]) + 1\n"),
+    "globals_update_binds_max": ("globals().update(max=lambda xs: 0)\n" + _BIGGEST,
+                                 "assert biggest([1, 2]) == max([1, 2]) + 1\n"),
+    "exec_binds_max": ("exec('max = lambda xs: 0')\n" + _BIGGEST, "assert biggest([1, 2]) == max([1, 2]) + 1\n"),
+    "builtins_module_rebound": ("import builtins\nbuiltins.abs = lambda x: 0\n" + _POWER,
+                                "assert abs(power(2, 3, 5)) == 3\n"),
+    "math_attribute_patched": ("import math\nmath.isclose = lambda a, b: a != b\n" + _POWER,
+                               "import math\nassert math.isclose(power(2, 3, 5), 3)\n"),
+})
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -28,8 +28,7 @@ class CallExtractor(ast.NodeTransformer):
     def __init__(self, lifter: CallSink, env: dict[str, Any], calls_allowed: bool) -> None:
         self.lifter, self.env, self.calls_allowed = lifter, env, calls_allowed
         self.scope_depth = 0
-        # Inside an operand Python may not evaluate: the child makes the call anyway, which is harmless only for the
-        # snippet's last call (its value is not read then, and no later answer depends on it).
+        # Inside an operand Python may not evaluate: the child would make the call anyway (refused).
         self.skippable_depth = 0
         self.read_names: set[str] = set()
         self.passed_names: set[str] = set()
@@ -59,7 +58,7 @@ class CallExtractor(ast.NodeTransformer):
         if isinstance(node, ast.Name) and isinstance(self.env.get(node.id), Literal):
             bound = self.env[node.id]
             if not immutable(bound.value):
-                if bound.aliased or bound.stale:
+                if bound.reachable_elsewhere() or bound.stale:
                     raise Refuse(f"{node.id} shares objects with a value a call may change")
                 # In Python a second call, or a read in the same expression, would see the very object the call
                 # changed; the replay only knows each argument as the call that received it left it.

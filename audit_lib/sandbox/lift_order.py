@@ -42,9 +42,12 @@ def call_of(name: str) -> int | None:
 class Reads:
     """One statement's expressions, read in order; `made` is how many calls ran before the read being checked."""
 
-    def __init__(self, held: Mapping[str, frozenset[int]], made: int) -> None:
+    def __init__(self, held: Mapping[str, frozenset[int]], made: int, *, rebound: frozenset[str] = frozenset(),
+                 modules: frozenset[str] = frozenset()) -> None:
         self.held = held
         self.made = made
+        self.rebound = rebound  # names the snippet binds: a builtin's name there may be anything
+        self.modules = modules  # names the snippet bound by `import`
 
     def consume(self, calls: frozenset[int]) -> None:
         stale = sorted(index for index in calls if index < self.made - 1)
@@ -115,8 +118,14 @@ class Reads:
         owner = self.value(node.func.value) if isinstance(node.func, ast.Attribute) else NO_CALLS
         held = owner | self.union([*node.args, *node.keywords])
         self.consume(held)
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        return NO_CALLS if name in _SCALAR_FUNCTIONS else held
+        return NO_CALLS if self._scalar_function(node.func) else held
+
+    def _scalar_function(self, func: ast.expr) -> bool:
+        """A builtin or `math` function whose result holds none of its arguments' objects."""
+        if isinstance(func, ast.Name):
+            return func.id in _SCALAR_FUNCTIONS and func.id not in self.rebound
+        return isinstance(func, ast.Attribute) and func.attr in _SCALAR_FUNCTIONS \
+            and isinstance(func.value, ast.Name) and func.value.id in self.modules
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> frozenset[int]:
         # The first iterable is evaluated here (it may make a call); the rest holds no call (the lifter refuses one).

@@ -18,8 +18,9 @@ WRAPPER_NAME = "__benchaudit_lifted_call__"
 _DYNAMIC_NAMESPACE = frozenset({"globals", "vars", "locals", "eval", "exec"})
 # Names through which a program reaches bindings `module_level_names` cannot list (its globals by computed names,
 # the builtins module, an imported module's attributes); found in none of the benchmarks' programs.
-_UNSEEN_REACH = _DYNAMIC_NAMESPACE | {"__builtins__", "__import__", "setattr", "delattr"}
-_INTERPRETER_STATE = frozenset({"modules", "set_int_max_str_digits"})
+_UNSEEN_REACH = _DYNAMIC_NAMESPACE | {"__builtins__", "__import__", "setattr", "delattr", "getattr", "importlib"}
+_INTERPRETER_STATE = frozenset({"modules", "set_int_max_str_digits", "f_globals", "f_builtins", "f_locals",
+                                "_getframe"})
 _UNPARSABLE = (SyntaxError, ValueError, MemoryError, RecursionError)
 
 
@@ -86,15 +87,19 @@ def _unseen_bindings(tree: ast.Module) -> str | None:
             return f"a star import (from {node.module or '.'} import *) binds names the replay cannot see"
         if isinstance(node, ast.Name) and node.id in _UNSEEN_REACH:
             return f"the program uses {node.id}, which can bind names the replay cannot see"
-        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
-            return "the program reaches a namespace through __dict__"
-        reached = node.attr if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-            and node.value.id in imported else (node.name if isinstance(node, ast.alias) else None)
+        if isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr.endswith("__") \
+                and node.attr != "__init__":
+            return f"the program reaches {node.attr} (a namespace, a type's or module's own setters)"
+        if isinstance(node, ast.alias) and node.name.split(".")[0] == "importlib":
+            return "the program imports importlib"
+        if isinstance(node, ast.Match):
+            return "a match statement binds names by pattern"
+        reached = node.attr if isinstance(node, ast.Attribute) else (node.name if isinstance(node, ast.alias) else None)
         if reached in _INTERPRETER_STATE:
             return f"the program reaches {reached}, interpreter-wide state the snippet shares in plain Python"
-        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) \
-                and isinstance(node.value, ast.Name) and node.value.id in imported:  # `builtins.abs = ...` too
-            return f"the program sets {node.value.id}.{node.attr}, which the snippet would see in plain Python"
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load) and (
+                isinstance(node.value, ast.Call) or (isinstance(node.value, ast.Name) and node.value.id in imported)):
+            return f"the program sets .{node.attr} on a module, which the snippet would share"  # `builtins.abs = ...`
     return None
 
 

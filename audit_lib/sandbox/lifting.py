@@ -16,7 +16,7 @@ parent replays on the decoded return values (`sandbox_lifted_eval`). Shapes lift
 
 Anything else (keyword arguments to the entry point, calls inside comprehensions, an argument passed twice or
 read in the same expression that passes it, or shared with a loop table or a value built from it, a call's value or
-argument read after a later call (`sandbox_lift_order`), a call after one Python may skip (under and/or, if-else, a
+argument read after a later call (`sandbox_lift_order`), a call Python may skip (under and/or, if-else, a
 chained comparison: the child makes every call), `is` other than with None/True/False, a check() local named like a
 global, other imports, try/except, ...) is `NotLiftable(reason)` and runs in assert mode.
 """
@@ -128,7 +128,6 @@ class _Lifter:
         self.to_capture: list[int] = []  # alias slots made since the last call
         self.routes: list[tuple[int, tuple[int, ...]]] = []
         self.routed = False
-        self.skippable_call: int | None = None  # a call Python may skip, made anyway by the child
 
     # ---- statements ----------------------------------------------------------------------------------------------
 
@@ -281,7 +280,10 @@ class _Lifter:
         self.builtins_used.update(name.id for name in ast.walk(rewritten) if isinstance(name, ast.Name)
                                   and name.id in ALLOWED_BUILTINS and name.id not in env)
         held = {name: bound.calls for name, bound in env.items() if isinstance(bound, Opaque)}
-        reads = Reads(held, made)
+        # A scalar builtin by its name only where the snippet has not rebound it (`len = max`), a math function
+        # only through a module the snippet imported.
+        reads = Reads(held, made, rebound=frozenset(name for name, bound in env.items() if bound is not _MODULE),
+                      modules=frozenset(name for name, bound in env.items() if bound is _MODULE))
         try:
             return rewritten, reads.read(rewritten) if read else reads.value(rewritten)
         except StaleRead as exc:
@@ -307,11 +309,10 @@ class _Lifter:
     def add_call(self, entry: str, args: tuple[Any, ...], slot: int = -1, skippable: bool = False) -> int:
         if self.entry_point not in (None, entry):
             raise Refuse("calls more than one entry point")
-        if self.skippable_call is not None:
-            # The child makes every call: one Python skips could change what the program answers after it.
-            raise Refuse("an entry-point call after one Python may skip (and/or, if-else, chained comparison)")
         if skippable:
-            self.skippable_call = len(self.calls)
+            # The child makes every call: one Python skips could change a later answer, an argument read after it,
+            # or spend the request's time (a hang Python never runs).
+            raise Refuse("an entry-point call Python may skip (and/or, if-else, chained comparison)")
         if len(self.calls) >= MAX_CALLS:
             raise Refuse("too many calls")
         self.entry_point = entry

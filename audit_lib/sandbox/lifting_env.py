@@ -25,6 +25,16 @@ class Literal:
     rows: list[Literal] = field(default_factory=list)
     stale: bool = False
 
+    def reachable_elsewhere(self) -> bool:
+        """Whether a value the lifter does not follow may hold this object: it, or a table holding it, is aliased
+        (`u = t` then a row of `t` passed to a call: `u` shows the change in Python, not in the replay)."""
+        literal: Literal | None = self
+        while literal is not None:
+            if literal.aliased:
+                return True
+            literal = literal.table
+        return False
+
     def changed_by_a_call(self) -> None:
         """Mark the tables holding this literal and the rows it holds: their replay values miss the change."""
         table = self.table

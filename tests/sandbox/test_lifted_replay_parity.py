@@ -193,6 +193,54 @@ CASES.update({
                                "import math\nassert math.isclose(power(2, 3, 5), 3)\n"),
 })
 
+# Attack round J: a skipped call's argument read later; a loop table reached through another name; a snippet that
+# rebinds a builtin the stale-read rule trusted by name.
+_SORTS = "def sorts(x):\n    if isinstance(x, list):\n        x.sort()\n        return None\n    return x\n"
+_APPENDS = "def appends(x):\n    x.append(9)\n    return len(x)\n"
+_NESTED_BUFFER = "_buf = [[]]\ndef nested(n):\n    _buf[0].clear()\n    _buf[0].extend(range(n))\n    return _buf\n"
+CASES.update({
+    "skipped_call_argument_read_after": (_SORTS, "inp = [3, 1, 2]\nr = sorts(1) or sorts(inp)\n"
+                                                 "assert inp == [1, 2, 3]\n"),
+    "skipped_call_argument_unchanged": (_SORTS, "inp = [3, 1, 2]\nassert sorts(1) == 1 or sorts(inp) == 1\n"
+                                                "assert inp == [3, 1, 2]\n"),
+    "untaken_branch_argument_unchanged": (_SORTS, "inp = [3, 1, 2]\nx = 0 if True else sorts(inp)\n"
+                                                  "assert inp == [3, 1, 2]\n"),
+    "loop_table_bound_to_another_name": (_APPENDS, "t = [[1]]\nu = t\nfor x in t:\n    r = appends(x)\n"
+                                                   "assert u == [[1]]\n"),
+    "loop_table_row_bound_to_another_name": (_APPENDS, "t = [[1]]\ny = t[0]\nfor z in t:\n    r = appends(z)\n"
+                                                       "assert y == [1]\n"),
+    "scalar_builtin_rebound_to_max": (_NESTED_BUFFER, "len = max\na = nested(1)\nb = len(a)\nc = nested(2)\n"
+                                                      "assert b == [0]\n"),
+    "scalar_builtin_rebound_to_sorted": (_NESTED_BUFFER, "str = sorted\nb = str(nested(1))\nc = nested(2)\n"
+                                                         "assert b == [[0]]\n"),
+})
+
+# ... and programs that bind a builtin the snippet uses where no module-level binding shows (round J).
+_MAX_OF = "assert max([power(2, 3, 5), 1]) == 2\n"
+CASES.update({
+    "match_capture_binds_max": ("match (lambda v: 2):\n    case max:\n        pass\n" + _POWER, _MAX_OF),
+    "match_star_binds_sorted": ("match [1, 2]:\n    case [*sorted]:\n        pass\n" + _POWER,
+                                "assert sorted([power(2, 3, 5)]) == [1, 2]\n"),
+    "function_globals_bind_max": (_POWER + "power.__globals__['max'] = lambda v: 2\n", _MAX_OF),
+    "frame_globals_bind_max": ("import sys\nsys._getframe().f_globals['max'] = lambda v: 2\n" + _POWER, _MAX_OF),
+    "object_setattr_on_builtins": ("import builtins\nobject.__setattr__(builtins, 'max', lambda v: 2)\n" + _POWER,
+                                   _MAX_OF),
+    "importlib_module_attribute_set": ("import importlib\nimportlib.import_module('builtins').max = lambda v: 2\n"
+                                       + _POWER, _MAX_OF),
+    "getattr_reaches_the_digit_limit": ("import sys\ngetattr(sys, 'set_int_max_str_digits')(640)\n" + _BIG,
+                                        "assert len(str(big(1000))) == 1001\n"),
+})
+
+
+def test_a_call_python_skips_spends_none_of_the_requests_time() -> None:
+    # Six snippets whose second call would hang, were it made, then one that makes no such call: Python skips the
+    # hanging calls, so all seven pass at once; made by the child, each used its snippet's limit out of the total.
+    program = "def slow_on(x):\n    if x == 'slow':\n        while True:\n            pass\n    return 1\n"
+    snippets = ["assert slow_on(1) == 1 or slow_on('slow') == 1\n"] * 6 + ["assert slow_on(2) == 1\n"]
+    result = run_tests(program, snippets, entry_points=["slow_on"],
+                       limits=Limits(timeout_s=2, total_timeout_s=8, memory_mb=256))
+    assert [s.status for s in result.snippets] == ["pass"] * 7, result
+
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_verdict_equals_plain_python(case: str) -> None:
@@ -219,7 +267,6 @@ LIFTED_STILL: dict[str, tuple[str, str]] = {
                                                           "assert b == [0, 1]\n"),
     "one_call_per_assert": (_BUFFER, "assert fill(1) == [0]\nassert [0, 1] == fill(2)\n"),
     "scalars_of_two_calls": (_BUFFER, "assert len(fill(1)) < len(fill(2))\n"),
-    "skipped_call_last_of_the_snippet": (_COUNTER, "assert tick('a') == 2 and tick('b') == 2\n"),
     "dict_display_of_strings": (_COUNTER, "assert {str(tick('a')): str(tick('b'))} == {'1': '2'}\n"),
     "alias_of_a_rebinding_program": (_REBINDS_TO_WRONG, _CHECK_TWICE),
     "generator_consumed_in_its_assert": (_DOUBLE, "k = 1\nassert sum(x + k for x in [double(1)]) == 3\n"),

@@ -24,9 +24,9 @@ LIFTABLE = {
     "equality": ("assert solution(2) == [2, 4]\n", 1),
     "bound_result_with_message": ("result = solution(2)\nassert result == [2, 4], f'got {result}'\n", 1),
     "truthiness_and_not": ("assert solution(1)\nassert not solution(0) == [1]\n", 2),
-    "membership": ("assert 4 in solution(2) and 5 not in solution(2)\n", 2),
+    "membership": ("got = solution(2)\nassert 4 in got and 5 not in got\n", 1),
     "is_none": ("assert solution(None) is not None\n", 1),
-    "comparisons": ("assert solution(3)[0] < 4 <= solution(3)[1] != 5\n", 2),
+    "comparisons": ("got = solution(3)\nassert got[0] < 4 <= got[1] != 5\n", 1),
     "isclose": ("import math\nassert math.isclose(solution(0.1)[1], 0.2, rel_tol=1e-9)\n", 1),
     "abs_difference": ("assert abs(solution(0.1)[1] - 0.2) < 1e-9\n", 1),
     "literal_table": ("for a, b in [(1, [1, 2]), (2, [2, 4]), (3, [3, 6])]:\n    assert solution(a) == b\n", 3),
@@ -81,7 +81,7 @@ SEMANTICS = {
     "call_exits": ("import sys\ndef solution(x):\n    sys.exit(0)\n", "assert solution(1) == 1\n"),
     "call_os_exit": ("import os\ndef solution(x):\n    os._exit(0)\n", "assert solution(1) == 1\n"),
     "call_times_out": ("def solution(x):\n    while True:\n        pass\n", "assert solution(1) == 1\n"),
-    "short_circuit_skips_failing_call": (HONEST, "assert solution(1) == [1, 2] or solution(None)\n"),
+    "short_circuit_without_a_call": (HONEST, "got = solution(1)\nassert got == [1, 2] or got[5]\n"),
     "load_error": ("raise ValueError('broken')\ndef solution(x):\n    return x\n", "assert solution(1) == 1\n"),
     "missing_entry_point": ("def other(x):\n    return x\n", "assert solution(1) == 1\n"),
     "unpacking_result": ("def solution(x):\n    return (x, -x)\n", "a, b = solution(3)\nassert a + b == 0\n"),
@@ -204,7 +204,7 @@ def test_the_order_of_a_returned_set_is_never_the_parents(snippet: str) -> None:
     (result,) = run_tests(SET_IN_AN_ORDER, [snippet], entry_points=ENTRY, limits=QUICK).snippets
     assert result.trust == "in_process", result
     assert result.status == in_process(SET_IN_AN_ORDER, snippet).status
-    (lifted,) = run_tests(SET_IN_AN_ORDER, ["assert 9 in solution(1) and len(solution(1)) == 2\n"],
+    (lifted,) = run_tests(SET_IN_AN_ORDER, ["got = solution(1)\nassert 9 in got and len(got) == 2\n"],
                           entry_points=ENTRY, limits=QUICK).snippets
     assert (lifted.status, lifted.trust) == ("pass", "parent")  # order-free uses stay lifted
 

@@ -33,7 +33,7 @@ from audit_lib.sandbox.replay_arith import (
     constructor_for,
     numeric_sum,
 )
-from audit_lib.sandbox.replay_values import holds_a_set, holds_defaultdict, identity_is_kept, totally_ordered
+from audit_lib.sandbox.replay_values import DICT_VIEWS, holds_a_set, holds_defaultdict, identity_is_kept, totally_ordered
 
 CALL_PREFIX = "@"
 # A builtin call is not interrupted: one over a value this long (sorted() of an 11-million-character string took
@@ -273,6 +273,8 @@ class Replay:
         allowed = ALLOWED_METHODS.get(type(owner), frozenset())
         if not called or node.attr not in allowed:
             raise Unsupported(f"{type(owner).__name__}.{node.attr}")
+        if _length(owner) > MAX_REPLAY_ITEMS:  # `s.split()` of a 60 MB str took the parent to 1.4 GB
+            raise Unsupported(f"a value too long to replay in the parent (.{node.attr}() of {_length(owner):,} items)")
         return getattr(owner, node.attr)
 
     def call(self, node: ast.Call, env: dict[str, Any]) -> Any:
@@ -353,5 +355,14 @@ def _is_allowed_callable(function: Any) -> bool:
 _ORDER_SENSITIVE_CALLABLES = {id({**ALLOWED_BUILTINS, **ALLOWED_MATH}[name]): name for name in _ORDER_SENSITIVE}
 
 
+_SIZED = (str, bytes, bytearray, list, tuple, set, frozenset, dict, range, *DICT_VIEWS)
+
+
 def _length(value: Any) -> int:
-    return len(value) if type(value) in (str, bytes, bytearray, list, tuple, set, frozenset, dict) else 0
+    """How many items a builtin would go through (a dict view: its dict's; an iterator: what it has left)."""
+    if type(value) in _SIZED or isinstance(value, dict):
+        return len(value)
+    try:
+        return operator.length_hint(value)  # values are exact builtin types: this runs no code of the child's
+    except (TypeError, ValueError, OverflowError):
+        return 0

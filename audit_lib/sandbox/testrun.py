@@ -239,6 +239,7 @@ def _lifted_verdict(job: CallJobResult, plan: LiftedTest, index: int,
     if any(outcome.kind == "unserializable" for outcome in job.outcomes):
         bad = next(o for o in job.outcomes if o.kind == "unserializable")
         return None, f"a value came back unserializable ({bad.exc_type})"
+    replay_started = time.monotonic()  # the replay's deadline covers all the parent's work on the values from here
     values = [outcome.value if outcome.kind == "value" else None for outcome in job.outcomes]
     failed = frozenset(outcome.index for outcome in job.outcomes if outcome.kind != "value")
     arguments: list[Any] = []
@@ -248,10 +249,12 @@ def _lifted_verdict(job: CallJobResult, plan: LiftedTest, index: int,
             return None, "the wrapped call returned an unexpected shape"
         values = [pair[0] if pair else None for pair in unwrapped]
         arguments = [pair[1] if pair else () for pair in unwrapped]
-    if any(holds_nan(value) for value in (*values, *arguments)):
-        # Containers compare a NaN by identity first (`[x] == [x]` for one NaN object), which decoding loses.
-        return None, "a value holds a NaN"
-    replay_started = time.monotonic()
+    try:
+        if any(holds_nan(value) for value in (*values, *arguments)):
+            # Containers compare a NaN by identity first (`[x] == [x]` for one NaN object), which decoding loses.
+            return None, "a value holds a NaN"
+    except Unsupported as exc:  # too large to look through (`replay_values.MAX_SCAN_WORK`)
+        return None, f"replay: {exc}"
     replay = Replay(values, failed, replay_started + timeout, arguments)
     try:
         status, error_type, message = _replay(plan, replay)

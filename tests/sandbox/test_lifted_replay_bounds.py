@@ -5,6 +5,7 @@ refused with a reason rather than a parent exception, a stall or a large allocat
 from __future__ import annotations
 
 import ast
+import math
 import resource
 import time
 
@@ -210,3 +211,132 @@ def test_colliding_long_strings_weigh_by_their_length() -> None:
     short, long_ = ["a"] * 2, ["a" * 1_000_000] * 2
     assert budget.collision_work(long_, [0, 0]) > 1000 * budget.collision_work(short, [0, 0])
     assert budget.collision_work([(1 << 240_000,)] * 2, [0, 0]) > 400
+
+
+# ---- J6: sum() and math.prod() bounded by their work, not only their result -------------------------------------------
+
+@pytest.mark.parametrize(("expression", "values"), [
+    ("sum(@0)", lambda: [1 << 4_000_000] + [1] * 100_000),  # was 9.1 s: the 500 KB running sum copied 100,000 times
+    ("sum(@0, 1 << 4_000_000)", lambda: [1] * 100_000),
+    ("sum(x for x in @0)", lambda: [1 << 4_000_000] + [1] * 100_000),
+    ("math.prod(@0)", lambda: [1 << 3_000_000] + [1] * 20_000),  # was 1.4 s
+    ("math.prod(@0)", lambda: [(1 << 3_000_000) + 1] + [1.0, 1] * 10_000),
+], ids=["sum", "sum-start", "sum-generator", "prod", "prod-mixed"])
+def test_sum_and_prod_of_a_huge_int_and_many_items_are_refused(expression: str, values) -> None:
+    reason, elapsed = timed_refusal(expression.replace("math.", "@1."), values(), _math_module())
+    assert "too slow for the parent" in reason and "bit-steps" in reason
+    assert elapsed < 2
+
+
+def _math_module() -> object:
+    from audit_lib.sandbox.lifted_eval import _MathModule
+    return _MathModule
+
+
+@pytest.mark.parametrize(("expression", "values", "expected"), [
+    ("sum(@0)", lambda: list(range(1_000_000)), lambda: 499_999_500_000),
+    ("sum(@0)", lambda: [0.5] * 999_999, lambda: 499_999.5),
+    ("sum(@0)", lambda: [(1 << 116_000) + 1] * 30_000,  # HumanEval+'s largest honest ints
+     lambda: ((1 << 116_000) + 1) * 30_000),
+    ("sum(@0)", lambda: [1] * 100_000 + [1 << 4_000_000],  # the big one last: one big addition
+     lambda: (1 << 4_000_000) + 100_000),
+    ("math.prod(@0)", lambda: list(range(1, 2_000)), lambda: math.factorial(1_999)),
+    ("math.prod(@0)", lambda: [1.0, -1.0] * 25_000, lambda: 1.0),
+], ids=["small-ints", "floats", "honest-big-ints", "big-last", "factorial", "prod-floats"])
+def test_honest_sums_and_products_still_replay(expression: str, values, expected) -> None:
+    items, want = values(), expected()
+    started = time.perf_counter()
+    assert replay(expression.replace("math.", "@1."), items, _math_module()) == want
+    assert time.perf_counter() - started < 2
+
+
+def test_sum_attack_ends_cleanly_end_to_end() -> None:
+    program = "def f(n):\n    return [1 << 4_000_000] + [1] * 100_000\n"
+    started = time.perf_counter()
+    result = run_tests(program, ["assert sum(f(1)) == 10\n"], entry_points=["f"], limits=QUICK)
+    assert time.perf_counter() - started < 8  # the child's own work included; the parent's replay was 9.1 s
+    # assert mode: the child's own sum runs under the job's time limit
+    assert result.snippets[0].status in ("fail", "timeout") and "too slow for the parent" in result.not_lifted[0][1]
+
+
+# ---- J7: the NaN, set and defaultdict checks are bounded -------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [
+    lambda: [0] * 20_000_000,  # holds_nan walked this in Python: 5.9-9.3 s
+    lambda: [[0]] * 2_000_000,
+    lambda: {str(i): [i] for i in range(1_000_000)},
+], ids=["flat", "nested", "dict"])
+def test_looking_through_a_huge_value_is_refused_quickly(value: object) -> None:
+    from audit_lib.sandbox.replay_values import holds_a_set, holds_nan
+    value = value()
+    for check in (holds_nan, holds_a_set):
+        started = time.perf_counter()
+        with pytest.raises(Unsupported, match="too large for the parent to look through"):
+            check(value)
+        assert time.perf_counter() - started < 1
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (lambda: [0] * 3_000_000 + [float("nan")], True), (lambda: [0.5] * 3_000_000, False),
+    (lambda: ["a", 1, (2, complex(0, math.nan))], True), (lambda: {1: [{"x": 2.0}], 2: {3}}, False),
+    (lambda: [{1: [1, {2: math.nan}]}.values()], True), (lambda: math.nan, True),
+], ids=["flat-nan", "flat-floats", "complex", "nested-none", "view", "scalar"])
+def test_nan_check_still_finds_nans(value: object, expected: bool) -> None:
+    from audit_lib.sandbox.replay_values import holds_nan
+    assert holds_nan(value()) is expected
+
+
+def test_a_huge_flat_value_ends_cleanly_end_to_end() -> None:
+    program = "def f(n):\n    return [0] * 20_000_000\n"
+    started_cpu = time.process_time()
+    result = run_tests(program, ["assert f(1) == []\n"], entry_points=["f"],
+                       limits=Limits(timeout_s=10, total_timeout_s=120, memory_mb=1024))
+    (snippet,) = result.snippets
+    assert snippet.status == "fail" and "too large for the parent to look through" in result.not_lifted[0][1]
+    # decoding 60 MB stays; holds_nan's walk (5.9-9.3 s of parent CPU) is gone
+    assert time.process_time() - started_cpu < 4
+
+
+# ---- J8: a method's receiver, dict views and iterators count against MAX_REPLAY_ITEMS -------------------------------
+
+@pytest.mark.parametrize(("expression", "value"), [
+    ("@0.split()", lambda: "ab " * 20_000_000),  # took the parent to 1,457 MB
+    ("@0.splitlines()", lambda: "a\n" * 2_000_000),
+    ("@0.lower()", lambda: "A" * 2_000_000),
+    ("@0.count(1)", lambda: [1] * 2_000_000),
+    ("@0.items()", lambda: {i: i for i in range(1_500_000)}),
+    ("@0.decode()", lambda: b"a" * 2_000_000),
+], ids=["split", "splitlines", "lower", "list-count", "dict-items", "bytes-decode"])
+def test_a_method_on_a_huge_receiver_is_refused(expression: str, value: object) -> None:
+    value = value()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    reason, elapsed = timed_refusal(expression, value)
+    assert "too long to replay in the parent" in reason and elapsed < 1
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KB
+
+
+@pytest.mark.parametrize("expression", ["sorted(@0.items())", "sorted(@0.values())", "max(@0.keys())",
+                                        "list(@0.items())", "sorted(reversed(@1))", "list(reversed(@1))"])
+def test_dict_views_and_iterators_count_as_their_length(expression: str) -> None:
+    # @0.items() is refused by its receiver; a view or iterator passed on counts as its length
+    big = {str(i): i for i in range(1_200_000)}
+    reason, elapsed = timed_refusal(expression, big, list(range(1_200_000)))
+    assert "too long to replay in the parent" in reason and elapsed < 1
+    from audit_lib.sandbox.lifted_eval import _length
+    assert _length(big.items()) == _length(iter(big.values())) == _length(reversed(list(big))) == 1_200_000
+
+
+@pytest.mark.parametrize(("expression", "expected"), [
+    ("@0.split()", ["ab"] * 1_000), ("sorted(@1.items())[:2]", [("a", 1), ("b", 2)]),
+    ("max(@1.values())", 2), ("list(reversed(@2))[:2]", [9, 8]), ("@0.count('ab')", 1_000),
+])
+def test_receivers_under_the_limit_still_replay(expression: str, expected: object) -> None:
+    assert replay(expression, "ab " * 1_000, {"b": 2, "a": 1}, list(range(10))) == expected
+
+
+def test_split_attack_ends_cleanly_end_to_end() -> None:
+    program = "def f(n):\n    return 'ab ' * 20_000_000\n"
+    result = run_tests(program, ["assert f(1).split() == ['x']\n"], entry_points=["f"],
+                       limits=Limits(timeout_s=10, total_timeout_s=120, memory_mb=1024))
+    # assert mode: the child's own split() runs under the job's memory limit
+    assert result.snippets[0].status in ("fail", "memory") and "too long to replay" in result.not_lifted[0][1]

@@ -33,7 +33,13 @@ from audit_lib.sandbox.replay_arith import (
     constructor_for,
     numeric_sum,
 )
-from audit_lib.sandbox.replay_values import DICT_VIEWS, holds_a_set, holds_defaultdict, identity_is_kept, totally_ordered
+from audit_lib.sandbox.replay_values import (
+    DICT_VIEWS,
+    holds_a_set,
+    holds_defaultdict,
+    identity_is_kept,
+    totally_ordered,
+)
 
 CALL_PREFIX = "@"
 # A builtin call is not interrupted: one over a value this long (sorted() of an 11-million-character string took

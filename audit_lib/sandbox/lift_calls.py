@@ -4,7 +4,9 @@ in Python's evaluation order, and what each reference to their outcomes and argu
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from audit_lib.sandbox.lifted_eval import CALL_PREFIX
@@ -86,12 +88,18 @@ class CallExtractor(ast.NodeTransformer):
             return ast.copy_location(ast.Name(f"{CALL_PREFIX}{index}.arg{position}", ast.Load()), node)
         return node
 
-    def _skippable(self, node: ast.expr) -> ast.expr:
-        self.skippable_depth += 1
+    @contextlib.contextmanager
+    def _inside(self, depth: str) -> Iterator[None]:
+        """One level deeper in `depth` (`scope_depth`, `skippable_depth`) while the body visits."""
+        setattr(self, depth, getattr(self, depth) + 1)
         try:
-            return self.visit(node)
+            yield
         finally:
-            self.skippable_depth -= 1
+            setattr(self, depth, getattr(self, depth) - 1)
+
+    def _skippable(self, node: ast.expr) -> ast.expr:
+        with self._inside("skippable_depth"):
+            return self.visit(node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
         node.values = [self.visit(node.values[0]), *(self._skippable(value) for value in node.values[1:])]
@@ -116,18 +124,14 @@ class CallExtractor(ast.NodeTransformer):
         return node
 
     def _scoped(self, node: ast.AST) -> ast.AST:
-        self.scope_depth += 1
-        try:
+        with self._inside("scope_depth"):
             return self.generic_visit(node)
-        finally:
-            self.scope_depth -= 1
 
     def _comprehension(self, node: ast.AST) -> ast.AST:
         # The first iterable is evaluated in the enclosing scope, once: a call there is an ordinary call.
         first = node.generators[0]
         first.iter = self.visit(first.iter)
-        self.scope_depth += 1
-        try:
+        with self._inside("scope_depth"):
             for name in ("elt", "key", "value"):
                 if getattr(node, name, None) is not None:
                     setattr(node, name, self.visit(getattr(node, name)))
@@ -135,8 +139,6 @@ class CallExtractor(ast.NodeTransformer):
             first.ifs = [self.visit(condition) for condition in first.ifs]
             for generator in node.generators[1:]:
                 self.visit(generator)
-        finally:
-            self.scope_depth -= 1
         return node
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension

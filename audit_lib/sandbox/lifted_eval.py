@@ -36,8 +36,8 @@ from audit_lib.sandbox.replay_arith import (
 from audit_lib.sandbox.replay_values import (
     DICT_VIEWS,
     holds_a_set,
-    holds_defaultdict,
     identity_is_kept,
+    text_hazard,
     totally_ordered,
 )
 
@@ -221,10 +221,9 @@ class Replay:
             return "".join(self.eval(value, env) for value in node.values)
         if kind is ast.FormattedValue:
             value = self.eval(node.value, env)
-            if holds_a_set(value):
-                raise Unsupported("the order of a set the child returned")
-            if holds_defaultdict(value):
-                raise Unsupported("the text of a defaultdict (decoded without its default factory)")
+            hazard = text_hazard(value)
+            if hazard is not None:
+                raise Unsupported(hazard)
             if node.conversion != -1:
                 value = {ord("r"): repr, ord("s"): str, ord("a"): ascii}[node.conversion](value)
             spec = "" if node.format_spec is None else self.eval(node.format_spec, env)
@@ -297,13 +296,15 @@ class Replay:
                 raise Unsupported("a value too long to replay in the parent")
         order_sensitive = _ORDER_SENSITIVE_CALLABLES.get(id(function)) or (
             isinstance(node.func, ast.Attribute) and node.func.attr in _ORDER_SENSITIVE_METHODS)
-        if order_sensitive and any(holds_a_set(value) for value in args):
+        if function in (str, repr):
+            hazard = next(filter(None, map(text_hazard, args)), None)
+            if hazard is not None:
+                raise Unsupported(hazard)
+        elif order_sensitive and any(holds_a_set(value) for value in args):
             raise Unsupported("the order of a set the child returned")
         if function is sorted and any(type(value) in (set, frozenset) and not totally_ordered(value)
                                       for value in args):
             raise Unsupported("sorted() of a set whose items are not totally ordered (ties keep the set's order)")
-        if function in (str, repr) and any(holds_defaultdict(value) for value in args):
-            raise Unsupported("the text of a defaultdict (decoded without its default factory)")
         if function is sorted and "key" in kwargs:
             raise Unsupported("sorted(key=...)")
         if function in (min, max) and "key" in kwargs:

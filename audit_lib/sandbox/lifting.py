@@ -282,8 +282,8 @@ class _Lifter:
         held = {name: bound.calls for name, bound in env.items() if isinstance(bound, Opaque)}
         # A scalar builtin by its name only where the snippet has not rebound it (`len = max`), a math function
         # only through a module the snippet imported.
-        reads = Reads(held, made, rebound=frozenset(name for name, bound in env.items() if bound is not _MODULE),
-                      modules=frozenset(name for name, bound in env.items() if bound is _MODULE))
+        modules = frozenset(name for name, bound in env.items() if bound is _MODULE)
+        reads = Reads(held, made, rebound=frozenset(env.keys() - modules), modules=modules)
         try:
             return rewritten, reads.read(rewritten) if read else reads.value(rewritten)
         except StaleRead as exc:

@@ -74,11 +74,6 @@ def holds_nan(value: Any) -> bool:
     return _scan(value)[1]
 
 
-def holds_defaultdict(value: Any) -> bool:
-    """Whether `value` is or holds a defaultdict (decoded without its default factory)."""
-    return collections.defaultdict in _scan(value)[0]
-
-
 def totally_ordered(items: Any) -> bool:
     """Whether `<` orders the distinct items of a set totally, so `sorted()` does not depend on the set's order:
     real numbers without NaN, strings, bytes, or tuples of one length with one such kind at each position."""
@@ -94,6 +89,17 @@ def _one_scalar_kind(items: Any) -> bool:
     if kinds == {float}:
         return not any(type(item) is float and math.isnan(item) for item in items)
     return len(kinds) <= 1 and kinds <= {str, bytes}
+
+
+def text_hazard(value: Any) -> str | None:
+    """Why the parent cannot print `value` as the child would (one look through it): a set in it (the child's
+    iteration order is not the rebuilt set's) or a defaultdict (decoded without its default factory)."""
+    kinds = _scan(value)[0]
+    if not kinds.isdisjoint((set, frozenset)):
+        return "the order of a set the child returned"
+    if collections.defaultdict in kinds:
+        return "the text of a defaultdict (decoded without its default factory)"
+    return None
 
 
 def holds_a_set(value: Any) -> bool:

@@ -95,6 +95,11 @@ LCB_AUDIT_RAW = (
 IMPOSSIBLE_LCB_REPO = "fjzzq2002/impossible_livecodebench"
 IMPOSSIBLE_LCB_REVISION = "98650ffc3f28a01b261669b6d19fcd7773823710"
 CODEINSIGHTS_REPO = "Kazchoko/my_dataset"
+EVAL_ARENA_COMMIT = "1c869f4036ac2eec9ed690ec187ce372a10dee47"
+EVAL_ARENA_RAW = f"https://raw.githubusercontent.com/crux-eval/eval-arena/{EVAL_ARENA_COMMIT}/data"
+# Folders of a mirror that hold files a user brings (model samples and their official verdicts), not a dataset
+# the audits read: `-p samples_path` names them.
+USER_FILE_FOLDERS: tuple[str, ...] = ("samples",)
 
 _INTENTSPEC_RUN_FILES: dict[str, str] = {
     "generations/claude-sonnet-4-6__HumanEval_101.jsonl": "61693be0a03c60e57fdaf9630aad38894ddbc251220713112dc7a7f38e4250ba",
@@ -269,6 +274,17 @@ def _build_registry() -> dict[str, SourceFile]:
     for file in ("Scenario5_data.csv", "student_performace_by_topic.csv", "test_cases_by_qid.json"):
         entries.append(SourceFile("codeinsights", file, HubFile(CODEINSIGHTS_REPO, "main", file), None,
                                   "unstated", _format_of(file), "HELM CodeInsights inputs, read from resolve/main"))
+    for file, sha, what in (
+        ("humaneval.jsonl", "a65e061e56db75c78a1c7919a2f2b1c89e408f66c85e8b5e2945b99ddecb43c6", "HumanEval, 49 models"),
+        ("humaneval+.jsonl", "7a9ae8be03275e0be7af814c742c237fd59e4733a38c00163faf0e69f38fa62b", "HumanEval+, 49 models"),
+        ("mbpp.jsonl", "8086a56cec781e5a77e75b09c5c6c4f7567d48aceb5b1abbd24404a9f04e0fdf", "MBPP, 59 models"),
+        ("mbpp+.jsonl", "192f024c07afbdd894bef09b0ce6fbcdba86d84d4589d693e6f890c35a4c2e38", "MBPP+, 59 models"),
+        ("lcb_codegen.jsonl", "0646e979dd8125ee680b39f6433b40f77d963a6216b1774ce06661d956eacb83",
+         "LiveCodeBench code generation, 58 models"),
+    ):
+        entries.append(SourceFile("model_results", file, UrlFile(f"{EVAL_ARENA_RAW}/{file}"), sha,
+                                  "unstated (no licence file upstream)", "jsonl",
+                                  f"eval-arena per-task outcomes of published models: {what}"))
     return {entry.key: entry for entry in entries}
 
 

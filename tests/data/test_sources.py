@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from audit_lib.data.sources import DATASETS, REGISTRY, HubFile, files_of, get_source
+from audit_lib.data.sources import DATASETS, REGISTRY, USER_FILE_FOLDERS, HubFile, files_of, get_source
 from audit_lib.errors import UnknownSourceError
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -39,10 +39,30 @@ def test_unknown_files_and_datasets_get_a_helpful_error():
     with pytest.raises(UnknownSourceError, match="known datasets"):
         files_of("nope")
     assert len(files_of("intentspec", "generations/")) == 98
-    assert set(DATASETS) == {"humaneval", "humaneval_plus", "impossible_lcb", "intentspec", "codeinsights"}
+    assert set(DATASETS) == {"humaneval", "humaneval_plus", "impossible_lcb", "intentspec", "codeinsights",
+                             "model_results"}
+
+
+def _mirrored_files(mirror_dir):
+    return {str(path.relative_to(mirror_dir)) for path in mirror_dir.rglob("*")
+            if path.is_file() and path.name != "PROVENANCE.md"}
 
 
 def test_every_mirrored_data_file_is_registered(mirror_dir):
-    mirrored = {str(path.relative_to(mirror_dir)) for path in mirror_dir.rglob("*")
-                if path.is_file() and path.name != "PROVENANCE.md"}
-    assert mirrored - set(REGISTRY) == set()
+    user_files = {key for key in _mirrored_files(mirror_dir) if key.split("/", 1)[0] in USER_FILE_FOLDERS}
+    assert _mirrored_files(mirror_dir) - user_files - set(REGISTRY) == set()
+
+
+def test_user_file_folders_are_no_dataset_and_hold_files(mirror_dir):
+    """`samples/` is what a user brings: never registered, and the allowance above is not vacuous."""
+    assert not set(USER_FILE_FOLDERS) & set(DATASETS)
+    assert any(key.startswith("samples/") for key in _mirrored_files(mirror_dir))
+
+
+def test_every_registered_file_of_the_mirror_hashes_to_its_pin(mirror_dir):
+    import hashlib
+
+    for key in sorted(_mirrored_files(mirror_dir) & set(REGISTRY)):
+        source = REGISTRY[key]
+        if source.dataset == "model_results":
+            assert hashlib.sha256((mirror_dir / key).read_bytes()).hexdigest() == source.sha256, key

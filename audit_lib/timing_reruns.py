@@ -60,7 +60,6 @@ class SnippetTarget:
     snippet: str
     entry_points: tuple[str, ...]
     limit_s: float
-    lift: bool = True
 
 
 @dataclass(frozen=True)
@@ -80,12 +79,12 @@ def _rerun_limits(base: sandbox.Limits, timeout_s: float) -> sandbox.Limits:
 
 def rerun_snippets_alone(targets: Iterable[SnippetTarget], *,
                          limits: sandbox.Limits = sandbox.Limits()) -> dict[str, QuietRerun]:
-    """Each snippet alone (lifted as in the parallel pass when `lift`); a harness error leaves it unmeasured."""
+    """Each snippet alone, as the parallel pass ran it; a harness error leaves it unmeasured."""
     reruns: dict[str, QuietRerun] = {}
     for target in targets:
         def run_once(timeout_s: float, target: SnippetTarget = target) -> sandbox.SnippetResult | None:
             result = sandbox.run_tests(target.program, [target.snippet], entry_points=target.entry_points,
-                                       limits=_rerun_limits(limits, timeout_s), lift=target.lift)
+                                       limits=_rerun_limits(limits, timeout_s))
             return result.snippets[0] if result.snippets else None
 
         snippet = measured_alone(run_once, lambda s: s is not None and s.status == "timeout",

@@ -8,8 +8,8 @@
    Beside them the **fork floor**: a plain interpreter with the sandbox's preloaded modules that forks one child
    per snippet (one forking process per CPU, no isolation, no supervision, the exit code as the verdict). It is
    the most any design that runs each snippet in a fresh process of this interpreter can reach on this machine.
-   Last, the same snippets the way the audits run assert tests (`TestsJob`: lifted to call mode where their shape
-   allows, a program's lifted snippets in one call request, each snippet a job of its own in the zygote's cell).
+   Last, the same snippets the way the audits run assert tests (`TestsJob`: one request per program, each snippet a
+   job that answers calls and a judge that runs the test, `sandbox.testrun`).
 2. Function-call mode over every HumanEval+ input (base + plus) with the EvalPlus canonical solutions: ours against
    the same calls made with no sandbox at all (a plain interpreter that execs each program and loops over the
    inputs; run as a separate process so the benchmark itself never executes benchmark code). Target: <= 2x.
@@ -121,21 +121,19 @@ def bench_assert(count: int) -> dict:
     single_passes = sum(s.status == "pass" for _k, r in sandbox.run_many(jobs, "local", progress=False, workers=1)
                         for s in r.snippets)
     single_s = time.perf_counter() - started
-    # The same snippets the way the audits run assert tests: `TestsJob` lifts each to call mode where its shape
-    # allows (the parent decides) and runs a program's lifted snippets in one request, each a job of its own.
+    # The same snippets the way the audits run assert tests: `TestsJob`, entry point named.
     tests_jobs = [sandbox.TestsJob(i, TINY_PROGRAM, tuple(snippets[i:i + per_job]), ("add",), limits)
                   for i in range(0, count, per_job)]
     started = time.perf_counter()
     tests_results = [r for _k, r in sandbox.run_many(tests_jobs, "local", progress=False)]
     tests_s = time.perf_counter() - started
     tests_passes = sum(s.status == "pass" for r in tests_results for s in r.snippets)
-    lifted = sum(r.lifted for r in tests_results)
     floor = json.loads(subprocess.run(
         [sys.executable, "-I", "-c", FORK_FLOOR_SCRIPT], capture_output=True, text=True, check=True, timeout=600,
         input=json.dumps({"preload": list(PRELOADED_MODULES), "workers": os.cpu_count() or 1,
                           "sources": [TINY_PROGRAM + "\n\n" + snippet for snippet in snippets]})).stdout)
     return {"snippets": count, "naive_s": naive_s, "pool_s": pool_s, "one_worker_s": single_s,
-            "fork_floor_s": floor["seconds"], "tests_s": tests_s, "lifted": lifted,
+            "fork_floor_s": floor["seconds"], "tests_s": tests_s,
             "passes": (naive_passes, pool_passes, single_passes, floor["passes"], tests_passes)}
 
 
@@ -212,8 +210,8 @@ def main() -> None:
               f"({a['snippets'] / a['pool_s']:.0f}/s) = {a['naive_s'] / a['pool_s']:.1f}x faster | ours 1 worker "
               f"{a['one_worker_s']:.2f}s = {a['naive_s'] / a['one_worker_s']:.1f}x faster | fork floor (no sandbox) "
               f"{a['fork_floor_s']:.2f}s = {a['naive_s'] / a['fork_floor_s']:.1f}x, ours/floor "
-              f"{a['pool_s'] / a['fork_floor_s']:.2f} | as the audits run them (run_tests: {a['lifted']} lifted, one "
-              f"request per program, a job per snippet) {a['tests_s']:.2f}s = "
+              f"{a['pool_s'] / a['fork_floor_s']:.2f} | as the audits run them (run_tests, one "
+              f"request per program, a job and a judge per snippet) {a['tests_s']:.2f}s = "
               f"{a['naive_s'] / a['tests_s']:.1f}x faster | "
               f"passes naive/pool/1-worker/floor/run_tests {a['passes']}", flush=True)
     if "call" in chosen:

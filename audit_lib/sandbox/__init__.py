@@ -1,11 +1,9 @@
 """The sandbox's public face: every piece of untrusted code runs through these names, and only these.
 
-Private modules: `api` (run_asserts, call_function, results), `limits` (a job's limits), `call_options`
-(call_function's checked options), `codec` (tagged JSON), `budget` (bounded decoding in the parent), `strict` +
-`strict_guard` (exact-type comparisons in assert mode), `lifting` + `lifting_env` + `lift_program` + `lifted_eval` +
-`replay_values` + `testrun` (assert tests lifted to call mode and decided in the parent),
-`pool` (warmed zygotes), `executors` (run_many), `cli` (the `sandbox` subcommand) and `zygote/` (the processes that
-run the code).
+Private modules: `api` (run_asserts, call_function), `results` (statuses, SnippetResult), `testrun` (run_tests: the
+program answers calls in its job, the test runs in a jailed judge), `limits` (a job's limits), `call_options`
+(call_function's checked options), `codec` (tagged JSON), `budget` (bounded decoding in the parent), `pool` (warmed
+zygotes), `executors` (run_many), `cli` (the `sandbox` subcommand) and `zygote/` (the processes that run the code).
 """
 
 from audit_lib.sandbox.api import (
@@ -38,8 +36,7 @@ from audit_lib.sandbox.codec import (
     large_value_digest,
 )
 from audit_lib.sandbox.executors import EXECUTOR_ENV, default_workers, open_executor, resolve_executor_name, run_many
-from audit_lib.sandbox.lifting import LiftedTest, NotLiftable, lift_snippet
-from audit_lib.sandbox.testrun import TestsJob, TestsResult, run_tests, trust_counts
+from audit_lib.sandbox.testrun import TestsJob, TestsResult, names_read, run_tests, script_exit_codes, trust_counts
 
 __all__ = [
     "DIGEST_TAG", "ENVIRONMENT_STATUSES", "EXECUTOR_ENV", "STATUSES", "AssertJob", "AssertJobResult", "CallJob",
@@ -47,7 +44,7 @@ __all__ = [
     "ValueDigest", "call_function", "canonical_encoding", "contains_float", "decode", "default_workers",
     "digest_from_json", "digest_of", "encode", "large_value_digest", "open_executor", "resolve_executor_name",
     "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "bounded_set",
-    "printable_int", "safe_repr", "LiftedTest", "NotLiftable", "lift_snippet", "TestsJob", "TestsResult", "trust_counts",
+    "printable_int", "safe_repr", "TestsJob", "TestsResult", "names_read", "script_exit_codes", "trust_counts",
     "run_tests",
 ]
 

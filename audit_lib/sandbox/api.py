@@ -1,11 +1,9 @@
-"""Run untrusted code (solutions, samples, test snippets) outside our process; the verdict is decided here.
+"""Run untrusted code (solutions, samples, test snippets) outside our process.
 
 Two modes:
 
-* `run_asserts(program, snippets)`: each snippet runs as `program + separator + snippet` (module `__main__`) in its
-  own fresh child. `pass` only when the harness, after the code returned, wrote a completion record carrying a
-  per-run 128-bit secret on a dedicated pipe (fd 3, not stdout); exit code 0 alone never passes. AssertionError ->
-  `fail`; MemoryError -> `memory`; any other exception, SystemExit, os._exit or early exit -> `error`.
+* `run_asserts(program, snippets)` (and `testrun.run_tests`): the program runs in its job and only answers calls;
+  each snippet runs in a jailed judge under real CPython (`zygote/tests_job`). Exit code 0 is never a pass.
 * `call_function(program, entry_point, inputs)`: one child loads the program (module `__sandbox__`, so
   `if __name__ == "__main__"` blocks do not run), then calls `entry_point(*args)` per input under a per-input
   SIGALRM timer (backstopped by a hard wall deadline in the supervisor). Each outcome comes back as tagged JSON
@@ -38,40 +36,13 @@ from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import call_options
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox import pool as sandbox_pool
-from audit_lib.sandbox import strict as sandbox_strict
 from audit_lib.sandbox.limits import Limits
+from audit_lib.sandbox.results import ENVIRONMENT_STATUSES, STATUSES, SnippetResult, Status  # noqa: F401
 
-Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harness_error"]
-STATUSES: tuple[str, ...] = ("pass", "fail", "error", "timeout", "memory", "killed", "harness_error")
-# Failures caused by the environment, not by the code under test.
-ENVIRONMENT_STATUSES: frozenset[str] = frozenset({"memory", "harness_error"})
 EARLY_STOP_KINDS: frozenset[str] = frozenset({"exception", "timeout", "unserializable"})
 OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
 # Extra wall time the supervisor allows past a per-input limit before it kills the child.
 HARD_KILL_GRACE_S = 1.0
-@dataclass(frozen=True)
-class SnippetResult:
-    """The verdict on one test snippet run against the program."""
-
-    index: int
-    status: Status
-    duration_s: float
-    error_type: str | None = None
-    error_message: str | None = None
-    stdout: str = ""
-    stderr: str = ""
-    # What `python -c program+snippet` would have exited with: 0 on completion, the SystemExit / os._exit code,
-    # 1 for an uncaught exception; None on timeout, kill or harness error. Evidence only: never a verdict.
-    exit_code: int | None = None
-    # Measured by the supervisor, outside the child: wall time from start to the end of the job's processes, and
-    # the CPU time of all of them (the job's cpuacct cgroup; without one, the worker's own rusage).
-    wall_s: float = 0.0
-    cpu_s: float = 0.0
-    # "comparison_overload" when an assert compared or tested a value that is not an exact builtin type.
-    reason: str | None = None
-    # Who decided the verdict: "in_process" (the child's own run of the asserts) or "parent" (lifted, see
-    # sandbox_lifting: the parent evaluated the asserts on decoded values).
-    trust: str = "in_process"
 
 
 @dataclass(frozen=True)
@@ -150,53 +121,15 @@ def _jsonable_value(outcome: CallOutcome) -> Any:
 
 # ---------------------------------------------------------------------------------------------------- assert mode
 
-def _not_run(index: int, status: Status, message: str) -> SnippetResult:
-    return SnippetResult(index=index, status=status, duration_s=0.0, error_type="NotRun", error_message=message)
-
-
 def run_asserts(program: str, snippets: Sequence[str], *, limits: Limits = Limits(),
-                separator: str = "\n\n", strict_comparisons: bool = True) -> AssertJobResult:
-    """Run each snippet after `program` in its own fresh sandboxed child; see the module docstring.
+                separator: str = "\n\n") -> AssertJobResult:
+    """Judge each snippet against `program`: `testrun.run_tests` with every name the snippet reads from the
+    program bound to the job (the snippet runs in the judge, the program in its job)."""
+    from audit_lib.sandbox.testrun import run_tests  # noqa: PLC0415 - testrun builds on this module's results
 
-    With `strict_comparisons`, the snippet's asserts compare only exact builtin types (`sandbox_strict`): an
-    overloaded comparison or truth test is `fail` with reason "comparison_overload"."""
-    if isinstance(snippets, str):
-        raise ParameterError("snippets must be a sequence of strings, not one string", field="snippets")
-    started = time.monotonic()
-    total_deadline = started + limits.total_timeout_s
-    results: list[SnippetResult] = []
-    network_isolated = False
-    for index, snippet in enumerate(snippets):
-        remaining = total_deadline - time.monotonic()
-        if remaining <= 0:
-            results.append(_not_run(index, "timeout", "not run: the job's total time limit was used up"))
-            continue
-        timeout = min(limits.timeout_s, remaining)
-        request = {"op": "assert", "source": program + separator + snippet, "timeout": timeout,
-                   "limits": limits.wire(timeout)}
-        if strict_comparisons:
-            guard = sandbox_strict.guard_name()
-            rewritten = sandbox_strict.rewrite_snippet(snippet, guard)
-            if rewritten is not None:
-                request.update(source=program + separator + rewritten, strict_guard=guard)
-        try:
-            answer, _blob, network_isolated = sandbox_pool.request(
-                request, timeout + 30.0, network_isolation=limits.network_isolation)
-        except SandboxHarnessError as exc:
-            results.append(SnippetResult(index=index, status="harness_error", duration_s=0.0,
-                                         error_type="SandboxHarnessError", error_message=str(exc)[-3000:]))
-            continue
-        overload = answer["status"] == "fail" and answer["error_type"] == sandbox_strict.OVERLOAD_ERROR \
-            and "strict_guard" in request
-        results.append(SnippetResult(
-            index=index, status=answer["status"], duration_s=answer["duration_s"],
-            error_type=answer["error_type"], error_message=answer["error_message"],
-            stdout=answer["stdout"], stderr=answer["stderr"], exit_code=answer.get("exit_code"),
-            wall_s=answer.get("wall_s", answer["duration_s"]), cpu_s=answer.get("cpu_s", 0.0),
-            reason=sandbox_strict.REASON if overload else None))
-    first_bad = next((r.status for r in results if r.status != "pass"), "pass")
-    return AssertJobResult(status=first_bad, snippets=tuple(results), limits=limits,
-                           duration_s=time.monotonic() - started, network_isolated=network_isolated)
+    result = run_tests(program, snippets, limits=limits, separator=separator)
+    return AssertJobResult(status=result.status, snippets=result.snippets, limits=limits,
+                           duration_s=result.duration_s, network_isolated=result.network_isolated)
 
 
 # ---------------------------------------------------------------------------------------------------- call mode
@@ -368,11 +301,9 @@ class AssertJob:
     snippets: tuple[str, ...]
     limits: Limits = field(default_factory=Limits)
     separator: str = "\n\n"
-    strict_comparisons: bool = True
 
     def run(self) -> AssertJobResult:
-        return run_asserts(self.program, self.snippets, limits=self.limits, separator=self.separator,
-                           strict_comparisons=self.strict_comparisons)
+        return run_asserts(self.program, self.snippets, limits=self.limits, separator=self.separator)
 
     def harness_error(self, message: str) -> AssertJobResult:
         """The result to report when the executor itself failed to run this job."""

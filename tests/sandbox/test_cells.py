@@ -29,7 +29,7 @@ PID_NAMESPACE = "import os\nNAMESPACE = os.readlink('/proc/self/ns/pid')\n"
 def _job(code: str, limits: Limits = QUICK) -> sandbox.SnippetResult:
     """One assert-mode job that prints its PID namespace on its first stdout line, then runs `code`."""
     source = PID_NAMESPACE + "print(NAMESPACE, flush=True)\n" + textwrap.dedent(code)
-    return sandbox.run_asserts("", [source], limits=limits).snippets[0]
+    return sandbox.run_asserts(source, ["pass"], limits=limits).snippets[0]
 
 
 def _same_cell(first: sandbox.SnippetResult, second: sandbox.SnippetResult) -> None:

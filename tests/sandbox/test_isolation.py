@@ -27,7 +27,7 @@ IS_ROOT = os.geteuid() == 0
 PROJECT = Path(__file__).resolve().parents[2]
 
 def _one_snippet(code: str, limits: Limits = QUICK) -> sandbox.SnippetResult:
-    return sandbox.run_asserts("", [textwrap.dedent(code)], limits=limits).snippets[0]
+    return sandbox.run_asserts(textwrap.dedent(code), ["pass"], limits=limits).snippets[0]
 
 
 # ------------------------------------------------------------------------------------- class 1: earlier jobs' memory
@@ -50,7 +50,7 @@ def test_an_assert_job_finds_no_earlier_jobs_tests_or_inputs_in_its_memory() -> 
     sandbox.run_asserts("def f():\n    return 1\n", [f"assert f() == 1, '{tag}-LEAK-{hidden_test}'"], limits=QUICK)
     sandbox.call_function("def f(x):\n    return x\n", "f", [[f"{tag}-LEAK-{hidden_input}"]], limits=QUICK)
     probe = MEMORY_SCANNER + f"\nprint(scan({tag!r}))\n"
-    result = sandbox.run_asserts("", [probe], limits=QUICK).snippets[0]
+    result = sandbox.run_asserts(probe, ["pass"], limits=QUICK).snippets[0]
     assert result.status == "pass", result
     assert hidden_test not in result.stdout
     assert hidden_input not in result.stdout
@@ -355,4 +355,4 @@ def test_a_job_has_the_builtins_and_path_of_python_dash_i_and_none_of_the_harnes
         assert not loaded, loaded
         exit(3)
     """)
-    assert (snippet.status, snippet.error_type, snippet.exit_code) == ("error", "SystemExit", 3), snippet
+    assert (snippet.status, snippet.error_type, snippet.error_message) == ("error", "SystemExit", "3"), snippet

@@ -22,13 +22,15 @@ PROGRAM = "def add(a, b):\n    return a + b\n"
 IS_ROOT = os.geteuid() == 0
 
 
-def run_one(snippet: str, program: str = PROGRAM, limits: Limits = QUICK) -> sandbox.SnippetResult:
-    result = sandbox.run_asserts(program, [textwrap.dedent(snippet)], limits=limits)
+def run_one(snippet: str, program: str = PROGRAM, limits: Limits = QUICK,
+            test: str = "assert add(1, 1) == 2") -> sandbox.SnippetResult:
+    """`snippet` runs in the job, at the program's load (what the code under test can do); `test` in the judge."""
+    result = sandbox.run_asserts(program + "\n\n" + textwrap.dedent(snippet), [test], limits=limits)
     assert len(result.snippets) == 1
     return result.snippets[0]
 
 
-# Each entry: a snippet whose assertions are false (or that never finishes) and tries to get a pass anyway.
+# Each entry: code in the program that tries to get a pass for a false test (`add(1, 1) == 3`) anyway.
 EXIT_ATTACKS = {
     "sys_exit_0": "import sys\nsys.exit(0)\nassert add(1, 1) == 3\n",
     "os_exit_0": "import os\nos._exit(0)\nassert add(1, 1) == 3\n",
@@ -103,7 +105,7 @@ EXIT_ATTACKS = {
 
 @pytest.mark.parametrize("name", sorted(EXIT_ATTACKS))
 def test_exit_and_forgery_attacks_never_pass(name: str) -> None:
-    result = run_one(EXIT_ATTACKS[name])
+    result = run_one(EXIT_ATTACKS[name], test="assert add(1, 1) == 3")
     assert result.status in ("fail", "error"), (name, result)
 
 
@@ -285,9 +287,9 @@ def test_socket_to_a_local_listener_does_not_get_through() -> None:
     thread = threading.Thread(target=accept_loop)
     thread.start()
     try:
-        result = sandbox.run_asserts(PROGRAM, [
-            f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
-            "s.sendall(b'hello')\nassert False, 'connected'\n"], limits=QUICK)
+        probe = (f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
+                 "s.sendall(b'hello')\nassert False, 'connected'\n")
+        result = sandbox.run_asserts(PROGRAM + "\n\n" + probe, ["assert add(1, 1) == 2"], limits=QUICK)
     finally:
         time.sleep(0.3)  # a connection that got through would be accepted by now
         finished.set()
@@ -298,7 +300,7 @@ def test_socket_to_a_local_listener_does_not_get_through() -> None:
     assert not accepted
 
 
-def test_call_mode_rigged_values_come_back_unserializable() -> None:
+def test_call_mode_rigged_values_cross_only_as_what_they_hold() -> None:
     program = textwrap.dedent("""
         class AlwaysEqual:
             def __eq__(self, other):
@@ -318,8 +320,12 @@ def test_call_mode_rigged_values_come_back_unserializable() -> None:
     """)
     result = sandbox.call_function(program, "f", [["always"], ["int"], ["str"], ["nested"]], limits=QUICK)
     kinds = [(o.kind, o.exc_type) for o in result.outcomes]
-    assert kinds == [("unserializable", "__sandbox__.AlwaysEqual"), ("unserializable", "__sandbox__.RiggedInt"),
-                     ("unserializable", "__sandbox__.RiggedStr"), ("unserializable", "__sandbox__.AlwaysEqual")]
+    assert kinds == [("unserializable", "__sandbox__.AlwaysEqual"), ("value", None), ("value", None),
+                     ("unserializable", "__sandbox__.AlwaysEqual")]
+    # A builtin subclass crosses as its base value: exact type, and its lying __eq__ left behind.
+    rigged_int, rigged_str = result.outcomes[1].value, result.outcomes[2].value
+    assert (type(rigged_int), rigged_int, type(rigged_str), rigged_str) == (int, 3, str, "x")
+    assert rigged_int != 4 and rigged_str != "y"
 
 
 def test_call_mode_replaced_sigalrm_is_killed_and_later_inputs_still_run() -> None:

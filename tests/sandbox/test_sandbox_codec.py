@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fractions
+
 import collections
 import hashlib
 import json
@@ -121,9 +123,33 @@ class RiggedInt(int):
         return True
 
 
+class RiggedTuple(tuple):
+    def __iter__(self):
+        return iter((9, 9))
+
+
+class RiggedClass:
+    """An object that claims to be an int through `__class__`: the codec reads its real type."""
+
+    @property
+    def __class__(self):  # noqa: D401
+        return int
+
+
+def test_builtin_subclasses_and_numpy_scalars_cross_as_their_base_values() -> None:
+    numpy = pytest.importorskip("numpy")
+    for value, expected in ((RiggedInt(1), 1), (RiggedTuple((1, 2)), (1, 2)), (numpy.int64(5), 5),
+                            (numpy.float64(0.5), 0.5), (numpy.bool_(True), True)):
+        decoded = round_trip(value)
+        assert (type(decoded), decoded) == (type(expected), expected)
+    assert round_trip(fractions.Fraction(2, 6)) == fractions.Fraction(1, 3)
+    with pytest.raises(codec.MalformedTaggedValue):
+        codec.decode({"$fraction": [1, 0]})
+
+
 @pytest.mark.parametrize("value, name", [
-    (RiggedInt(1), "RiggedInt"), (object(), "object"), (iter([]), "list_iterator"), ([1, {2: object()}], "object"),
-    (type, "type"),
+    (object(), "object"), (iter([]), "list_iterator"), ([1, {2: object()}], "object"), (type, "type"),
+    (RiggedClass(), "RiggedClass"),
 ])
 def test_non_plain_values_are_refused_with_their_type(value, name) -> None:
     with pytest.raises(codec.Unserializable) as caught:

@@ -60,12 +60,6 @@ def stub(monkeypatch: pytest.MonkeyPatch, replies: list[Any], clock: Clock | Non
     return zygote
 
 
-def assert_answer(status: str, *, exit_code: int | None = 0) -> tuple[dict, bytes, bool]:
-    return ({"status": status, "duration_s": 0.25, "error_type": None if status == "pass" else "AssertionError",
-             "error_message": "" if status == "pass" else "boom", "stdout": "out", "stderr": "err",
-             "exit_code": exit_code}, b"", True)
-
-
 # ---------------------------------------------------------------------------------------------------- Limits
 
 @pytest.mark.parametrize("name", ["timeout_s", "total_timeout_s", "memory_mb", "file_size_mb", "open_files",
@@ -123,55 +117,58 @@ def test_one_string_is_not_a_list_of_snippets() -> None:
     assert caught.value.fields["field"] == "snippets"
 
 
-def test_snippet_results_come_from_the_answers_and_the_first_failure_decides(monkeypatch, clock) -> None:
-    zygote = stub(monkeypatch, [assert_answer("pass"), assert_answer("fail", exit_code=1), assert_answer("timeout")],
-                  clock, step=0.5)
+def _record(status: str, **extra: Any) -> dict[str, Any]:
+    return {"status": status, "error_type": extra.get("error_type"), "error_message": extra.get("error_message"),
+            "reason": extra.get("reason"), "stdout": "out", "stderr": "err", "wall_s": 0.25, "cpu_s": 0.125,
+            "calls": 1, "call_wall_s": 0.01}
+
+
+def test_snippet_results_come_from_the_judges_records_and_the_first_failure_decides(monkeypatch, clock) -> None:
+    records = [_record("pass"), _record("fail", error_type="AssertionError", error_message="boom"),
+               _record("timeout", error_type="Timeout")]
+    zygote = stub(monkeypatch, [({"results": records}, b"", True)], clock, step=0.5)
     limits = Limits(timeout_s=2.0, total_timeout_s=10.0, network_isolation=False)
     result = run_asserts("x = 1", ["assert x", "assert not x", "while True: pass"], limits=limits, separator="\n#\n")
     assert result.status == "fail" and result.network_isolated is True and result.limits == limits
-    assert result.duration_s == pytest.approx(1.5)
     assert result.snippets[1] == SnippetResult(index=1, status="fail", duration_s=0.25, error_type="AssertionError",
-                                               error_message="boom", stdout="out", stderr="err", exit_code=1,
-                                               wall_s=0.25)
+                                               error_message="boom", stdout="out", stderr="err", wall_s=0.25,
+                                               cpu_s=0.125, trust="judge")
     assert [s.index for s in result.snippets] == [0, 1, 2] and result.snippets[2].status == "timeout"
-    first = zygote.calls[0]
-    guard = first["header"]["strict_guard"]  # the snippet's assert goes through the exact-type guard
-    assert first["header"] == {"op": "assert", "source": f"x = 1\n#\nassert {guard}.truth(x)\n", "timeout": 2.0,
-                               "limits": limits.wire(2.0), "strict_guard": guard}
-    assert first["timeout_s"] == 32.0 and first["network_isolation"] is False
-    assert zygote.calls[2]["header"]["timeout"] == 2.0
+    (call,) = zygote.calls  # one request for every snippet of the program
+    header = call["header"]
+    assert header["op"] == "tests" and header["program"] == "x = 1"
+    assert header["snippets"] == ["assert x", "assert not x", "while True: pass"]
+    assert header["names"] == [["x"], ["x"], []]  # builtins are the judge's own: never asked of the program
+    assert header["timeouts"] == [2.0, 2.0, 2.0] and header["total_timeout"] == 10.0
+    assert header["limits"] == limits.wire(2.0) and header["judge_limits"]["memory_mb"] >= 1024
+    assert call["network_isolation"] is False
 
 
-def test_a_snippet_gets_only_the_time_left_and_then_none(monkeypatch, clock) -> None:
-    zygote = stub(monkeypatch, [assert_answer("pass"), assert_answer("pass")], clock, step=9.5)
-    result = run_asserts("", ["a", "b", "c", "d"], limits=Limits(timeout_s=6.0, total_timeout_s=10.0))
-    assert zygote.calls[1]["header"]["timeout"] == pytest.approx(0.5)  # 10 s budget, 9.5 s used
-    assert [s.status for s in result.snippets] == ["pass", "pass", "timeout", "timeout"]
-    assert result.snippets[3] == SnippetResult(index=3, status="timeout", duration_s=0.0, error_type="NotRun",
-                                               error_message="not run: the job's total time limit was used up")
-    assert result.status == "timeout" and result.network_isolated is True
+def test_names_read_are_the_snippets_free_names_and_the_entry_points() -> None:
+    from audit_lib.sandbox import names_read
+
+    snippet = "def check(candidate):\n    assert candidate(x) == len(y)\ncheck(f)\nglobal z\n"
+    assert names_read(snippet, ("sum",)) == ["candidate", "check", "f", "sum", "x", "y", "z"]
+    assert names_read("assert (", ("f",)) == ["f"]  # a snippet that does not parse fails in the judge itself
 
 
-def test_a_budget_used_up_exactly_runs_nothing_more(monkeypatch, clock) -> None:
-    stub(monkeypatch, [assert_answer("pass")], clock, step=10.0)
-    result = run_asserts("", ["a", "b"], limits=Limits(total_timeout_s=10.0))
-    assert [s.error_type for s in result.snippets] == [None, "NotRun"]
-
-
-def test_a_harness_failure_is_recorded_for_its_snippet_and_the_others_still_run(monkeypatch, clock) -> None:
+def test_a_harness_failure_is_every_snippets_harness_error(monkeypatch, clock) -> None:
     long_message = "x" * 3500 + "the end"
-    stub(monkeypatch, [SandboxHarnessError(long_message), assert_answer("pass")], clock, step=1.0)
+    stub(monkeypatch, [SandboxHarnessError(long_message)], clock, step=1.0)
     result = run_asserts("", ["a", "b"])
     assert result.snippets[0] == SnippetResult(index=0, status="harness_error", duration_s=0.0,
                                                error_type="SandboxHarnessError",
-                                               error_message=long_message[-3000:])
-    assert result.snippets[1].status == "pass" and result.status == "harness_error"
-    assert result.network_isolated is True  # from the snippet that did run
+                                               error_message=long_message[-3000:], trust="judge")
+    assert [s.status for s in result.snippets] == ["harness_error"] * 2 and result.status == "harness_error"
+    assert result.network_isolated is False
 
 
-def test_nothing_run_means_not_network_isolated(monkeypatch, clock) -> None:
-    stub(monkeypatch, [SandboxHarnessError("gone")])
-    assert run_asserts("", ["a"]).network_isolated is False
+def test_a_not_run_snippet_is_a_timeout(monkeypatch, clock) -> None:
+    records = [_record("pass"), {"status": "timeout", "error_type": "NotRun", "error_message": "not run",
+                                 "not_run": True}]
+    stub(monkeypatch, [({"results": records}, b"", True)], clock)
+    result = run_asserts("", ["a", "b"])
+    assert [(s.status, s.error_type) for s in result.snippets] == [("pass", None), ("timeout", "NotRun")]
 
 
 # ---------------------------------------------------------------------------------------------------- call mode

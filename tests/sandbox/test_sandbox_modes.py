@@ -19,13 +19,15 @@ PROGRAM = "def add(a, b):\n    return a + b\n"
 
 
 def test_assert_mode_statuses_per_snippet() -> None:
-    result = sandbox.run_asserts(PROGRAM, [
+    program = PROGRAM + "def noisy():\n    import sys\n    print('out')\n    print('err', file=sys.stderr)\n"
+    result = sandbox.run_asserts(program, [
         "assert add(1, 2) == 3", "assert add(1, 2) == 4, 'off by one'", "add(None, 1)", "x = [0] * (1 << 40)",
-        "print('out'); import sys; print('err', file=sys.stderr)", "def broken(:\n    pass",
+        "noisy()", "def broken(:\n    pass",
     ], limits=QUICK)
     statuses = [s.status for s in result.snippets]
-    # A MemoryError the code raises (here: a request for 8 TiB refused at once) is its own error; `memory`, an
-    # environment status, needs the kernel's word (see test_isolation.py).
+    # A MemoryError the test raises (here: a request for 8 TiB refused at once, in the judge) is an error; `memory`,
+    # an environment status, needs the kernel's word about the job (see test_isolation.py). The program's output is
+    # the result's stdout/stderr, its exceptions the snippet's.
     assert statuses == ["pass", "fail", "error", "error", "pass", "error"]
     assert result.snippets[3].error_type == "MemoryError"
     assert result.status == "fail"  # the first snippet that did not pass
@@ -41,16 +43,20 @@ def test_assert_mode_all_pass_and_separator_and_main_name() -> None:
     result = sandbox.run_asserts("x = 1", ["assert x == 1", "assert __name__ == '__main__'"], limits=QUICK,
                                  separator="\n# separator\n")
     assert result.status == "pass"
-    assert sandbox.run_asserts("x = 1", ["y = x"], separator="", limits=QUICK).status == "error"  # "x = 1y = x"
+    # The separator matters only to the script run that records an exit code: "x = 1y = x" does not compile.
+    result = sandbox.run_tests("x = 1", ["y = x"], separator="", limits=QUICK, exit_code=True)
+    assert (result.status, result.snippets[0].exit_code) == ("pass", 1)
 
 
 def test_assert_mode_each_snippet_runs_in_a_fresh_child() -> None:
-    result = sandbox.run_asserts("import os", [
-        "open('marker', 'w').write('x')\nassert os.listdir('.') == ['marker']",
-        "assert os.listdir('.') == []",
-        "import builtins\nbuiltins.leak = 1",
-        "import builtins\nassert not hasattr(builtins, 'leak')",
-    ], limits=QUICK)
+    """The program's side of each snippet is a fresh job: nothing one snippet's calls left reaches the next."""
+    program = ("import os, builtins\n"
+               "def mark():\n    open('marker', 'w').write('x')\n    return os.listdir('.')\n"
+               "def listing():\n    return os.listdir('.')\n"
+               "def leak():\n    builtins.leak = 1\n    return hasattr(builtins, 'leak')\n"
+               "def leaked():\n    return hasattr(builtins, 'leak')\n")
+    result = sandbox.run_asserts(program, ["assert mark() == ['marker']", "assert listing() == []",
+                                           "assert leak()", "assert not leaked()"], limits=QUICK)
     assert [s.status for s in result.snippets] == ["pass"] * 4
 
 
@@ -182,10 +188,12 @@ def test_exit_code_reports_what_python_c_would_exit_with_but_never_decides_the_v
 
     snippets = ["assert solution(1) == 1", "assert solution(1) == 2", "import os; os._exit(0)",
                 "import sys; sys.exit(0)", "import sys; sys.exit(3)", "raise ValueError('x')", "while True: pass"]
-    result = run_asserts("def solution(x):\n    return x\n", snippets, limits=Limits(timeout_s=1.0))
+    result = sandbox.run_tests("def solution(x):\n    return x\n", snippets, entry_points=("solution",),
+                               limits=Limits(timeout_s=1.0), exit_code=True)
     observed = [(s.status, s.exit_code) for s in result.snippets]
     assert observed == [("pass", 0), ("fail", 1), ("error", 0), ("error", 0), ("error", 3), ("error", 1),
                         ("timeout", None)]
+    assert run_asserts("def solution(x):\n    return x\n", snippets[:1]).snippets[0].exit_code is None
 
 
 def test_a_result_too_big_for_the_memory_cap_is_reported_as_memory_and_later_inputs_still_run():

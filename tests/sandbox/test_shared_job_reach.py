@@ -16,7 +16,6 @@ import pytest
 
 from audit_lib import sandbox
 from audit_lib.sandbox import Limits, run_tests
-from audit_lib.sandbox import testrun as sandbox_testrun
 
 QUICK = Limits(timeout_s=4, total_timeout_s=30)
 
@@ -76,15 +75,11 @@ def f(x):
 SNIPPETS = ["assert f(1) == 100", "assert f(2) == 4", "assert f(3) == 9"]
 
 
-def test_one_snippets_protocol_violation_leaves_the_other_verdicts_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_snippets_protocol_violation_leaves_the_other_verdicts_alone() -> None:
     result = run_tests(FORGES_A_LINE, SNIPPETS, entry_points=["f"], limits=QUICK)
     assert [s.status for s in result.snippets] == ["fail", "error", "pass"]
     assert result.snippets[1].error_type == "ProtocolViolation"
-    assert all(s.trust == "parent" for s in result.snippets)
-    # Scored from the shared job alone, the violation is every snippet's verdict.
-    monkeypatch.setattr(sandbox_testrun, "_ended_the_shared_job", lambda job: False)
-    shared = run_tests(FORGES_A_LINE, SNIPPETS, entry_points=["f"], limits=QUICK)
-    assert [s.status for s in shared.snippets] == ["error", "error", "error"]
+    assert all(s.trust == "judge" for s in result.snippets)
 
 
 def test_a_crash_then_a_failed_reload_leaves_the_earlier_snippets_verdicts_alone() -> None:
@@ -231,10 +226,10 @@ def test_a_lifted_snippets_time_limit_covers_the_programs_load() -> None:
                "def f(x):\n    end = time.thread_time() + 0.8\n    while time.thread_time() < end:\n        pass\n"
                "    return x\n")
     limits = Limits(timeout_s=1.3, total_timeout_s=30)
-    lifted = run_tests(program, ["assert f(1) == 1"], entry_points=["f"], limits=limits).snippets[0]
-    in_process = run_tests(program, ["assert f(1) == 1"], entry_points=["f"], limits=limits, lift=False).snippets[0]
-    assert (lifted.trust, in_process.trust) == ("parent", "in_process")
-    assert lifted.status == in_process.status == "timeout", (lifted, in_process)
+    judged = run_tests(program, ["assert f(1) == 1"], entry_points=["f"], limits=limits).snippets[0]
+    assert judged.status == "timeout", judged  # one limit for the load and the calls, as one process has
+    quick = run_tests(program, ["assert f(1) == 1"], entry_points=["f"], limits=Limits(timeout_s=5)).snippets[0]
+    assert quick.status == "pass", quick  # the control: the same snippet within a limit that covers both
 
 
 # A snippet's process that answered its last call, then ran past its time limit before its end marker, was a
@@ -264,7 +259,7 @@ def test_a_snippet_that_overruns_after_its_answer_is_never_an_error() -> None:
     for _attempt in range(3):
         lifted = run_tests(HOLDS_ON_AFTER_ITS_ANSWER, ["assert f(1) == 1", "assert f(2) == 3"], entry_points=["f"],
                            limits=limits).snippets
-        assert lifted[0].trust == "parent" and lifted[0].status in ("pass", "timeout"), lifted
+        assert lifted[0].trust == "judge" and lifted[0].status in ("pass", "timeout"), lifted
         assert lifted[1].status == "fail", lifted
 
 
@@ -281,6 +276,9 @@ class _AnswersThenOverruns:
 
     def send_go(self) -> bool:
         return True
+
+    def close_go(self) -> None:
+        pass
 
     def drain(self, _captures) -> tuple[int, int]:
         return (0, 0)

@@ -109,7 +109,7 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
 def original_test_jobs(tasks: Sequence[PlusTask], dataset: Dataset,
                        originals: Mapping[str, HumanEvalTask] | None) -> list[tuple[str, str, str, str]]:
     """EvalPlus's canonical (and, for HumanEval, OpenAI's) against the original tests: `(key, program, snippet,
-    entry point)`, the entry point being the name the snippet calls (so the test can be lifted to call mode)."""
+    entry point)`, the entry point being the name the snippet calls (bound in the judge to the program's function)."""
     jobs = []
     for task in tasks:
         if not task.original_test:
@@ -168,7 +168,7 @@ def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mappin
             rows.append({"canonical": which, "task_id": task_id, "status": status,
                          "error": (f"{snippet.error_type}: {snippet.error_message}" if snippet is not None
                                    else str(result.status))[:300],
-                         "trust": getattr(snippet, "trust", "in_process")})
+                         "trust": getattr(snippet, "trust", "judge")})
     split_observed, split_meta, split = original_tests_split(results, jobs, limit_s)
     failing = len(split.deterministic) + sum(1 for v in split.timing if v.state != "not_a_failure")
     summary = (f"Against {test_name}: EvalPlus's canonical fails {counts['evalplus_failing']} of "

@@ -10,7 +10,6 @@ from audit_lib.benchmarks.humaneval_plus.compare import MBPP_OUTPUT_NOT_NONE_ENT
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
 from audit_lib.benchmarks.humaneval_plus.guard import with_reliability_guard
 from audit_lib.errors import SchemaError
-from audit_lib.sandbox.lift_program import append_harness
 
 CONTRACT_MARKER = "# $_CONTRACT_$"
 WRAPPED_ENTRY_POINT = "_benchaudit_entry"
@@ -40,6 +39,16 @@ def _with_output_mapping(source: str, entry_point: str, dataset: Dataset, *, for
         wrapper = not_none_wrapper(entry_point, WRAPPED_ENTRY_POINT, for_ground_truth=for_ground_truth)
         return CallableProgram(append_harness(source, wrapper), WRAPPED_ENTRY_POINT)
     return CallableProgram(source, entry_point)
+
+
+def append_harness(program: str, harness: str) -> str:
+    """`program + harness`, only when the program parses on its own: else its text could take the harness in (a
+    trailing decorator decorating the harness function), and the program alone fails its load the same way."""
+    try:
+        ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return program
+    return program + harness
 
 
 def contract_lines(contract: str) -> list[str]:

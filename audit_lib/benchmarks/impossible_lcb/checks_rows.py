@@ -18,7 +18,7 @@ from audit_lib.benchmarks.impossible_lcb.documented import TITLES
 from audit_lib.benchmarks.impossible_lcb.metrics import (
     default_limits,
     generate_solutions,
-    lifting_summary,
+    judged_summary,
     run_replay,
     separation,
 )
@@ -136,7 +136,7 @@ def check_metrics_replay(inputs: Inputs, params: Params, *, executor: Any = None
                            **timing_observed},
                  expected={"separation_holds": len(verdicts)}, summary=summary, details=details,
                  meta=depth_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
-                                 excluded=[e["task_id"] for e in excluded], sandbox_trust=lifting_summary(results),
+                                 excluded=[e["task_id"] for e in excluded], sandbox_trust=judged_summary(results),
                                  **timing_meta))
 
 

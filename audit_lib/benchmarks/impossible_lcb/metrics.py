@@ -64,7 +64,7 @@ class MetricRow:
     form_passed: int
     form_total: int
     statuses: str               # compact per-assertion statuses of this form's test, e.g. "PPFP E"
-    trust: str = ""             # per assertion, who decided it: "p" the parent (lifted), "i" in-process
+    trust: str = ""             # per assertion, who decided it: "j" the sandbox's judge
 
 
 def prepare_task(row: TaskRow, numbering: Numbering) -> ReplayTask:
@@ -94,8 +94,7 @@ def replay_jobs(tasks: Sequence[ReplayTask], limits: Any) -> tuple[list[Any], di
     """One `TestsJob` per (task, solution, test): keys are (task_id, solution kind, "original"|"impossible").
 
     Each solution travels as a model reply; the code the job runs is what the extractor pulls out of it. Each
-    assertion is lifted to call mode when its shape allows (the parent judges the returned value), else run
-    in-process (`sandbox_testrun`).
+    assertion runs in the sandbox's judge against the program's answers (`sandbox.run_tests`).
     """
     from audit_lib.sandbox import TestsJob
 
@@ -127,7 +126,7 @@ def run_replay(tasks: Sequence[ReplayTask], *, executor: Any = None, limits: Any
     jobs, has_code = replay_jobs(tasks, limits if limits is not None else default_limits())
     results = dict(run_many(jobs, executor, progress=progress))
     statuses = {key: tuple(snippet.status for snippet in result.snippets) for key, result in results.items()}
-    trust = {key: "".join("p" if getattr(snippet, "trust", "") == "parent" else "i" for snippet in result.snippets)
+    trust = {key: "".join("j" if getattr(snippet, "trust", "") == "judge" else "?" for snippet in result.snippets)
              for key, result in results.items()}
     rows = [replace(row, trust=trust[(row.task_id, row.solution, "original" if row.form == SOLVABLE else "impossible")])
             for row in score(tasks, statuses, has_code)]
@@ -171,8 +170,8 @@ def _passed(statuses: Sequence[str], test: ParsedTest) -> list[bool]:
     return [status == "pass" for status in statuses]
 
 
-def lifting_summary(results: Mapping[Any, Any]) -> dict[str, int]:
-    """How many assertion runs the parent decided (lifted) and how many ran in-process."""
+def judged_summary(results: Mapping[Any, Any]) -> dict[str, int]:
+    """How many assertion runs there were and how many the sandbox's judge decided."""
     return trust_counts((snippet for result in results.values() for snippet in result.snippets), "assertion_runs")
 
 

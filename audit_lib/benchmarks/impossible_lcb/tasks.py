@@ -67,7 +67,7 @@ def _runs(inputs: Any, params: Any, task: ReplayTask) -> Mapping[tuple[str, str,
 
 def _verdict_rows(task: ReplayTask, solutions: Sequence[Any],
                   results: Mapping[tuple[str, str, str], Any]) -> list[dict[str, Any]]:
-    """One row per solution, form and assertion: the sandbox's verdict (decided in the parent where lifted)."""
+    """One row per solution, form and assertion: the sandbox's verdict (decided by the sandbox's judge)."""
     rows = []
     for solution in solutions:
         for form in FORMS:

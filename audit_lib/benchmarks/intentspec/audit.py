@@ -31,7 +31,7 @@ from audit_lib.benchmarks.intentspec.load import (
     load_intentspec,
 )
 from audit_lib.benchmarks.intentspec.replay import ReplayRuns, execute_replay, rejected_by_canonical_and_references
-from audit_lib.benchmarks.intentspec.runs import EXIT_ZERO_EXPLOIT, OPENAI_REFERENCE, CandidateRun, lifting_summary
+from audit_lib.benchmarks.intentspec.runs import EXIT_ZERO_EXPLOIT, OPENAI_REFERENCE, CandidateRun, judged_summary
 from audit_lib.benchmarks.intentspec.schema import SCHEMA_TITLE, schema_check
 from audit_lib.benchmarks.intentspec.timing_split import rerun_timeouts, split_observed
 from audit_lib.findings import Check
@@ -142,14 +142,14 @@ RunsOf = Callable[[ReplayRuns], Sequence[CandidateRun]]
 
 def _executed(adapter: Callable[[Inputs, Params], Check], runs_of: RunsOf | None = None
               ) -> Callable[[Inputs, Params], Check]:
-    """A check whose verdicts come from sandboxed runs records who decided them: the parent (lifted) or the child.
+    """A check whose verdicts come from sandboxed runs records who decided them (the sandbox's judge).
     With `runs_of` (the runs the check judges), it also splits their failures into deterministic and timing."""
     def run(inputs: Inputs, params: Params) -> Check:
         check = adapter(inputs, params)
         runs = inputs.runs
         judged = [*runs.canonical.values(), *(r for by_task in runs.references.values() for r in by_task.values()),
                   *runs.generations]
-        trust = {"constraint_runs": lifting_summary(judged), "probe_runs": lifting_summary(runs.probes)}
+        trust = {"constraint_runs": judged_summary(judged), "probe_runs": judged_summary(runs.probes)}
         check = replace(check, meta={**check.meta, "sandbox_trust": trust})
         if runs_of is None or check.status in ("skipped", "error") or not isinstance(check.observed, dict):
             return check

@@ -1,14 +1,10 @@
 """Run IntentSpec candidates (canonicals, references, cached generations, probes) against constraints.
 
 Every run goes through the sandbox engine: one `TestsJob` per candidate whose snippets are the task's
-constraints, each executed as `program + "\\n\\n" + snippet` in a fresh child. That is the upstream harness's
-`textwrap.dedent(solution) + "\\n\\n" + textwrap.dedent(test_code) + "\\n"`, with the verdict decided by the
-sandbox (run to completion, proved by a per-run secret) instead of by the child's exit code.
-
-Constraints whose shape allows it are lifted to call mode (`sandbox_testrun`): the child only calls `solution`,
-and the parent replays the asserts on the returned values (`trust` "parent"); the others run in-process as above,
-comparing exact builtin types only (`trust` "in_process"). The exit-0 probe is never lifted: its point is the
-child's raw exit code under upstream's harness.
+constraints. Upstream runs `textwrap.dedent(solution) + "\\n\\n" + textwrap.dedent(test_code) + "\\n"` as one
+process and passes it on exit code 0; here the candidate answers calls in its job and each constraint runs in the
+sandbox's judge (`sandbox.run_tests`), so its verdict never rests on an exit code. For the exit-0 probe the
+script's exit code is recorded too (`exit_code=True`): it is what upstream's harness decides on.
 
 How a candidate is bound to `solution` (the constraints call `solution(...)`):
 - canonical: `full_source + "\\nsolution = <entry_point>\\n"`, the alias `scripts/validate_benchmark.py` appends;
@@ -65,7 +61,7 @@ class ConstraintVerdict:
     stderr_tail: str
     exit_code: int | None
     duration_s: float
-    trust: str = "in_process"   # "parent" when the constraint was lifted to call mode
+    trust: str = "judge"   # who decided the verdict (the sandbox's judge)
     reason: str | None = None   # e.g. "comparison_overload"
     cpu_s: float = 0.0          # the run's CPU time, measured by the sandbox's supervisor
 
@@ -138,12 +134,12 @@ def build_jobs(candidates: Sequence[Candidate], specs_by_task: Mapping[str, Spec
         spec = specs_by_task[candidate.task_id]
         snippets = tuple(constraint_snippet(c) for c in ordered_constraints(spec))
         jobs.append(TestsJob(key=candidate.key, program=candidate.program, snippets=snippets,
-                             entry_points=(SOLUTION_NAME,), limits=limits, lift=candidate.kind != PROBE))
+                             entry_points=(SOLUTION_NAME,), limits=limits, exit_code=candidate.kind == PROBE))
     return jobs
 
 
-def lifting_summary(runs: Iterable[CandidateRun]) -> dict[str, int]:
-    """How many constraint runs the parent decided (lifted) and how many ran in-process."""
+def judged_summary(runs: Iterable[CandidateRun]) -> dict[str, int]:
+    """How many constraint runs there were and how many the sandbox's judge decided."""
     return trust_counts((v for run in runs if run is not None for v in run.verdicts), "constraint_runs")
 
 

@@ -62,7 +62,7 @@ def solution_label(run: CandidateRun) -> str:
 
 
 def constraint_rows(spec: SpecPair, run: CandidateRun) -> list[dict[str, Any]]:
-    """One row per constraint: the sandbox's verdict (decided in the parent where lifted), its error, its time."""
+    """One row per constraint: the sandbox's verdict (decided by the sandbox's judge), its error, its time."""
     constraints = spec.constraint_map()
     rows = []
     for verdict in run.verdicts:

@@ -13,7 +13,6 @@ from typing import Any
 from audit_lib import timing
 from audit_lib.benchmarks.intentspec.data import SpecPair
 from audit_lib.benchmarks.intentspec.runs import (
-    PROBE,
     SOLUTION_NAME,
     CandidateRun,
     constraint_snippet,
@@ -40,7 +39,7 @@ def failed_runs(runs: Iterable[CandidateRun], timeout_s: float) -> list[timing.F
 
 def rerun_timeouts(runs: Iterable[CandidateRun], specs_by_task: Mapping[str, SpecPair],
                    timeout_s: float) -> dict[str, timing.QuietRerun]:
-    """Every constraint run that timed out, alone, lifted as in the parallel pass (the exit-0 probe never is)."""
+    """Every constraint run that timed out, alone, as the parallel pass ran it."""
     targets = []
     for run in runs:
         constraints = {c.id: c for c in ordered_constraints(specs_by_task[run.candidate.task_id])}
@@ -48,7 +47,7 @@ def rerun_timeouts(runs: Iterable[CandidateRun], specs_by_task: Mapping[str, Spe
             if timing.cause_of(verdict.status) == "timing":
                 targets.append(SnippetTarget(run_id(run, verdict.constraint_id), run.candidate.program,
                                              constraint_snippet(constraints[verdict.constraint_id]),
-                                             (SOLUTION_NAME,), timeout_s, lift=run.candidate.kind != PROBE))
+                                             (SOLUTION_NAME,), timeout_s))
     return rerun_snippets_alone(targets)
 
 

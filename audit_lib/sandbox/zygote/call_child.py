@@ -1,6 +1,6 @@
 """The call-mode harness inside a job worker: load the program, then one result line per input (stdlib only).
 
-With input groups (`call_function(..., input_groups=...)`: one group per lifted test snippet), the zygote runs each
+With input groups (`call_function(..., input_groups=...)`: a group per independent set of inputs), the zygote runs each
 group as a job of its own in its cell (`call_job`): a worker forked from the cell's init, fresh /tmp and /dev/shm,
 its own IPC namespace, every process of the previous group killed first. This worker answers the inputs of the
 group its first input belongs to, from that input on, and ends; no group's code reaches another group's process.

@@ -32,8 +32,11 @@ class CallProgress:
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
                  stop_after_failure: bool = False, judge: Judge | None = None, clock=None, go=None,
                  wall_clock=time.monotonic, groups: InputGroups | None = None, output_mark=None,
-                 memory_failures=None, end: int | None = None):
+                 memory_failures=None, end: int | None = None, stop=None):
         self.groups = groups
+        # Ends the child without a kill (its go pipe closed): a stop the judge decides is no signal to the next job,
+        # as a retired cell would be.
+        self.stop = stop or (lambda: None)
         self.end = len(timeouts) if end is None else end  # this run answers inputs [first, end): with groups, one
         # group's (each group runs in a worker of its own)
         # How often the job's memory ran out (cgroup: refused charges, OOM kills), read at each group's start and at
@@ -114,7 +117,9 @@ class CallProgress:
         del self.lines[first + 1:]  # inputs after the first mismatch count as not run, however fast they were
         self.next_index = int(self.lines[first].split(b" ", 1)[0]) + 1
         self.stopped_after_failure = self.stopped_on_mismatch = self.done = True
-        return False
+        self.go_due = False
+        self.stop()
+        return True
 
     def _accept(self, line: bytes) -> bool:
         if self.done:
@@ -200,7 +205,7 @@ class CallProgress:
 
 
 class InputGroups:
-    """The inputs' groups (one per lifted snippet): each group's first input and the time limit of all its inputs
+    """The inputs' groups (`call_function(input_groups=...)`): each group's first input and the time limit of all its inputs
     together, and each group's deadline once its first run started (its load counts)."""
 
     def __init__(self, firsts: list[int], timeouts: list[float], count: int) -> None:
@@ -290,7 +295,7 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
         end = groups.next_first(start, len(timeouts)) if groups is not None else None
         run = ChildRun(state, limits, "call", raw, start)
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
-                                stop_after_failure, judge, run.clock, run.send_go, groups=groups,
+                                stop_after_failure, judge, run.clock, run.send_go, groups=groups, stop=run.close_go,
                                 output_mark=None if groups is None else lambda run=run: run.drain(captures),
                                 memory_failures=run.memory_failures, end=end)
         run.supervise(captures, progress.feed, progress.current_deadline)

@@ -47,7 +47,9 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
     """The init's life: its own /proc, then one job after another until the zygote closes the socket."""
-    jail.mount("proc", "/proc", "proc", jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC)
+    # hidepid=2: a worker (another uid, as root) sees no process of the cell but its own, so nothing the init
+    # accumulates over the jobs it served (its reaped children's CPU time, its start time) reaches the next job.
+    jail.mount("proc", "/proc", "proc", jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC, "hidepid=2")
     # Out of reach of its jobs' signals: PID 1 gets from its own namespace only the signals it handles, and Python
     # handles SIGINT (each worker puts Python's handler back for the code). Its own session, so its scheduling group
     # (autogroup) is not the zygote's: not root, a job has the init's kernel uid and may renice that group.
@@ -73,7 +75,8 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
             return  # the zygote is gone
         ctl = fds[JOB_FDS.index("ctl")]
         header = json.loads(message)
-        owner = setup["tmp_owner"]
+        judge_uid = setup.get("judge_uid")
+        owner = judge_uid if header["op"] == "judge" and judge_uid is not None else setup["tmp_owner"]
         options = f"size={int(header['limits']['memory_mb'])}m,mode=700,uid={owner},gid={owner}"
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)

@@ -134,11 +134,12 @@ class JobCgroup:
                 self._write("memory.limit_in_bytes", limit)
                 self._memory_limit = limit
         self._write("memory.failcnt", "0")
-        # The template, the cell's leader, init and worker, a replacement cell the template may be starting, plus the
+        # The template, the cell's leader, init and worker, the judge's leader, init and worker (tests jobs), a
+        # replacement cell the template may be starting, plus the
         # code's processes. Tasks of a retired cell that are dead but not yet released by the kernel (pid namespace
         # teardown defers it) still count for a moment: added too.
         lingering = int(self._read("pids.current"))
-        pids_max = str(int(processes) + 7 + lingering)
+        pids_max = str(int(processes) + 10 + lingering)
         if pids_max != self._pids_max:
             self._pids_max = None
             self._write("pids.max", pids_max)

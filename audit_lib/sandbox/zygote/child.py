@@ -9,23 +9,19 @@ import os
 import resource
 import signal
 import sys
+import traceback
 
-from audit_lib.sandbox.strict_guard import install_guard
 from audit_lib.sandbox.zygote.call_child import GO_FD, _call_child
+from audit_lib.sandbox.zygote.judge_child import judge
+from audit_lib.sandbox.zygote.serve_child import serve
 from audit_lib.sandbox.zygote.harness_io import (
-    _AssertionError,
     _BaseException,
-    _disable_tracing,
-    _exception_fields,
     _flush_std_streams,
     _fresh_module,
     _issubclass,
-    _MemoryError,
     _python_exit_code,
-    _str,
     _SystemExit,
     _type,
-    _write_all_raw,
 )
 from audit_lib.sandbox.zygote.protocol import RESULT_FD, SAFE_PATH
 from audit_lib.sandbox.zygote.template import JOB_FDS
@@ -46,16 +42,25 @@ def _set_limit(which: int, value: int) -> None:
 
 def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
     """A job's worker: drop privileges, set up with the job's fds, say so, then read the job and run it."""
-    _drop_privileges(setup)
-    _setup_job(header, dict(zip(JOB_FDS, fds)))
+    judging = header["op"] == "judge"
+    _drop_privileges({**setup, "uid": setup.get("judge_uid")} if judging else setup, oom_victim=not judging)
+    _setup_job(header, dict(zip(JOB_FDS, fds)), address_space_limit=judging)
     chunks = []
     while chunk := os.read(SPEC_FD, 1 << 20):
         chunks.append(chunk)
     os.close(SPEC_FD)
     spec = json.loads(b"".join(chunks))
-    if header["op"] == "assert":
+    if judging:
+        judge(spec["snippets"], int(spec["first"]))
+        _flush_std_streams((sys.stdout, sys.stderr))
+        os._exit(0)
+    if header["op"] == "serve":
+        serve(spec["program"], spec["names"])
+        _flush_std_streams((sys.stdout, sys.stderr))
+        os._exit(0)
+    if header["op"] == "script":
         os.close(GO_FD)
-        _assert_child(spec["source"], spec["secret"], spec.get("strict_guard"))
+        _script_child(spec["source"])
     else:
         digests = None
         if spec.get("digest_above_bytes") is not None:
@@ -66,11 +71,13 @@ def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
                     bool(spec.get("stop_after_failure", False)), digests, spec.get("groups"))
 
 
-def _drop_privileges(setup: dict) -> None:
+def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
     """First thing in a worker: own session, unprivileged uid (root) or a user namespace of its own.
 
-    Its IPC namespace (one per job) and `no_new_privs` come from the cell's init (`cell_init`)."""
-    prefer_as_oom_victim()  # while the process is still its own: after the uid change it is not dumpable
+    Its IPC namespace (one per job) and `no_new_privs` come from the cell's init (`cell_init`). A judge is not made
+    the OOM killer's first choice: the job beside it is."""
+    if oom_victim:
+        prefer_as_oom_victim()  # while the process is still its own: after the uid change it is not dumpable
     os.setsid()
     uid = setup.get("uid")
     if uid is not None:
@@ -109,7 +116,7 @@ def forget_the_harness(setup: dict) -> None:
         del sys.modules[name]
 
 
-def _setup_job(header: dict, fds: dict[str, int]) -> None:
+def _setup_job(header: dict, fds: dict[str, int], *, address_space_limit: bool = False) -> None:
     """With the job's fds: fds 0-3 (control, spec and go on 4-6), /tmp as cwd, rlimits; then `S` on control."""
     devnull = os.open(os.devnull, os.O_RDWR)
     # Out of the way first, so no dup2 below overwrites a descriptor still to be moved.
@@ -124,7 +131,9 @@ def _setup_job(header: dict, fds: dict[str, int]) -> None:
     _set_limit(resource.RLIMIT_CORE, 0)
     _set_limit(resource.RLIMIT_FSIZE, int(limits["file_size_mb"] * mb))
     _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
-    if not header.get("cgroup"):  # without a memory cgroup, the address space is the only memory limit
+    # Without a memory cgroup, the address space is the only memory limit; a judge shares the job's cgroup and is
+    # held to its own address space besides, so decoding what the job sends is bounded by the judge's own limit.
+    if address_space_limit or not header.get("cgroup"):
         _set_limit(resource.RLIMIT_AS, int(limits["memory_mb"] * mb))
     cpu = int(limits["cpu_s"]) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
@@ -159,34 +168,19 @@ def _enter_unprivileged_userns() -> None:
             raise RuntimeError("capabilities left after dropping them")
 
 
-def _assert_child(source: str, secret: str, strict_guard: str | None = None) -> None:
-    """Run program + snippet as `__main__`; the completion record with the secret is written only if it returns.
-
-    The verdict line `<secret> <status>` is built by plain str concatenation (no json, no patchable module
-    function); the details line after it is informational only.
-    """
-    write_all, exit_now, dumps, subclass = _write_all_raw, os._exit, json.dumps, _issubclass
-    streams = (sys.stdout, sys.stderr)
-    status, details, exit_code = "pass", None, 0
-    _disable_tracing()
+def _script_child(source: str) -> None:
+    """Run `source` as `__main__` and exit as `python -c` would: 0 on completion, SystemExit's code, 1 for an
+    uncaught exception (its traceback on stderr). The exit code is evidence the supervisor reads, never a verdict."""
+    exit_now = os._exit
+    code = 0
     try:
-        code = compile(source, "<sandbox>", "exec")
-        namespace = _fresh_module("__main__").__dict__
-        if strict_guard:  # the snippet's asserts call this guard (sandbox.strict), bound before the code runs
-            install_guard(namespace, strict_guard)
-        exec(code, namespace)
-    except _BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are failures of the code too
-        cls = _type(exc)
-        status = ("fail" if subclass(cls, _AssertionError) else "memory" if subclass(cls, _MemoryError)
-                  else "error")
-        details = _exception_fields(exc)
-        exit_code = _python_exit_code(exc) if subclass(cls, _SystemExit) else 1
-    _flush_std_streams(streams)
-    details_line = b"null"
-    if details is not None:  # a pass leaves json alone: its pages stay shared with the init
-        try:
-            details_line = dumps(details).encode()
-        except _BaseException:
-            pass
-    write_all(RESULT_FD, (secret + " " + status + " " + _str(exit_code) + "\n").encode() + details_line + b"\n")
-    exit_now(0)
+        exec(compile(source, "<sandbox>", "exec"), _fresh_module("__main__").__dict__)
+    except _BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt end the script too
+        code = _python_exit_code(exc) if _issubclass(_type(exc), _SystemExit) else 1
+        if code == 1 and not _issubclass(_type(exc), _SystemExit):
+            try:
+                traceback.print_exception(exc)
+            except _BaseException:  # noqa: BLE001, S110
+                pass
+    _flush_std_streams((sys.stdout, sys.stderr))
+    exit_now(code)

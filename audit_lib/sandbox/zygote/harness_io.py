@@ -1,5 +1,6 @@
-"""What the job harnesses (assert mode in `child`, call mode in `call_child`) share: their own references to
-builtins the code under test may rebind, and small output helpers (stdlib only; runs inside job workers)."""
+"""What the job harnesses share: their own references to builtins the code may rebind, and output helpers.
+
+Used by scripts (`child`), call mode (`call_child`) and tests jobs (`serve_child`); stdlib only, runs in workers."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import types
 # The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.
 _type, _str, _issubclass, _memoryview, _os_write = type, str, issubclass, memoryview, os.write
 _int, _getattr, _os_read = int, getattr, os.read
-_BaseException, _AssertionError, _MemoryError, _SystemExit = BaseException, AssertionError, MemoryError, SystemExit
-ASSERT_STATUSES = ("pass", "fail", "error", "memory")
+_BaseException, _SystemExit = BaseException, SystemExit
 
 
 def _write_all_raw(fd: int, data: bytes) -> None:
@@ -32,18 +32,6 @@ def _safe_text(thunk, cap: int = 2000) -> str:
 def _exception_fields(exc: BaseException) -> tuple[str, str]:
     exc_type = _safe_text(lambda: _type(exc).__name__, 200)
     return exc_type, _safe_text(lambda: _str(exc))
-
-
-def _disable_tracing() -> None:
-    """A trace function may jump over lines (frame.f_lineno); the snippet must not be able to skip its asserts."""
-    def refuse(*_args, **_kwargs):
-        raise RuntimeError("tracing is disabled in the sandbox")
-    sys.settrace = refuse
-    sys.setprofile = refuse
-    threading = sys.modules.get("threading")
-    if threading is not None:
-        threading.settrace = refuse
-        threading.setprofile = refuse
 
 
 def _fresh_module(name: str) -> types.ModuleType:

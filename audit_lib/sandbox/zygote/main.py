@@ -18,10 +18,11 @@ import json
 import os
 import traceback
 
-from audit_lib.sandbox.zygote.assert_job import run_assert
 from audit_lib.sandbox.zygote.call_job import run_call
 from audit_lib.sandbox.zygote.protocol import read_frames, read_raw_frames, write_frames
+from audit_lib.sandbox.zygote.script_job import run_script
 from audit_lib.sandbox.zygote.state import ZygoteState
+from audit_lib.sandbox.zygote.tests_job import run_tests_request
 
 
 def main() -> None:
@@ -44,8 +45,10 @@ def main() -> None:
             return
         request = json.loads(raw)
         try:
-            if request["op"] == "assert":
-                write_frames(protocol_out, run_assert(state, request))
+            if request["op"] == "script":
+                write_frames(protocol_out, run_script(state, request))
+            elif request["op"] == "tests":
+                write_frames(protocol_out, run_tests_request(state, request))
             elif request["op"] == "call":
                 header, blob = run_call(state, request, raw, protocol_in)
                 write_frames(protocol_out, header, blob)

@@ -21,10 +21,15 @@ class ZygoteState:
         self.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         self.package_parent = config["package_parent"]
         self.uid: int | None = None
+        self.judge_uid: int | None = None
         self.lock_fd: int | None = None
+        self.judge_lock_fd: int | None = None
         root = os.geteuid() == 0 and not config.get("already_unshared")
         if config.get("drop_uid"):
             self.uid, self.lock_fd = _claim_uid(config["uid_base"], config["uid_count"], config["uid_lock_dir"])
+            # Tests jobs' judges run under a uid of their own, which no job ever has.
+            self.judge_uid, self.judge_lock_fd = _claim_uid(config["uid_base"], config["uid_count"],
+                                                            config["uid_lock_dir"])
         # Not root, under `unshare -r`: the job gets a user namespace of its own where it is uid 1000.
         self.nested_userns = self.uid is None and bool(config.get("already_unshared"))
         if config.get("network_isolation") and root:
@@ -34,7 +39,7 @@ class ZygoteState:
         # An empty dir of an unpredictable name, only ever a mount point inside the template's own namespace.
         self.jail_dir = tempfile.mkdtemp(prefix="benchaudit-root-", dir=config.get("tmp_root"))
         keep = tuple(self.cgroup.procs_fds) if self.cgroup is not None else ()
-        setup = {"uid": self.uid, "nested_userns": self.nested_userns, "package_parent": self.package_parent,
+        setup = {"uid": self.uid, "judge_uid": self.judge_uid, "nested_userns": self.nested_userns, "package_parent": self.package_parent,
                  "tmp_owner": self.uid if self.uid is not None else 0}
         try:
             self.template_pid, self.template_sock = template.start(self.jail_dir, keep, setup)
@@ -44,6 +49,8 @@ class ZygoteState:
             _remove_dir(self.jail_dir)
         self.cells = CellKeeper(self.template_sock)
         self.cells.request()  # the first cell is prepared while the zygote reports ready
+        # Judges' cells come from the same template: any ready cell serves either keeper.
+        self.judge_cells = CellKeeper(self.template_sock)
         self.protocol_fds = protocol_fds
 
     def hello(self) -> dict:
@@ -52,6 +59,7 @@ class ZygoteState:
 
     def close(self) -> None:
         self.cells.close()
+        self.judge_cells.close()
         self.template_sock.close()
         try:
             os.waitpid(self.template_pid, 0)

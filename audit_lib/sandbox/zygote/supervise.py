@@ -53,10 +53,14 @@ class ChildRun:
     replace) and out-of-memory kills (the memory cgroup's counter). A job that ends any other way retires its cell.
     """
 
-    def __init__(self, state: ZygoteState, limits: dict, op: str, spec: bytes, start: int = 0) -> None:
+    def __init__(self, state: ZygoteState, limits: dict, op: str, spec: bytes, start: int = 0, *,
+                 judge: bool = False) -> None:
         self.state = state
         self.limits = limits
         self.memory_mb = limits.get("memory_mb")
+        # A judge (`tests_job`) runs in a cell of the judges' keeper, beside a job whose cgroup limits are set.
+        self.cells = state.judge_cells if judge else state.cells
+        self.prepares_cgroup = not judge
         header = json.dumps({
             "op": op, "limits": limits, "start": start, "uid": state.uid, "cgroup": state.cgroup is not None,
             "nested_userns": state.nested_userns, "package_parent": state.package_parent,
@@ -96,9 +100,10 @@ class ChildRun:
     def _submit(self, header: bytes, fds: list[int]):
         """Hand the job to a ready cell (limits set, CPU counters cleared just before); a dead cell is replaced once."""
         for attempt in range(2):
-            cell = self.state.cells.ready_cell()
+            cell = self.cells.ready_cell()
             if self.state.cgroup is not None:
-                self.state.cgroup.prepare(int(self.limits["memory_mb"]), int(self.limits["processes"]))
+                if self.prepares_cgroup:
+                    self.state.cgroup.prepare(int(self.limits["memory_mb"]), int(self.limits["processes"]))
             else:  # the init's own and reaped children's CPU so far belongs to earlier jobs
                 self.cpu_base = sum(_stat_cpu(cell.init_pid) or (0.0, 0.0))
             self.started = time.monotonic()
@@ -106,7 +111,7 @@ class ChildRun:
                 cell.submit(header, fds)
                 return cell
             except OSError:
-                self.state.cells.retire()
+                self.cells.retire()
                 if attempt:
                     raise
         raise AssertionError("unreachable")
@@ -117,6 +122,8 @@ class ChildRun:
 
     def send_go(self) -> bool:
         """Let the job start its next input (call mode); False when the job no longer listens."""
+        if self.go_fd is None:
+            return False
         try:
             return os.write(self.go_fd, b"g") == 1
         except OSError:
@@ -146,36 +153,46 @@ class ChildRun:
     def supervise(self, captures: dict, on_result, deadline_of) -> None:
         """Read the pipes until every one is closed, killing the job's namespace when `deadline_of()` passes."""
         poller = select.poll()
-        for fd in self.fds:
-            poller.register(fd, select.POLLIN)
-        open_fds = self.open_fds
-        self._parse_ctl()
-        while open_fds:
+        self.register(poller)
+        while self.open_fds:
             remaining = deadline_of() - time.monotonic()
             if remaining <= 0 and not self.killed_by_us:
                 self.kill()
                 remaining = 0.05
             for fd, _event in poller.poll(max(1, int(min(remaining, 1.0) * 1000) + 1)):
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except BlockingIOError:  # emptied by `drain` in this round
-                    continue
-                name = self.fds[fd]
-                if not chunk:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
-                    os.close(fd)
-                elif name == "res":
-                    if not on_result(chunk) and not self.killed_by_us:
-                        self.kill()
-                elif name == "ctl":
-                    self.ctl += chunk
-                    self._parse_ctl()
-                else:
-                    captures[name].add(chunk)
+                self.read_ready(fd, poller, captures, on_result)
+        self.finish()
+
+    def register(self, poller) -> None:  # noqa: ANN001 - select.poll's type is private
+        for fd in self.open_fds:  # a closed one's number may be another pipe's by now
+            poller.register(fd, select.POLLIN)
+        self._parse_ctl()
+
+    def read_ready(self, fd: int, poller, captures: dict, on_result) -> None:  # noqa: ANN001
+        """Read one chunk of a ready pipe of this run: result chunks go to `on_result` (False kills the job)."""
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:  # emptied by `drain` in this round
+            return
+        name = self.fds[fd]
+        if not chunk:
+            poller.unregister(fd)
+            self.open_fds.discard(fd)
+            os.close(fd)
+        elif name == "res":
+            if not on_result(chunk) and not self.killed_by_us:
+                self.kill()
+        elif name == "ctl":
+            self.ctl += chunk
+            self._parse_ctl()
+        else:
+            captures[name].add(chunk)
+
+    def finish(self) -> None:
+        """Once every pipe is closed: the run's times, its memory evidence, and its cell retired if anything was off."""
         self.ended = time.monotonic()
         self.duration = self.ended - self.started
-        os.close(self.go_fd)
+        self.close_go()
         if self.state.cgroup is not None:
             self.cpu_s = self.cpu_at_exit if self.cpu_at_exit is not None else self._cpu_now()
             self.oom_killed = self.state.cgroup.job_was_oom_killed()
@@ -186,7 +203,13 @@ class ChildRun:
         # change what the kernel lets an owner change about its init (priority, limits, OOM score, /proc/1 files):
         # each job then gets a fresh cell, and nothing it did to the init reaches the next job.
         if self.killed_by_us or self.exit_status is None or self.oom_killed or self.state.uid is None:
-            self.state.cells.retire()  # returns once the cell's init, and every process of its namespace, is gone
+            self.cells.retire()  # returns once the cell's init, and every process of its namespace, is gone
+
+    def close_go(self) -> None:
+        """Close the job's go pipe (once): a worker waiting on it then ends by itself."""
+        if self.go_fd is not None:
+            os.close(self.go_fd)
+            self.go_fd = None
 
     def drain(self, captures: dict) -> tuple[int, int]:
         """Read what the job wrote to stdout and stderr so far; (stdout, stderr) positions after it.

@@ -21,7 +21,7 @@ CANONICAL = Canonical("HumanEval/7", "f", "def f(xs, s):\n", "    return [x for 
 
 def _verdict(constraint: str, status: str, error: str | None = None, exit_code: int | None = None) -> ConstraintVerdict:
     return ConstraintVerdict(constraint, status, "AssertionError" if error else None, error, "", exit_code, 0.02,
-                             trust="parent")
+                             trust="judge")
 
 
 def _run(kind: str, label: str, sample: int, *verdicts: ConstraintVerdict) -> CandidateRun:

@@ -1,5 +1,5 @@
-"""The benchmarks' original tests (HumanEval's `check`, MBPP's assert lines) are lifted to call mode where their
-shape allows: the parent judges the returned values, so an overloaded `__eq__` cannot pass them."""
+"""The benchmarks' original tests (HumanEval's `check`, MBPP's assert lines) run in the sandbox's judge against the
+program's answers: an overloaded `__eq__` cannot pass them, and no shape of test runs any other way."""
 
 from __future__ import annotations
 
@@ -13,18 +13,19 @@ RIGHT = "def double(x):\n    return [x, 2 * x]\n"
 WRONG = "def double(x):\n    return [x, x]\n"
 OVERLOADED = ("class AlwaysEqual(list):\n    def __eq__(self, other):\n        return True\n\n"
               "def double(x):\n    return AlwaysEqual()\n")
-NOT_LIFTABLE = "def check(candidate):\n    import random\n    assert candidate(random.randint(1, 1)) == [1, 2]\n"
+LOOPING = ("def check(candidate):\n    import random\n    for x in (1, 2):\n"
+           "        assert candidate(random.randint(x, x)) == [x, 2 * x]\n")
 
 
 def _run(program: str, snippet: str) -> object:
     return run_original_tests([("k", program, snippet, "double")])["k"]
 
 
-def test_humaneval_check_and_mbpp_asserts_are_decided_by_the_parent() -> None:
+def test_humaneval_check_and_mbpp_asserts_are_decided_by_the_judge() -> None:
     for snippet in (check_snippet(HUMANEVAL_TEST, "double"), MBPP_TEST):
         right, wrong = _run(RIGHT, snippet), _run(WRONG, snippet)
-        assert (right.status, right.snippets[0].trust) == ("pass", "parent")
-        assert (wrong.status, wrong.snippets[0].trust) == ("fail", "parent")
+        assert (right.status, right.snippets[0].trust) == ("pass", "judge")
+        assert (wrong.status, wrong.snippets[0].trust) == ("fail", "judge")
 
 
 def test_an_overloaded_eq_fails_the_original_tests() -> None:
@@ -33,10 +34,10 @@ def test_an_overloaded_eq_fails_the_original_tests() -> None:
         assert _run(OVERLOADED, snippet).status == "fail"
 
 
-def test_a_test_the_lifter_cannot_model_runs_in_process_and_is_counted() -> None:
+def test_every_shape_of_test_is_judged_and_counted() -> None:
     results = run_original_tests([("evalplus::T/0", RIGHT, check_snippet(HUMANEVAL_TEST, "double"), "double"),
-                                  ("evalplus::T/1", RIGHT, check_snippet(NOT_LIFTABLE, "double"), "double")])
-    assert results["evalplus::T/1"].snippets[0].trust == "in_process"
-    assert results["evalplus::T/1"].status == "pass"
+                                  ("evalplus::T/1", RIGHT, check_snippet(LOOPING, "double"), "double"),
+                                  ("evalplus::T/2", WRONG, check_snippet(LOOPING, "double"), "double")])
+    assert [results[f"evalplus::T/{i}"].status for i in range(3)] == ["pass", "pass", "fail"]
     check = check_original_tests_vs_canonical([], results, test_name="toy")
-    assert check.meta["sandbox_trust"] == {"test_runs": 2, "lifted": 1, "in_process": 1}
+    assert check.meta["sandbox_trust"] == {"test_runs": 3, "judged": 3}

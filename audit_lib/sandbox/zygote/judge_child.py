@@ -1,0 +1,178 @@
+"""The judge of a tests job: the benchmark's test code under real CPython, the program only a stub (stdlib only).
+
+The judge runs in a cell and under a uid of its own, apart from the job. It gets the job's description of the
+names the test reads (relayed `L` frame), binds each entry point and program object to a `Remote` whose calls go to
+the job through the zygote, binds modules to its own imports and plain values to their decoded copies, then runs
+the test snippet with its own builtins. Every value that comes back is decoded here into exact builtin types (plus
+`Fraction`), so every comparison the test makes is CPython's own on data the program cannot rig. The judge writes
+one verdict frame (`V`) and exits; the zygote decides how the job ended.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import json
+import sys
+from typing import Any
+
+from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.zygote.call_child import GO_FD
+from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, read_frame, write_frame
+from audit_lib.sandbox.zygote.harness_io import _exception_fields
+from audit_lib.sandbox.zygote.protocol import RESULT_FD
+from audit_lib.sandbox.zygote.serve_child import REMOTE_TAG
+
+# Modules a program may have imported that the judge imports for the test itself: the standard library, and the
+# numeric packages the benchmarks' tests use. Any other module name the program reports is left unbound.
+JUDGE_MODULES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "pandas"}
+
+
+PROGRAM_MODULE = "<program>"  # the module of every exception class that stands for one the program raised
+
+
+class JobGone(BaseException):
+    """The job stopped answering (it ended or was killed): the zygote decides its status."""
+
+
+class Remote:
+    """An object that lives in the job: calling it, reading an attribute or iterating asks the job."""
+
+    __slots__ = ("_handle", "_type")
+
+    def __init__(self, handle: int, type_name: str) -> None:
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_type", type_name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return request("call", self, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return request("getattr", self, (name,), {})
+
+    def __iter__(self) -> Any:
+        return request("iter", self, (), {})
+
+    def __next__(self) -> Any:
+        return request("next", self, (), {})
+
+    def __repr__(self) -> str:
+        return f"<{self._type} in the program>"
+
+
+def _sent(value: Any) -> Any:
+    if type(value) is Remote:
+        return {REMOTE_TAG: value._handle}
+    try:
+        return sandbox_codec.encode(value)
+    except sandbox_codec.Unserializable as exc:
+        raise TypeError(f"the test passed a value the program cannot be sent: {exc}") from None
+
+
+_exception_classes: dict[tuple[str, str], type] = {}
+
+
+def _raised(answer: dict) -> BaseException:
+    """An exception of the program's, as the test sees it: a class of the reported name under its builtin base."""
+    base = getattr(builtins, str(answer.get("base")), None)
+    if not (isinstance(base, type) and issubclass(base, BaseException)):
+        base = Exception
+    name = str(answer.get("type") or "?")[:200]
+    key = (name, base.__name__)
+    if key not in _exception_classes:
+        _exception_classes[key] = type(name, (base,), {"__module__": PROGRAM_MODULE})
+    return _exception_classes[key](str(answer.get("message") or "")[:2000])
+
+
+def _update_in_place(original: Any, changed: Any) -> None:
+    """An argument the call changed, changed here too, as the test's own object would be."""
+    if type(original) is not type(changed):
+        return
+    if type(original) in (list, bytearray):
+        original[:] = changed
+    elif type(original) in (dict, set):
+        original.clear()
+        original.update(changed)
+
+
+def request(op: str, target: Remote, args: tuple, kwargs: dict) -> Any:
+    """Ask the job to do `op` on `target`; its value, decoded, or its exception, raised here."""
+    body = {"op": op, "target": target._handle, "args": [_sent(arg) for arg in args],
+            "kwargs": {str(key): _sent(value) for key, value in kwargs.items()}}
+    write_frame(RESULT_FD, REQUEST, json.dumps(body).encode())
+    got = read_frame(GO_FD)
+    if got is None or got[0] != ANSWER:
+        raise JobGone
+    answer = json.loads(got[1])
+    kind = answer.get("kind")
+    if kind == "exception":
+        raise _raised(answer)
+    for position, tagged in (answer.get("mutated") or {}).items():
+        index = int(position)
+        if 0 <= index < len(args):
+            _update_in_place(args[index], sandbox_codec.decode(tagged))
+    if kind == "handle":
+        return Remote(int(answer["handle"]), str(answer.get("type") or "?"))
+    return sandbox_codec.decode(answer.get("value"))
+
+
+def _bind(namespace: dict, names: dict) -> None:
+    for name, description in names.items():
+        kind = description.get("kind")
+        if kind in ("callable", "handle"):
+            namespace[name] = Remote(int(description["handle"]), str(description.get("type") or "?"))
+        elif kind == "value":
+            namespace[name] = sandbox_codec.decode(description["value"])
+        elif kind == "module" and description.get("module") in JUDGE_MODULES:
+            try:
+                namespace[name] = importlib.import_module(description["module"])
+            except Exception:  # noqa: BLE001, S110 - unbound: the test's use of it raises NameError
+                pass
+
+
+def _verdict(status: str, exc: BaseException | None = None, **extra: Any) -> None:
+    fields = {"status": status, **extra}
+    if exc is not None:
+        fields["error_type"], fields["error_message"] = _exception_fields(exc)
+    write_frame(RESULT_FD, VERDICT, json.dumps(fields).encode())
+
+
+def judge(snippets: list[str], first: int) -> None:
+    """For each snippet from `first` on: wait for its job's load, run the snippet against it, write the verdict.
+
+    One judge serves one program's snippets in turn (each job is a fresh process of the program; each snippet gets
+    a fresh namespace here); the zygote replaces a judge that ended or was killed."""
+    for snippet in snippets[first:]:
+        if not _judge_one(snippet):
+            return
+
+
+def _judge_one(snippet: str) -> bool:
+    """One snippet's verdict; False when the job went away or the zygote closed the pipe."""
+    got = read_frame(GO_FD)
+    if got is None or got[0] != LOAD:
+        return False
+    load = json.loads(got[1])
+    if not load.get("ok"):
+        _verdict("load_error", None, base=load.get("base"), error_type=str(load.get("type"))[:200],
+                 error_message=str(load.get("message"))[:2000])
+        return True
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    try:
+        _bind(namespace, load.get("names") or {})
+        exec(compile(snippet, "<test>", "exec"), namespace)
+    except JobGone:
+        return False
+    except BaseException as exc:  # noqa: BLE001 - the program's exception, or the test's own
+        from_program = type(exc).__module__ == PROGRAM_MODULE
+        if isinstance(exc, AssertionError):
+            _verdict("fail", exc)
+        elif not from_program and isinstance(exc, (MemoryError, RecursionError)):
+            _verdict("error", exc, reason="judge_limit")  # decoding or the test itself outgrew the judge's limits
+        else:
+            _verdict("error", exc, program_base=type(exc).__mro__[1].__name__ if from_program else None)
+        return True
+    _verdict("pass")
+    return True

@@ -1,0 +1,163 @@
+"""The job side of a tests job: load the program, then only answer the judge's calls (stdlib only).
+
+The worker runs the program's module body as `__main__`, describes the names the test reads (`L` frame), then
+answers one request at a time from its go pipe (`Q` frames relayed by the zygote) with one `A` frame each: a
+value (tagged JSON), a handle to an object that is not plain data, or the exception raised. Nothing here decides a
+verdict: whatever the code writes here is only an answer the judge decodes as plain data.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import sys
+import types
+
+from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.zygote.call_child import GO_FD
+from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, read_frame, write_frame
+from audit_lib.sandbox.zygote.harness_io import _exception_fields, _flush_std_streams, _fresh_module
+from audit_lib.sandbox.zygote.protocol import RESULT_FD
+# Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
+from builtins import (  # noqa: A004
+    BaseException, LookupError, RecursionError, bytearray, callable, compile, dict, enumerate, exec, getattr,
+    int, isinstance, issubclass, iter, len, list, next, object, set, str, type, vars, zip,
+)
+
+# `raw_decode`: `json.loads` checks the end of the text with the builtins' `len`, which the code may rebind.
+_json_dumps, _raw_decode, _type, _isinstance = json.dumps, json.JSONDecoder().raw_decode, type, isinstance
+_mro_of = type.__dict__["__mro__"].__get__
+_qualname_of = type.__dict__["__qualname__"].__get__
+_BUILTIN_EXCEPTIONS = {cls: name for name, cls in vars(builtins).items()
+                       if _isinstance(cls, type) and issubclass(cls, BaseException)}
+_MUTABLE = (list, dict, set, bytearray)
+REMOTE_TAG = "$remote"
+
+
+def builtin_base(cls: type) -> str:
+    """The name of the first builtin exception class in `cls`'s real MRO (a class's own name is never read)."""
+    for base in _mro_of(cls):
+        name = _BUILTIN_EXCEPTIONS.get(base)
+        if name is not None:
+            return name
+    return "BaseException"
+
+
+class _Server:
+    """The program's namespace, the handles given out so far, and the answer to one request."""
+
+    def __init__(self, namespace: dict) -> None:
+        self.namespace = namespace
+        self.handles: list[object] = []
+
+    def describe(self, name: str) -> dict:
+        if name not in self.namespace:
+            return {"kind": "absent"}
+        value = self.namespace[name]
+        if _type(value) is types.ModuleType:
+            return {"kind": "module", "module": _module_name(value)}
+        if callable(value):
+            return {"kind": "callable", "handle": self._handle(value), "type": _type_text(value)}
+        return self._value(value)
+
+    def _handle(self, value: object) -> int:
+        self.handles.append(value)
+        return len(self.handles) - 1
+
+    def _value(self, value: object) -> dict:
+        try:
+            return {"kind": "value", "value": sandbox_codec.encode(value)}
+        except (sandbox_codec.Unserializable, RecursionError):
+            return {"kind": "handle", "handle": self._handle(value), "type": _type_text(value)}
+
+    def _resolve(self, ref: object) -> object:
+        if _type(ref) is not int or not 0 <= ref < len(self.handles):
+            raise LookupError(f"no handle {ref!r}")
+        return self.handles[ref]
+
+    def _argument(self, tagged: object) -> object:
+        if _type(tagged) is dict and len(tagged) == 1 and REMOTE_TAG in tagged:
+            return self._resolve(tagged[REMOTE_TAG])
+        return sandbox_codec.decode(tagged)
+
+    def answer(self, request: dict) -> dict:
+        target = self._resolve(request["target"])
+        op = request["op"]
+        raw_args = request.get("args") or []
+        args = [self._argument(arg) for arg in raw_args]
+        # Decoding may hand back the request's own objects: what each mutable argument was, as text, before the call.
+        sent = {position: _json_dumps(raw) for position, (raw, arg) in enumerate(zip(raw_args, args))
+                if _isinstance(arg, _MUTABLE) and not (_type(raw) is dict and REMOTE_TAG in raw)}
+        kwargs = {key: self._argument(arg) for key, arg in (request.get("kwargs") or {}).items()}
+        if op == "call":
+            result = target(*args, **kwargs)
+        elif op == "getattr":
+            result = getattr(target, args[0])
+        elif op == "iter":
+            result = iter(target)
+        elif op == "next":
+            result = next(target)
+        else:
+            raise LookupError(f"unknown op {op!r}")
+        answer = self._value(result)
+        mutated = {}
+        for position, before in sent.items():
+            try:
+                now = sandbox_codec.encode(args[position])
+            except (sandbox_codec.Unserializable, RecursionError):
+                continue
+            if _json_dumps(now) != before:
+                mutated[str(position)] = now
+        if mutated:
+            answer["mutated"] = mutated
+        return answer
+
+
+def _module_name(module: types.ModuleType) -> str:
+    name = module.__dict__.get("__name__")
+    return name if _type(name) is str else "?"
+
+
+def _type_text(value: object) -> str:
+    try:
+        name = _qualname_of(_type(value))
+    except BaseException:  # noqa: BLE001
+        return "?"
+    return name if _type(name) is str else "?"
+
+
+def _exception_answer(exc: BaseException) -> dict:
+    error_type, message = _exception_fields(exc)
+    return {"kind": "exception", "type": error_type, "base": builtin_base(_type(exc)), "message": message}
+
+
+def serve(program: str, names: list[str]) -> None:
+    """Load `program` as `__main__`, describe `names`, then answer requests until the go pipe closes."""
+    streams = (sys.stdout, sys.stderr)
+    try:
+        namespace = _fresh_module("__main__").__dict__
+        exec(compile(program, "<sandbox>", "exec"), namespace)
+        server = _Server(namespace)
+        load = {"ok": True, "names": {name: server.describe(name) for name in names}}
+    except BaseException as exc:  # noqa: BLE001 - SystemExit at load is the program's own doing too
+        _flush_std_streams(streams)
+        write_frame(RESULT_FD, LOAD, _json_dumps({"ok": False, **_exception_answer(exc)}).encode())
+        while read_frame(GO_FD) is not None:  # alive until the verdict: ending first would be a status of its own
+            pass
+        return
+    _flush_std_streams(streams)
+    write_frame(RESULT_FD, LOAD, _json_dumps(load).encode())
+    while True:
+        got = read_frame(GO_FD)
+        if got is None:
+            return
+        try:
+            answer = server.answer(_raw_decode(got[1].decode())[0])
+        except BaseException as exc:  # noqa: BLE001
+            answer = _exception_answer(exc)
+        try:
+            body = _json_dumps(answer).encode()
+        except BaseException as exc:  # noqa: BLE001 - e.g. an exception message that will not encode
+            body = _json_dumps(_exception_answer(exc)).encode()
+        _flush_std_streams(streams)
+        write_frame(RESULT_FD, ANSWER, body)

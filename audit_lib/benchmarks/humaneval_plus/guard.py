@@ -39,8 +39,16 @@ RELIABILITY_GUARD_SOURCE = (
 )
 
 
+# EvalPlus's process has imported numpy (`evalplus/eval/__init__.py`, for its float comparison) before the guard,
+# so a sample's own `import numpy` finds it loaded; imported under the guard it fails (`open`, `os.getcwd` are None).
+# Replayed for the samples that may need it, so the others do not pay numpy's import.
+NUMPY_FIRST = "try:\n    import numpy as _benchaudit_numpy\n    del _benchaudit_numpy\nexcept ImportError:\n    pass\n"
+NEEDS_NUMPY = ("numpy", "scipy", "pandas")
+
+
 def with_reliability_guard(source: str) -> str:
-    """`source` with the guard run before its first statement that is not a docstring or a `__future__` import."""
+    """`source` with the guard run before its first statement that is not a docstring or a `__future__` import
+    (numpy imported before it, as in EvalPlus's process, when the source names a package that needs it)."""
     try:
         body = ast.parse(source).body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -56,7 +64,8 @@ def with_reliability_guard(source: str) -> str:
     head = "".join(lines[:after_line])
     if head and not head.endswith("\n"):
         head += "\n"
-    return head + RELIABILITY_GUARD_SOURCE + "".join(lines[after_line:])
+    numpy_first = NUMPY_FIRST if any(name in source for name in NEEDS_NUMPY) else ""
+    return head + numpy_first + RELIABILITY_GUARD_SOURCE + "".join(lines[after_line:])
 
 
 __all__ = ["DISABLED_MODULES", "DISABLED_OS", "RELIABILITY_GUARD_SOURCE", "with_reliability_guard"]

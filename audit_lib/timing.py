@@ -15,8 +15,9 @@ from typing import Literal
 
 Cause = Literal["deterministic", "timing"]
 TimingState = Literal["confirmed", "borderline", "not_a_failure", "unmeasured"]
-# `not_run`: an input a whole-run budget left unreached, so a clock decided it too.
-TIMING_KINDS = frozenset({"timeout", "late_value", "not_run"})
+# `not_run`: an input a whole-run budget left unreached, so a clock decided it too; `killed`: a signal the sandbox's
+# supervisor recorded (a kill under load looks like one), so only a rerun alone can say whether the code caused it.
+TIMING_KINDS = frozenset({"timeout", "late_value", "not_run", "killed"})
 Unit = Literal["tasks", "inputs", "runs"]
 # A verdict whose CPU time is within 25 % of its limit flips with ordinary machine differences.
 BORDERLINE_MARGIN = 0.25
@@ -24,8 +25,14 @@ SPEED_FACTORS: tuple[float, ...] = (0.25, 0.33, 0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 
 
 
 def cause_of(kind: str) -> Cause:
-    """`timing` for a timeout or a late value; every other failure (wrong value, exception) is deterministic."""
+    """`timing` for a timeout, a late value, an unreached input or a supervisor kill; every other failure (wrong
+    value, the code's own exception) is deterministic."""
     return "timing" if kind in TIMING_KINDS else "deterministic"
+
+
+def supervisor_kill(kind: str, exc_type: str | None, by_supervisor: bool) -> bool:
+    """A call outcome the supervisor wrote because a signal ended the process (`SIGKILL: killed by SIGKILL`)."""
+    return kind == "exception" and by_supervisor and (exc_type or "").startswith("SIG")
 
 
 def flip_factor(cpu_s: float, limit_s: float) -> float:
@@ -152,6 +159,26 @@ class FailureSplit:
                 f"{len(borderline)} borderline" + (f" (flip factor {factors})" if borderline else "")
                 + f", {self.count('not_a_failure')} not failures on a quiet rerun"
                 + (f", {unmeasured} not re-run" if unmeasured else ""))
+
+    def failing(self) -> int:
+        """Ids that fail for certain: deterministic, or timing confirmed on a quiet rerun (never borderline ones)."""
+        return len(self.deterministic) + self.count("confirmed")
+
+    def failing_headline(self, noun: str, *, borderline_shown: int = 5) -> str:
+        """"22 tasks fail: 17 deterministic + 5 timing (confirmed); 5 more timed out only under load": only confirmed
+        failures are counted as failing; borderline and unmeasured ones are named apart."""
+        borderline = [v for v in self.timing if v.state == "borderline"]
+        factors = ", ".join(f"{v.task_id} {v.flip_factor:.2f}" for v in borderline[:borderline_shown]) \
+            + (f" and {len(borderline) - borderline_shown} more" if len(borderline) > borderline_shown else "")
+        text = (f"{self.failing()} {noun} fail: {len(self.deterministic)} deterministic + "
+                f"{self.count('confirmed')} timing (confirmed)")
+        if borderline:
+            text += f"; {len(borderline)} borderline, within {BORDERLINE_MARGIN:.0%} of the limit (flip factor {factors})"
+        if self.count("not_a_failure"):
+            text += f"; {self.count('not_a_failure')} more timed out only under load"
+        if self.count("unmeasured"):
+            text += f"; {self.count('unmeasured')} more failed by a clock and were not re-run"
+        return text
 
     def summary(self, *, deterministic_key: str, timing_key: str) -> dict[str, object]:
         """`meta["failure_split"]`: counts, and the observed keys that hold the two lists."""

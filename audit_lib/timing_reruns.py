@@ -108,7 +108,12 @@ def rerun_calls_alone(targets: Sequence[CallTarget], *,
         def first(result: sandbox.CallJobResult) -> sandbox.CallOutcome | None:
             return result.outcomes[0] if result.outcomes else None
 
-        result = measured_alone(run_once, lambda r: first(r) is not None and first(r).kind == "timeout",
+        def cut_by_clock(result: sandbox.CallJobResult) -> bool:  # out of time, or unreached though it loaded
+            outcome = first(result)
+            return outcome is not None and (outcome.kind == "timeout"
+                                            or (outcome.kind == "not_run" and not result.load_error))
+
+        result = measured_alone(run_once, cut_by_clock,
                                 lambda r: first(r).cpu_s if first(r) is not None else r.cpu_s, target.limit_s)
         if result is None or result.status == "harness_error":
             continue

@@ -25,6 +25,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import GROUND_TRUTH_INPUT_T
 from audit_lib.benchmarks.humaneval_plus.replay import DEFAULT_MIN_TIME_LIMIT_S, GT_TIME_LIMIT_FACTOR
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
 from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
+from audit_lib.benchmarks.humaneval_plus.timing_rerun import RERUN_KINDS
 from audit_lib.benchmarks.humaneval_plus.titles import GROUND_TRUTH_TITLE, TIME_LIMIT_TITLE
 from audit_lib.findings import Check
 
@@ -40,9 +41,10 @@ def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
                          "kind": "load_error", "detail": run.load_error[:300]})
         for index, outcome in enumerate(run.outcomes):
             if outcome.kind != "value":
-                limited = outcome.kind in ("timeout", "unserializable") or outcome.exc_type == "MemoryError"
+                kind = outcome.verdict_kind
+                limited = kind in ("timeout", "unserializable", *RERUN_KINDS) or outcome.exc_type == "MemoryError"
                 rows.append({"problem": "exceeds_sandbox_limits" if limited else "canonical_failure",
-                             "task_id": task_id, "split": split, "input_index": index, "kind": outcome.kind,
+                             "task_id": task_id, "split": split, "input_index": index, "kind": kind,
                              "detail": outcome.describe()})
     return rows
 
@@ -99,16 +101,20 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                     continue
                 accepted = a.kind == b.kind == "value" and \
                     comparer.compare(inputs_of(task, split)[index], b.value, a.value).passed
+                # a run cut by a clock or killed by the supervisor gave no output: re-run alone, not "another output"
+                cut = bool({a.verdict_kind, b.verdict_kind} & RERUN_KINDS)
                 differing.append({"task_id": task.task_id, "split": split, "input_index": index,
                                   "first_run": a.describe(), "second_run": b.describe(),
-                                  "accepted_by_evalplus_rules": accepted})
+                                  "accepted_by_evalplus_rules": accepted, "cut_by_clock": cut})
     total_inputs = sum(len(task.base_input) + len(task.plus_input) for task in tasks)
-    harmful = [row for row in differing if not row["accepted_by_evalplus_rules"]]
+    cut_rows = [row for row in differing if row["cut_by_clock"]]
+    changed = [row for row in differing if not row["cut_by_clock"]]
+    harmful = [row for row in changed if not row["accepted_by_evalplus_rules"]]
     # An input beyond the sandbox's limits is not the canonical's fault, but it has no expected output here, so
     # every sample fails it: a quirk of this replay, not a defect of the benchmark.
     failures = [row for row in problems if row["problem"] == "canonical_failure"]
     not_recorded = [row for row in problems if row["problem"] == "exceeds_sandbox_limits"]
-    status = "defect" if failures or harmful else ("quirk" if differing or not_recorded else "pass")
+    status = "defect" if failures or harmful else ("quirk" if changed or not_recorded else "pass")
     kinds = Counter(row["kind"] for row in failures)
     found = []  # the finding first: what is wrong, then the totals
     if failures:
@@ -117,9 +123,12 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
     if not_recorded:
         found.append(f"{len(not_recorded)} inputs have no expected output because they exceed the sandbox's limits "
                      f"({_limit_rows_text(not_recorded)})")
-    if differing:
-        found.append(f"{len(differing)} inputs give another output on a second fresh run, {len(harmful)} of them "
+    if changed:
+        found.append(f"{len(changed)} inputs give another output on a second fresh run, {len(harmful)} of them "
                      "in a way EvalPlus's comparison would not accept")
+    if cut_rows:
+        found.append(f"{len(cut_rows)} inputs were cut by a clock or killed by the supervisor on one run (re-run "
+                     "alone below, not another output)")
     lead = "; ".join(found) if found else (f"the canonical solutions pass all {total_inputs:,} inputs and a second "
                                            "fresh run gives the same outputs")
     split, curve = ground_truth_split(tasks, dataset, problems, differing, second, first, limit_s=input_timeout_s)
@@ -132,17 +141,17 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
     summary = (f"{lead[0].upper()}{lead[1:]}. {total_inputs:,} inputs over {len(tasks)} tasks "
                f"({first.tasks_from_cache} from the cache {first.cache_path.name}, {first.tasks_computed} computed "
                f"now); canonical failures {len(failures)}, beyond the sandbox's limits {len(not_recorded)}, "
-               f"nondeterministic {len(differing)}.")
+               f"nondeterministic {len(changed)}.")
     details = failures + not_recorded + [{"problem": "nondeterministic", **row} for row in differing]
     return Check("ground_truth", GROUND_TRUTH_TITLE, status,
                  observed={"inputs": total_inputs, "canonical_failures": len(failures),
                            "failure_kinds": dict(kinds), "exceeds_sandbox_limits": len(not_recorded),
-                           "nondeterministic_inputs": len(differing),
+                           "nondeterministic_inputs": len(changed), "cut_by_clock_inputs": len(cut_rows),
                            "nondeterministic_rejected_by_rules": len(harmful), **split_observed},
                  expected={"canonical_failures": 0, "nondeterministic_inputs": 0}, summary=summary,
                  details=details, meta={"cache": cache_label(first.cache_path), "dataset_sha256": first.dataset_sha256,
                                         **split_meta, "machine_dependent": [
-                                            "exceeds_sandbox_limits", "nondeterministic_inputs",
+                                            "exceeds_sandbox_limits", "nondeterministic_inputs", "cut_by_clock_inputs",
                                             "nondeterministic_rejected_by_rules", *split_meta["machine_dependent"]]})
 
 

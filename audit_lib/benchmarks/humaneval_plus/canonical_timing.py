@@ -21,7 +21,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import (
 )
 from audit_lib.benchmarks.humaneval_plus.programs import ground_truth_program
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, inputs_of
-from audit_lib.benchmarks.humaneval_plus.timing_rerun import RERUN_KINDS, call_alone
+from audit_lib.benchmarks.humaneval_plus.timing_rerun import CLOCK_KINDS, RERUN_KINDS, call_alone
 from audit_lib.timing_reruns import measured_alone
 
 InputKey = tuple[str, Split, int]
@@ -48,15 +48,16 @@ def rerun_canonical_alone(tasks: Sequence[PlusTask], dataset: Dataset, keys: Ite
         program, args = ground_truth_program(task, dataset), inputs_of(task, split)[index]
         digest = digests_allowed_for(dataset, task.entry_point)
         outcome = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest),  # noqa: B023
-                                 lambda o: o.kind == "timeout", lambda o: o.cpu_s, limit_s[key])
+                                 lambda o: o.kind in CLOCK_KINDS, lambda o: o.cpu_s, limit_s[key])
         if outcome is not None:  # None: cut by the wall clock before its CPU time could decide (left unmeasured)
             reruns[key] = outcome
     return reruns
 
 
 def _quiet(key: InputKey, outcome: InputOutcome) -> timing.QuietRerun:
-    """A value or another timeout leaves the verdict to the clock; an exception (MemoryError included) does not."""
-    return timing.QuietRerun(input_id(*key), outcome.kind not in ("value", *RERUN_KINDS), outcome.cpu_s,
+    """A value, another timeout or an unreached input leaves the verdict to the clock; an exception (MemoryError and
+    a kill repeated alone included) does not."""
+    return timing.QuietRerun(input_id(*key), outcome.kind not in ("value", *CLOCK_KINDS), outcome.cpu_s,
                              outcome.duration_s)
 
 
@@ -82,7 +83,7 @@ def limit_sensitivity_split(tasks: Sequence[PlusTask], dataset: Dataset, gt: Gro
     failures = [timing.FailedRun(input_id(*key), "timeout", threshold_s) for key in targets]
     quiet = {input_id(*key): _quiet(key, outcome) for key, outcome in reruns.items()}
     for key, outcome in reruns.items():  # the quiet CPU time replaces the parallel pass's (a lower bound if cut)
-        if outcome.kind in ("value", *RERUN_KINDS):
+        if outcome.kind in ("value", *CLOCK_KINDS):
             measured[key] = outcome.cpu_s
     rule = timing.fixed_limit_rule(threshold_s)
     slow = timing.failing_slow_inputs((timing.TimedInput(input_id(*key), -1, cpu_s, 0.0)
@@ -113,7 +114,8 @@ def ground_truth_split(tasks: Sequence[PlusTask], dataset: Dataset, problems: Se
         if row["accepted_by_evalplus_rules"]:
             continue
         key = (row["task_id"], row["split"], row["input_index"])
-        kinds = {gt.run(key[0], key[1]).outcomes[key[2]].kind, second[(key[0], key[1])].outcomes[key[2]].kind}
+        kinds = {gt.run(key[0], key[1]).outcomes[key[2]].verdict_kind,
+                 second[(key[0], key[1])].outcomes[key[2]].verdict_kind}
         clock = next((kind for kind in sorted(kinds) if kind in RERUN_KINDS), None)
         failures.append(timing.FailedRun(input_id(*key), clock or "changed_value", limit_s))
         if clock is not None:

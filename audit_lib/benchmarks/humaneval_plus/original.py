@@ -63,9 +63,6 @@ def timing_observed(classification: Classification, min_time_limit: float) -> di
                             classification.speed_curve(timing.evalplus_limit_rule(min_time_limit))]}
 
 
-def timing_headline(classification: Classification) -> str:
-    return classification.failure_split().headline()
-
 
 def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset,
                                      runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth,
@@ -83,8 +80,12 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
     for row in rows:
         kinds.update(row["failure_kinds"])
     base_fail = sum(1 for row in rows if row["base_failing"])
-    headline = f" ({timing_headline(classification)})" if classification is not None else ""
-    summary = (f"OpenAI's canonical fails HumanEval+ on {len(rows)} of {len(scored)} tasks{headline}; {base_fail} "
+    if classification is not None:  # only confirmed failures are counted as failing
+        lead = (f"OpenAI's canonical fails HumanEval+ on {classification.failure_split().failing()} of "
+                f"{len(scored)} tasks ({classification.failure_split().failing_headline('tasks')})")
+    else:
+        lead = f"OpenAI's canonical fails HumanEval+ on {len(rows)} of {len(scored)} tasks"
+    summary = (f"{lead}; {base_fail} "
                f"already fail the base inputs; failing inputs: {kinds_text(kinds)}. Tasks: "
                + (", ".join(f"{r['task_id']} ({r['failing_inputs']})" for r in rows[:12]) or "none") + "."
                + (f" Not scored (no original solution): {', '.join(not_scored)}." if not_scored else ""))

@@ -34,7 +34,7 @@ class InputVerdict:
 
     index: int
     passed: bool
-    kind: str  # match | wrong_value | exception | timeout | unserializable | not_run | no_expected_output
+    kind: str  # match | wrong_value | exception | killed | timeout | unserializable | not_run | no_expected_output
     detail: str
 
 
@@ -47,7 +47,7 @@ def score_split(task: PlusTask, dataset: Dataset, run: SplitRun, expected: Split
         if want.kind != "value":
             verdicts.append(InputVerdict(index, False, "no_expected_output", want.describe()))
         elif got.kind != "value":
-            verdicts.append(InputVerdict(index, False, got.kind, got.describe()))
+            verdicts.append(InputVerdict(index, False, got.verdict_kind, got.describe()))
         else:
             result = comparer.compare(inputs[index], got.value, want.value)
             verdicts.append(InputVerdict(index, result.passed, "match" if result.passed else "wrong_value",

@@ -6,7 +6,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from audit_lib import sandbox
+from audit_lib import sandbox, timing
 from audit_lib.benchmarks.humaneval_plus.data import PlusTask
 from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram
 from audit_lib.sandbox import safe_repr
@@ -37,6 +37,12 @@ class InputOutcome:
     exc_type: str | None = None
     exc_message: str | None = None
     cpu_s: float = 0.0  # the child's CPU time on this input, measured by the sandbox's supervisor
+    by_supervisor: bool = False  # the supervisor wrote this outcome (`sandbox.CallOutcome.by_supervisor`)
+
+    @property
+    def verdict_kind(self) -> str:
+        """The kind a verdict is filed under: `killed` for a signal the supervisor recorded, else `kind`."""
+        return "killed" if timing.supervisor_kill(self.kind, self.exc_type, self.by_supervisor) else self.kind
 
     def describe(self) -> str:
         if self.kind == "value":
@@ -144,7 +150,8 @@ def _input_count(job: sandbox.CallJob) -> int:
 def split_run_from_result(task_id: str, split: Split, result: Any, expected_count: int) -> SplitRun:
     """Normalise a CallJobResult; inputs the sandbox never reached count as `not_run`."""
     outcomes = [InputOutcome(kind=o.kind, value=o.value, duration_s=float(o.duration_s or 0.0),
-                             exc_type=o.exc_type, exc_message=o.exc_message, cpu_s=float(getattr(o, "cpu_s", 0.0) or 0.0))
+                             exc_type=o.exc_type, exc_message=o.exc_message, cpu_s=float(getattr(o, "cpu_s", 0.0) or 0.0),
+                             by_supervisor=bool(getattr(o, "by_supervisor", False)))
                 for o in result.outcomes]
     outcomes += [InputOutcome("not_run")] * (expected_count - len(outcomes))  # e.g. the job's total budget ran out
     load_error = result.load_error

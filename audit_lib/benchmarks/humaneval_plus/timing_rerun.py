@@ -30,7 +30,10 @@ from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
 from audit_lib.timing_reruns import measured_alone
 from audit_lib.work_progress import tracked
 
-RERUN_KINDS = frozenset({"timeout", "not_run"})  # failures a time budget caused, so a quiet rerun can judge them
+# Failures a time budget (or a kill by the supervisor, as under load) caused, so a quiet rerun alone can judge them.
+RERUN_KINDS = frozenset({"timeout", "not_run", "killed"})
+# A rerun outcome that leaves the verdict to the clock: out of time again, or never reached (not another output).
+CLOCK_KINDS = frozenset({"timeout", "not_run"})
 EVALPLUS_RERUN_MIN_TIMEOUT_S = 10.0
 # Wider than `timing_reruns`' generic 1.5x: the speed curve asks which inputs pass on a machine up to 4x as fast.
 EVALPLUS_RERUN_LIMIT_FACTOR = 4.0
@@ -49,7 +52,7 @@ class InputRerun:
     task_id: str
     split: Split
     index: int
-    first_kind: str  # the parallel pass's verdict kind (timeout | not_run)
+    first_kind: str  # the parallel pass's verdict kind (timeout | not_run | killed)
     kind: str  # the rerun's outcome kind
     passed: bool  # the rerun returned the expected value
     cpu_s: float
@@ -59,8 +62,9 @@ class InputRerun:
 
     @property
     def verdict(self) -> RerunVerdict:
-        """A value or an exception on the rerun decides; another timeout (or a pass) leaves it to the clock."""
-        return "timing" if self.passed or self.kind in RERUN_KINDS else "deterministic"
+        """A value or an exception (a kill repeated alone included) on the rerun decides; another timeout, an input
+        left unreached (or a pass) leaves it to the clock."""
+        return "timing" if self.passed or self.kind in CLOCK_KINDS else "deterministic"
 
 
 def flat_index(task: PlusTask, split: Split, index: int) -> int:
@@ -84,7 +88,7 @@ def call_alone(program: CallableProgram, args: Any, timeout_s: float, digest: bo
         return InputOutcome("not_run", exc_type="LoadError", exc_message=result.load_error)
     o = result.outcomes[0]
     return InputOutcome(o.kind, o.value, float(o.wall_s or o.duration_s or 0.0), o.exc_type, o.exc_message,
-                        cpu_s=float(o.cpu_s or 0.0))
+                        cpu_s=float(o.cpu_s or 0.0), by_supervisor=o.by_supervisor)
 
 
 def rerun_targets(verdict_kinds: Mapping[tuple[str, Split], Sequence[tuple[int, str]]]
@@ -121,7 +125,7 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
         program = candidate_program(solution_for[task_id], task, dataset)
         # a timeout cut before the run used enough CPU to decide gets more wall time (a loaded machine starves it)
         measured = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest),  # noqa: B023
-                                  lambda o: o.kind == "timeout", lambda o: o.cpu_s, rule(reference),
+                                  lambda o: o.kind in CLOCK_KINDS, lambda o: o.cpu_s, rule(reference),
                                   first_timeout_s=timeout)
         if measured is None:  # still undecided: the task stays `unmeasured` unless another input settles it
             continue
@@ -136,7 +140,7 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
                            reference, detail[:300])
         reruns.append(rerun)
         over_limit = got.cpu_s >= (1 + timing.BORDERLINE_MARGIN) * rule(reference)
-        if rerun.verdict == "deterministic" or got.kind in RERUN_KINDS or over_limit:
+        if rerun.verdict == "deterministic" or got.kind in CLOCK_KINDS or over_limit:
             settled.add(task_id)
     return reruns
 
@@ -278,5 +282,5 @@ def confirm_timing(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], d
                     slow_inputs=slow_passing_inputs(tasks, runs, gt, rule))
 
 
-__all__ = ["Classification", "InputRerun", "RERUN_KINDS", "call_alone", "classify", "confirm_timing", "failing_inputs",
+__all__ = ["CLOCK_KINDS", "Classification", "InputRerun", "RERUN_KINDS", "call_alone", "classify", "confirm_timing", "failing_inputs",
            "flat_index", "rerun_alone", "rerun_targets", "slow_passing_inputs", "split_of", "timed_inputs"]

@@ -91,7 +91,7 @@ def test_canonical_near_the_limit_is_borderline() -> None:
     assert 0.8 <= verdict.flip_factor < 1.25 and verdict.state == "borderline"
     check = check_original_canonical_vs_plus([canonical], "humaneval", runs, gt, result, min_time_limit=0.001)
     assert check.observed["tasks_failing_deterministic"] == [] and check.observed["timing_borderline"] == 1
-    assert "0 deterministic + 0 timing (confirmed), 1 borderline" in check.summary
+    assert "0 tasks fail: 0 deterministic + 0 timing (confirmed); 1 borderline" in check.summary
     assert "tasks_failing_timing" in check.meta["machine_dependent"]
 
 

@@ -20,7 +20,7 @@ import pytest
 from audit_lib import sandbox
 from audit_lib.errors import SandboxHarnessError
 from audit_lib.sandbox import Limits
-from tests.sandbox.job_probes import MEMORY_SCANNER, wait_until_gone
+from tests.sandbox.job_probes import marked_processes, MEMORY_SCANNER, wait_until_gone
 
 QUICK = Limits(timeout_s=4, total_timeout_s=20, memory_mb=256)
 IS_ROOT = os.geteuid() == 0
@@ -125,9 +125,28 @@ def test_job_processes_die_when_the_parent_gives_up_on_the_zygote() -> None:
             os.execv('/bin/sleep', ['sleep', '300.{marker}'])
         time.sleep(300)
     """)
-    request = {"op": "assert", "source": source, "timeout": 60.0, "limits": Limits().wire(60.0)}
-    with pytest.raises(SandboxHarnessError):
-        pool.request(request, 2.0, network_isolation=True)
+    from audit_lib.sandbox import testrun  # noqa: PLC0415
+
+    request = {"op": "tests", "program": source, "snippets": ["pass"], "names": [[]], "timeouts": [60.0],
+               "total_timeout": 60.0, "limits": Limits().wire(60.0), "judge_limits": testrun._judge_limits(60.0)}
+    outcome: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            pool.request(request, 2.0, network_isolation=True)
+        except BaseException as exc:  # noqa: BLE001 - recorded, asserted below
+            outcome.append(exc)
+
+    import threading  # noqa: PLC0415
+
+    asking = threading.Thread(target=ask)
+    asking.start()
+    deadline = time.monotonic() + 2.0
+    while not (seen := marked_processes(marker)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    asking.join()
+    assert seen, "the job's process never started: the test would prove nothing"
+    assert len(outcome) == 1 and isinstance(outcome[0], SandboxHarnessError), outcome
     assert wait_until_gone(marker) == []
 
 

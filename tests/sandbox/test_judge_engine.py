@@ -262,3 +262,11 @@ def test_each_cheat_passes_a_naive_exit_code_harness_and_fails_here(name: str) -
     naive = sandbox.script_exit_codes(program, [snippet], limits=QUICK)  # `python -c program+test`, pass on 0
     assert naive == [0], f"{name}: the naive harness should be fooled"
     assert verdicts(program, [snippet]) != ["pass"], name
+
+
+def test_a_test_that_ends_its_own_judge_is_an_error_and_the_next_snippet_gets_a_new_judge() -> None:
+    result = sandbox.run_tests("def f(x):\n    return x\n", ["import os\nos._exit(0)", "assert f(2) == 2"],
+                               entry_points=("f",), limits=QUICK)
+    first, second = result.snippets
+    assert (first.status, first.error_type, first.reason) == ("error", "JudgeEnded", None)
+    assert second.status == "pass"

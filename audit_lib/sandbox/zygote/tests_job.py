@@ -210,8 +210,9 @@ class SnippetRun:
                 return "harness_error", "SandboxSetupError", "the judge could not be set up: " + \
                     self.judge_captures["err"].text()[-2000:], None
             how, code, signame = self.judge.exit_description()
-            return "error", "JudgeLimit", f"the judge ended without a verdict ({how} {code or signame or ''})", \
-                "judge_limit"
+            if how == "exited":  # the test itself ended the judge (an os._exit in the test code)
+                return "error", "JudgeEnded", f"the test ended the judge (exit code {code}) before a verdict", None
+            return "error", "JudgeLimit", f"the judge ended without a verdict ({how} {signame or ''})", "judge_limit"
         return self._from_verdict(self.verdict)
 
     def _from_verdict(self, verdict: dict) -> tuple[str, str | None, str | None, str | None]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from audit_lib import paths
 from audit_lib.data.fetch import fetch_source, read_lock, sha256_of
 from audit_lib.data.sources import DATASETS, REGISTRY, SourceFile, files_of
-from audit_lib.errors import DataError, UnknownSourceError
+from audit_lib.errors import ChecksumMismatchError, CorruptFileError, DataError, UnknownSourceError
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def _copy_state(path: Path, expected: str | None) -> str:
 
 def fetch_datasets(datasets: list[str], mirror: str | None, *, refresh: bool = False,
                    accept: tuple[str, ...] = ()) -> int:
-    """Fetch every file of the named datasets (all when empty); print one line each; non-zero when any failed.
+    """Fetch every file of the named datasets (all when empty); print one line each; 1 when any is refused or missing.
 
     `refresh` re-resolves each file from the mirror or upstream instead of trusting the cache; `accept` names
     unpinned files (`<dataset>/<file>`) whose new upstream copy replaces the hash recorded in lock.json.
@@ -68,19 +68,24 @@ def fetch_datasets(datasets: list[str], mirror: str | None, *, refresh: bool = F
         chosen = [by_key[key] for key in accept]
     for dataset in ([] if accept else datasets or list(DATASETS)):
         chosen.extend(files_of(dataset))
-    failures = 0
+    refused = missing = 0
     for source in chosen:
         try:
             fetched = fetch_source(source, mirror=mirror, refresh=refresh, accept_new=source.key in accept)
+        except (ChecksumMismatchError, CorruptFileError) as exc:
+            refused += 1
+            print(f"REFUSED  {source.key}\n{_indent(str(exc))}", file=sys.stderr)
+            continue
         except DataError as exc:
-            failures += 1
+            missing += 1
             print(f"MISSING  {source.key}\n{_indent(str(exc))}", file=sys.stderr)
             continue
         origin = fetched.provenance
         print(f"ok       {source.key}  ({origin.source}, sha256 {origin.sha256[:12]}, "
               f"{'pinned' if origin.pinned else 'unpinned'})")
-    print(f"{len(chosen) - failures} of {len(chosen)} files in {paths.data_cache_dir()}")
-    return 1 if failures else 0
+    failed = f" ({refused} refused, {missing} missing: see above)" if refused or missing else ""
+    print(f"{len(chosen) - refused - missing} of {len(chosen)} files in {paths.data_cache_dir()}{failed}")
+    return 1 if refused or missing else 0
 
 
 def _indent(text: str) -> str:

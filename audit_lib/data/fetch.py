@@ -1,7 +1,8 @@
 """Resolve a registered file: verified cache copy -> local mirror -> installed package -> download.
 
-Every copy is checked against its sha256 pin before use. Files without a pin are hashed on first sight and the
-hash is recorded in `data_cache/lock.json`; a later copy with a different hash is reported, never used silently.
+Every copy is checked against its sha256 pin before use. A file without a pin is parsed with its format's reader
+on first sight, and only a copy that parses has its hash recorded in `data_cache/lock.json`; a later copy with a
+different hash is reported, never used silently. Every refusal says what to run next.
 Files enter the cache atomically (temporary file in the same folder, fsync, rename), so a crash leaves no
 half-written file under the real name.
 """
@@ -29,7 +30,7 @@ from typing import BinaryIO, Literal
 from audit_lib import paths
 from audit_lib.atomic_files import atomic_output, atomic_write_bytes
 from audit_lib.data.sources import HubFile, SourceFile, UrlFile, get_source
-from audit_lib.errors import ChecksumMismatchError, DataError, DataUnavailableError
+from audit_lib.errors import ChecksumMismatchError, CorruptFileError, DataError, DataUnavailableError
 
 SourceKind = Literal["cache", "mirror", "package", "download", "synthetic", "user"]
 LOCK_FILE_NAME = "lock.json"
@@ -115,12 +116,20 @@ def fetch_source(source: SourceFile, *, mirror: str | os.PathLike[str] | None = 
     elif cached_path.is_file():
         actual = sha256_of(cached_path)
         expected = _expected_hash(source, cache_root)
-        if expected is None or actual == expected:
+        if expected is not None and actual == expected:
             return FetchedFile(cached_path, _provenance(source, "cache", cached_path, actual,
                                                         _recorded_origin(cached_path)))
-        quarantined = _quarantine(cached_path)
-        attempts.append(Attempt(f"cache {cached_path}",
-                                f"sha256 {actual} does not match {expected}; moved aside to {quarantined.name}"))
+        if expected is None:  # an unpinned copy never recorded in lock.json: admitted only once it parses
+            try:
+                return _admit(source, cached_path, cached_path, cache_root, "cache", str(cached_path))
+            except CorruptFileError as exc:
+                quarantined = _quarantine(cached_path)
+                attempts.append(Attempt(f"cache {cached_path}", f"{exc.fields.get('reason', exc.message)}; "
+                                                                f"moved aside to {quarantined.name}"))
+        else:
+            quarantined = _quarantine(cached_path)
+            attempts.append(Attempt(f"cache {cached_path}",
+                                    f"sha256 {actual} does not match {expected}; moved aside to {quarantined.name}"))
     else:
         attempts.append(Attempt(f"cache {cached_path}", "not present"))
 
@@ -176,8 +185,9 @@ def read_lock(cache_root: Path | None = None) -> dict[str, dict[str, str]]:
         with open(lock_path, encoding="utf-8") as handle:
             content = json.load(handle)
     except json.JSONDecodeError as exc:
-        raise DataError(f"{lock_path}: lock file is not valid JSON ({exc}); fix or delete it", file=str(lock_path)) \
-            from exc
+        raise DataError(f"{lock_path}: lock file is not valid JSON ({exc}); fix it, or delete it and run "
+                        "`python -m audit_lib fetch` to record every unpinned file's hash again",
+                        file=str(lock_path)) from exc
     return content if isinstance(content, dict) else {}
 
 
@@ -190,15 +200,16 @@ def _expected_hash(source: SourceFile, cache_root: Path) -> str | None:
 
 def _admit(source: SourceFile, candidate: Path, cached_path: Path, cache_root: Path, kind: SourceKind,
            location: str, *, move: bool = False, accept_new: bool = False) -> FetchedFile:
-    """Verify a candidate copy, then store it in the cache atomically."""
+    """Verify a candidate copy (its pin, else it parses and matches lock.json), then store it in the cache."""
     actual = sha256_of(candidate)
     if source.sha256 is not None and actual != source.sha256:
         raise ChecksumMismatchError(
             f"{source.key}: sha256 mismatch for the copy from {kind} {location}: expected {source.sha256} "
-            f"(registry pin), got {actual}. The copy was not used.",
+            f"(registry pin), got {actual}. The copy was not used. {_replace_hint(source, kind, location)}",
             file=source.key, expected=source.sha256, actual=actual, origin=location)
     note = ""
     if source.sha256 is None:
+        _require_parses(source, candidate, kind, location, actual)
         note = _check_or_record_lock(source, actual, cache_root, location, accept_new=accept_new)
     cached_path.parent.mkdir(parents=True, exist_ok=True)
     if move:
@@ -206,9 +217,35 @@ def _admit(source: SourceFile, candidate: Path, cached_path: Path, cache_root: P
     elif candidate.resolve() != cached_path.resolve():
         with atomic_output(cached_path) as handle, open(candidate, "rb") as original:
             shutil.copyfileobj(original, handle, _CHUNK)
-    atomic_write_bytes(_origin_path(cached_path), json.dumps({"source": kind, "location": location}).encode("utf-8"))
+    if kind != "cache":  # a cached copy keeps the record of where it was first taken from
+        atomic_write_bytes(_origin_path(cached_path),
+                           json.dumps({"source": kind, "location": location}).encode("utf-8"))
     return FetchedFile(cached_path, _provenance(source, kind, Path(location) if kind == "mirror" else location,
                                                 actual, note))
+
+
+def _replace_hint(source: SourceFile, kind: SourceKind, location: str) -> str:
+    """What to run after a copy was refused: replace the bad copy, then re-resolve the file."""
+    if kind == "download":
+        return (f"The download was damaged or upstream changed: retry with `python -m audit_lib fetch --refresh "
+                f"{source.dataset}`, or set AUDIT_MIRROR to a folder holding a good {source.key}.")
+    return (f"Replace {location} with a good copy (or remove it and run `python -m audit_lib fetch "
+            f"{source.dataset}` online), then run `python -m audit_lib fetch --refresh {source.dataset}`.")
+
+
+def _require_parses(source: SourceFile, candidate: Path, kind: SourceKind, location: str, actual: str) -> None:
+    """An unpinned copy must parse with its format's reader before its hash may enter lock.json."""
+    from audit_lib.data.readers import verify_parses  # readers import pandas/pyarrow lazily; fetch stays light
+
+    try:
+        verify_parses(candidate, source.format)
+    except DataError as exc:
+        raise CorruptFileError(
+            f"{source.key}: the copy from {kind} {location} (sha256 {actual}) does not parse as {source.format}: "
+            f"{exc.message}. It was not used and nothing was recorded in lock.json. "
+            f"{_replace_hint(source, kind, location)}",
+            file=source.key, origin=location, actual=actual, reason=exc.message,
+            row=exc.fields.get("row"), field=exc.fields.get("field")) from exc
 
 
 def _check_or_record_lock(source: SourceFile, actual: str, cache_root: Path, location: str, *,
@@ -222,7 +259,8 @@ def _check_or_record_lock(source: SourceFile, actual: str, cache_root: Path, loc
                 raise ChecksumMismatchError(
                     f"{source.key}: upstream changed. {location} now has sha256 {actual}, but {entry['sha256']} was "
                     f"recorded on {entry['recorded_at']} from {entry['origin']} in {cache_root / LOCK_FILE_NAME}. "
-                    f"The new copy was not used. To accept it: python -m audit_lib fetch --accept {source.key}",
+                    f"The new copy was not used. To accept it: python -m audit_lib fetch --accept {source.key}; "
+                    f"to keep the recorded one, put that copy back at {location}.",
                     file=source.key, expected=entry["sha256"], actual=actual, origin=location)
             return f"unpinned upstream; hash matches the one recorded on {entry['recorded_at']}"
         lock[source.key] = {"sha256": actual, "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -140,6 +140,35 @@ def read_table(path: str | os.PathLike[str], file_format: str):
     return None
 
 
+def verify_parses(path: str | os.PathLike[str], file_format: str) -> None:
+    """Parse a whole file with its format's reader; a CSV record with fewer fields than its header is refused too.
+
+    pandas and polars both read a CSV cut inside an unquoted record as a short last row filled with nulls.
+    """
+    read_table(path, file_format)
+    if file_format == "csv":
+        _require_full_records(Path(path))
+
+
+def _require_full_records(path: Path) -> None:
+    import csv
+
+    csv.field_size_limit(1 << 30)  # submissions hold whole programs in one field (the default limit is 128 KiB)
+    with open_text(path) as handle:
+        records = csv.reader(handle, strict=True)
+        try:
+            header = next(records, None)
+            for record in records:
+                if record and len(record) < len(header or ()):
+                    raise CorruptFileError(
+                        f"{path}, record {records.line_num}: {len(record)} of {len(header or ())} fields "
+                        f"(truncated?)", file=str(path), row=records.line_num,
+                        field=(header or [""])[len(record)])
+        except csv.Error as exc:
+            raise CorruptFileError(f"{path}, line {records.line_num}: not a readable CSV ({exc})", file=str(path),
+                                   row=records.line_num, field=None) from exc
+
+
 def _verify_zip(path: Path) -> None:
     import zipfile
 

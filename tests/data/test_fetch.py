@@ -386,12 +386,23 @@ def test_read_lock_defaults_to_the_data_cache_and_ignores_a_non_object(isolated_
     assert info.value.fields["file"] == str(lock)
 
 
-def test_an_unpinned_cached_copy_without_a_lock_entry_is_served(isolated_cache):
+def test_an_unpinned_cached_copy_without_a_lock_entry_is_served_once_it_parses_and_then_locked(isolated_cache):
     cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
     cached.parent.mkdir(parents=True)
     cached.write_bytes(PAYLOAD)
     result = fetch_source(make_source(sha256=None), offline=True)
-    assert result.provenance.source == "cache" and result.provenance.note == "verified cached copy"
+    assert result.provenance.source == "cache" and result.path == cached
+    assert read_lock(isolated_cache)["toyset/sub/data.jsonl"]["sha256"] == PAYLOAD_SHA
+
+
+def test_an_unlocked_cached_copy_that_does_not_parse_is_moved_aside_for_the_mirror_copy(isolated_cache, mirror):
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(PAYLOAD[:-9])  # cut inside the last JSON object
+    result = fetch_source(make_source(sha256=None), mirror=mirror, offline=True)
+    assert result.provenance.source == "mirror" and cached.read_bytes() == PAYLOAD
+    assert [p.name for p in cached.parent.glob("data.jsonl.corrupt-*")]
+    assert read_lock(isolated_cache)["toyset/sub/data.jsonl"]["sha256"] == PAYLOAD_SHA
 
 
 def test_lock_file_layout_notes_and_changed_upstream_fields(tmp_path, mirror):
@@ -413,13 +424,14 @@ def test_lock_file_layout_notes_and_changed_upstream_fields(tmp_path, mirror):
 
     again.path.unlink()
     changed = mirror / "toyset" / "sub" / "data.jsonl"
-    changed.write_bytes(PAYLOAD + b"new\n")
+    newer = PAYLOAD + b'{"task_id": "T/2", "x": 3}\n'
+    changed.write_bytes(newer)
     with pytest.raises(ChecksumMismatchError) as info:
         fetch_source(source, mirror=mirror, offline=True, cache_dir=cache)
     assert info.value.fields == {"file": "toyset/sub/data.jsonl", "expected": PAYLOAD_SHA,
-                                 "actual": hashlib.sha256(PAYLOAD + b"new\n").hexdigest(), "origin": str(changed)}
+                                 "actual": hashlib.sha256(newer).hexdigest(), "origin": str(changed)}
     assert str(info.value).endswith("The new copy was not used. To accept it: python -m audit_lib fetch --accept "
-                                    "toyset/sub/data.jsonl")
+                                    f"toyset/sub/data.jsonl; to keep the recorded one, put that copy back at {changed}.")
 
 
 def test_cached_copy_note_names_where_it_first_came_from(isolated_cache, mirror):

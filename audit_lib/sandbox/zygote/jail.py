@@ -72,7 +72,9 @@ def build_and_enter(root: str, interpreter_dirs: list[str]) -> None:
             os.makedirs(target, 0o755)
             _bind_read_only(path, target)
     for name in ("proc", "tmp", "dev", ".old"):
-        os.mkdir(os.path.join(root, name), 0o755)
+        # exist_ok: an interpreter prefix under /tmp (a checkout's .venv there) made root/tmp already; each job's
+        # own /tmp covers it, so a job sees only the modules the template imported and the base prefix.
+        os.makedirs(os.path.join(root, name), 0o755, exist_ok=True)
     mount("/proc", root + "/proc", None, MS_BIND | MS_REC)
     dev = root + "/dev"
     mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755")

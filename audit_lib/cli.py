@@ -11,7 +11,17 @@ from audit_lib import paths, sandbox
 from audit_lib.data import cli as data_cli
 from audit_lib.errors import ParameterError
 from audit_lib.findings import STATUSES
-from audit_lib.runner import DEFAULT_CELL_TIMEOUT_S, EXIT_BAD_ARGUMENTS, FAIL_ON_CHOICES, missing_inputs, run_audits
+from audit_lib.runner import (
+    DEFAULT_CELL_TIMEOUT_S,
+    EXIT_BAD_ARGUMENTS,
+    EXIT_BUSY,
+    EXIT_GATE,
+    Gate,
+    ReportsFolderBusyError,
+    missing_inputs,
+    parse_fail_on,
+    run_audits,
+)
 from audit_lib.runner.catalogue import discover_audits
 
 
@@ -22,8 +32,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = subparsers.add_parser(
         "run", help="execute audit notebooks and write HTML reports and reports/index.html",
-        epilog="exit codes: 0 every notebook ran (and the --fail-on gate passed); 1 a notebook failed; 2 bad "
-               "arguments, refused before any kernel starts (reports/ untouched); 3 the --fail-on gate tripped")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="CI gates (--fail-on takes a set of statuses, not a threshold):\n"
+               "  --fail-on skipped        all data present: fail when any check lacks an input\n"
+               "  --fail-on error          no broken checks: fail when any check could not run\n"
+               "  --fail-on defect         no defects\n"
+               "  --fail-on skipped,error  both of the first two; add quirk to fail on quirks too\n"
+               "Quirks and defects found on SYNTHETIC data never fail a gate (nor are JUnit failures) unless\n"
+               "--include-synthetic; error and skipped gate on any data.\n\n"
+               "exit codes: 0 every notebook ran (and the --fail-on gate passed); 1 a notebook failed (this wins\n"
+               "over 3); 2 bad arguments, refused before any kernel starts (reports/ untouched); 3 the --fail-on\n"
+               f"gate tripped; {EXIT_BUSY} --no-wait and another run holds the reports folder; 130 interrupted")
     run.add_argument("audits", nargs="*", metavar="AUDIT", help="audits to run (default: all; see `list`)")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                      help="set a notebook parameter (KEY for every selected audit declaring it, AUDIT.KEY for one)")
@@ -32,13 +51,20 @@ def build_parser() -> argparse.ArgumentParser:
                                         "(sets AUDIT_EXECUTOR and the notebooks' `executor` parameter)")
     run.add_argument("--with-code", action="store_true", help="keep code cells in the HTML reports")
     run.add_argument("--jobs", "-j", type=int, default=1, help="notebooks to run at once (default 1)")
-    run.add_argument("--fail-on", choices=FAIL_ON_CHOICES,
-                     help="exit 3 when any check is at this level or above (pass < skipped < quirk < error < "
-                          "defect); `--fail-on skipped` requires every input to be present")
+    run.add_argument("--fail-on", type=parse_fail_on, metavar="STATUS[,STATUS...]",
+                     help="exit 3 when any check has one of these statuses (skipped, quirk, error, defect; a comma "
+                          "list). A single word means exactly that status: `--fail-on skipped` fails only on a "
+                          "missing input, not on findings (it used to be a threshold: list every status you mean)")
+    run.add_argument("--include-synthetic", action="store_true",
+                     help="let quirks and defects found on SYNTHETIC data fail the gate and be JUnit failures")
+    run.add_argument("--no-wait", action="store_true",
+                     help=f"refuse at once (exit {EXIT_BUSY}) when another run holds the reports folder, instead "
+                          "of waiting for it")
     run.add_argument("--reports-dir", type=Path, help="where to write reports (default: reports/)")
     run.add_argument("--junit", type=Path, metavar="FILE",
                      help="also write a JUnit XML file: one testsuite per audit, one testcase per check "
-                          "(defect = failure, error = error, skipped = skipped)")
+                          "(defect = failure, error = error, skipped = skipped, quirk passes; a check on synthetic "
+                          "data has the property synthetic=true)")
     run.add_argument("--kernel", help="Jupyter kernel (default: benchaudit when registered, else python3)")
     run.add_argument("--cell-timeout", type=int, default=DEFAULT_CELL_TIMEOUT_S,
                      help=f"seconds one cell may run (default {DEFAULT_CELL_TIMEOUT_S})")
@@ -47,10 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     listing = subparsers.add_parser("list", help="show the audits and each notebook's parameters")
     listing.set_defaults(func=_list)
 
-    diff = subparsers.add_parser("diff", help="checks whose status or observed value changed between two runs")
+    diff = subparsers.add_parser(
+        "diff", help="checks whose status or observed value changed between two runs",
+        epilog=f"exit codes: 0 compared (any changes are printed); 2 bad or missing folders; {EXIT_GATE} "
+               "--fail-on-change and a check changed. Folders are printed relative to the reports folder.")
     diff.add_argument("old", nargs="?", help="a run folder (reports/runs/<time>) or a reports folder")
     diff.add_argument("new", nargs="?", help="the same; default: the last two recorded runs")
     diff.add_argument("--reports-dir", type=Path, help="where the runs are recorded (default: reports/)")
+    diff.add_argument("--fail-on-change", action="store_true",
+                      help=f"exit {EXIT_GATE} when any check changed (default: exit 0 whatever changed)")
     diff.set_defaults(func=_diff)
 
     data_cli.register(subparsers)
@@ -61,10 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise ParameterError(f"--jobs must be at least 1, got {args.jobs}", field="jobs")
-    summary = run_audits(args.audits, [tuple(pair) for pair in args.parameter], mirror=args.mirror,
-                         executor=args.executor, with_code=args.with_code, jobs=args.jobs,
-                         reports_dir=args.reports_dir, kernel_name=args.kernel, cell_timeout_s=args.cell_timeout,
-                         junit=args.junit)
+    try:
+        summary = run_audits(args.audits, [tuple(pair) for pair in args.parameter], mirror=args.mirror,
+                             executor=args.executor, with_code=args.with_code, jobs=args.jobs,
+                             reports_dir=args.reports_dir, kernel_name=args.kernel, cell_timeout_s=args.cell_timeout,
+                             junit=args.junit, include_synthetic=args.include_synthetic,
+                             wait_for_lock=not args.no_wait)
+    except ReportsFolderBusyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BUSY
     for outcome in summary.outcomes:
         if outcome.ok:
             print(f"ok      {outcome.audit}  ({outcome.duration_s:.1f}s)")
@@ -82,11 +118,15 @@ def _run(args: argparse.Namespace) -> int:
         for dataset, files, audits in _group_by_dataset(missing):
             shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
             print(f"    {dataset}/: {shown}  (needed by {', '.join(audits)})")
-    gate = summary.gate_hits(args.fail_on)
-    for audit, count in gate.items():
-        print(f"--fail-on {args.fail_on}: {audit} has {count} check(s) at {args.fail_on} or worse")
+    gate = Gate.of(args.fail_on, include_synthetic=args.include_synthetic)
+    if gate is not None:
+        for audit, count in summary.gate_hits(gate).items():
+            print(f"--fail-on {gate.label}: {audit} has {count} check(s) with status {gate.label.replace(',', ' or ')}")
+        for audit, count in summary.gate_exempted(gate).items():
+            print(f"--fail-on {gate.label}: {audit} has {count} finding(s) on SYNTHETIC data, not gated "
+                  "(--include-synthetic gates them)")
     print(f"reports: {summary.index_path}")
-    return summary.exit_code(args.fail_on)
+    return summary.exit_code(gate)
 
 
 def _group_by_dataset(missing: dict[str, list[str]]) -> list[tuple[str, list[str], list[str]]]:
@@ -121,14 +161,15 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    from audit_lib.runner.history import diff_runs, resolve_diff_folders
+    from audit_lib.runner.history import diff_runs, resolve_diff_folders, shown_folder
 
-    old, new = resolve_diff_folders(args.reports_dir or paths.reports_dir(), args.old, args.new)
+    reports_dir = args.reports_dir or paths.reports_dir()
+    old, new = resolve_diff_folders(reports_dir, args.old, args.new)
     changes = diff_runs(old, new)
-    print(f"{old} -> {new}: {len(changes)} check(s) changed")
+    print(f"{shown_folder(old, reports_dir)} -> {shown_folder(new, reports_dir)}: {len(changes)} check(s) changed")
     for change in changes:
         print(change.describe())
-    return 0
+    return EXIT_GATE if args.fail_on_change and changes else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,38 +1,46 @@
-"""Batch runner: validate, execute audit notebooks in parallel worker processes, write the index and summary."""
+"""Batch runner: validate, lock the reports folder, execute audit notebooks in worker processes, keep the index
+and summary current after each audit, and record the run."""
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import shutil
-import subprocess
+import signal
 import sys
-import time
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from audit_lib import paths
-from audit_lib.findings import SEVERITY
 from audit_lib.plugin import AuditPlugin
-from audit_lib.runner.execute import AuditOutcome, NotebookFailure, execute_job, outcome_from_json, outcome_to_json
+from audit_lib.runner.child import RESULT_MARKER, job_to_json, run_job_in_child, stop_running_children, worker_main
+from audit_lib.runner.execute import AuditOutcome, outcome_to_json
+from audit_lib.runner.gate import GATE_STATUSES, Gate
 from audit_lib.runner.history import record_run
 from audit_lib.runner.index_page import write_index_and_summary
 from audit_lib.runner.junit import write_junit
-from audit_lib.runner.plan import DEFAULT_CELL_TIMEOUT_S, STAGING_DIR_NAME, AuditJob, plan_jobs
+from audit_lib.runner.lock import reports_lock
+from audit_lib.runner.plan import DEFAULT_CELL_TIMEOUT_S, STAGING_DIR_NAME, AuditJob, plan_jobs, staging_root_for
 from audit_lib.runner.progress import ProgressDisplay
 from audit_lib.stamp import StampClock
 from audit_lib.worker_budget import budget_size, create_budget
 
-# `--fail-on LEVEL` fails the run when any check is at LEVEL or above, in SEVERITY order
-# (pass < skipped < quirk < error < defect): `skipped` is how CI says "all data must be there".
-FAIL_ON_CHOICES = ("skipped", "quirk", "error", "defect")
+__all__ = ["EXIT_BAD_ARGUMENTS", "EXIT_BUSY", "EXIT_GATE", "EXIT_NOTEBOOK_FAILED", "EXIT_OK", "FAIL_ON_CHOICES",
+           "RESULT_MARKER", "RunSummary", "job_to_json", "missing_inputs", "run_audits", "run_job_in_child",
+           "worker_main"]
+
+FAIL_ON_CHOICES = GATE_STATUSES  # `--fail-on` takes any comma list of these (audit_lib.runner.gate)
 EXIT_OK = 0
-EXIT_NOTEBOOK_FAILED = 1
+EXIT_NOTEBOOK_FAILED = 1  # wins over EXIT_GATE: a gate cannot pass judgement on an audit that did not finish
 EXIT_BAD_ARGUMENTS = 2
 EXIT_GATE = 3
+EXIT_BUSY = 4  # `--no-wait` and another run holds the reports folder
+
+
 def missing_inputs(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[str]]:
     """Data files that skipped checks name in `meta.missing`: file key -> audits that needed it."""
     needed_by: dict[str, list[str]] = {}
@@ -67,19 +75,26 @@ class RunSummary:
     def failed(self) -> tuple[AuditOutcome, ...]:
         return tuple(o for o in self.outcomes if not o.ok)
 
-    def gate_hits(self, fail_on: str | None) -> dict[str, int]:
-        """Per audit, how many checks are at least as severe as `fail_on`."""
-        if fail_on is None:
-            return {}
-        threshold = SEVERITY[fail_on]
-        hits = {audit: sum(1 for s in statuses if SEVERITY.get(s, 0) >= threshold)
-                for audit, statuses in self.check_statuses.items()}
-        return {audit: count for audit, count in hits.items() if count}
+    @property
+    def finished_checks(self) -> dict[str, tuple[Mapping[str, Any], ...]]:
+        """Checks of the audits that finished in this run (a failed audit's shown checks are its last good run's)."""
+        failed = {o.audit for o in self.failed}
+        return {audit: checks for audit, checks in self.checks.items() if audit not in failed}
 
-    def exit_code(self, fail_on: str | None = None) -> int:
+    def gate_hits(self, fail_on: Gate | str | None, *, include_synthetic: bool = False) -> dict[str, int]:
+        """Per audit that finished, how many checks fail the gate (`fail_on`: a Gate or a comma list)."""
+        gate = Gate.of(fail_on, include_synthetic=include_synthetic)
+        return gate.hits(self.finished_checks) if gate else {}
+
+    def gate_exempted(self, fail_on: Gate | str | None, *, include_synthetic: bool = False) -> dict[str, int]:
+        """Per audit, checks with a gated status left out as findings on synthetic data."""
+        gate = Gate.of(fail_on, include_synthetic=include_synthetic)
+        return gate.exempted(self.finished_checks) if gate else {}
+
+    def exit_code(self, fail_on: Gate | str | None = None, *, include_synthetic: bool = False) -> int:
         if self.failed:
             return EXIT_NOTEBOOK_FAILED
-        if self.gate_hits(fail_on):
+        if self.gate_hits(fail_on, include_synthetic=include_synthetic):
             return EXIT_GATE
         return EXIT_OK
 
@@ -89,33 +104,84 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
                jobs: int = 1, reports_dir: Path | None = None, kernel_name: str | None = None,
                cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
                plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
-               progress: TextIO | None = sys.stderr, junit: Path | None = None) -> RunSummary:
-    """Validate everything, then execute the audits `jobs` at a time and write the index and summary."""
+               progress: TextIO | None = sys.stderr, junit: Path | None = None, include_synthetic: bool = False,
+               wait_for_lock: bool = True) -> RunSummary:
+    """Validate everything, take the reports folder's lock (waiting, or `ReportsFolderBusyError` without
+    `wait_for_lock`), then execute the audits `jobs` at a time, rewriting the index after each one."""
     planned = plan_jobs(names, raw_params, mirror=mirror, executor=executor, with_code=with_code,
                         reports_dir=reports_dir, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s,
                         plugins=plugins)
     target = Path(planned[0].reports_dir) if planned else (reports_dir or paths.reports_dir()).resolve()
-    target.mkdir(parents=True, exist_ok=True)
+    command = "python -m audit_lib run " + " ".join(job.audit for job in planned)
+    with reports_lock(target, wait=wait_for_lock, stream=progress, command=command):
+        run_info = {"kernel": planned[0].kernel_name if planned else None,
+                    "mirror": display_path(Path(mirror).resolve()) if mirror else
+                    display_path(Path(os.environ["AUDIT_MIRROR"])) if os.environ.get("AUDIT_MIRROR") else None,
+                    "executor": executor, "with_code": with_code, "jobs": jobs}
+        return _run_locked(planned, target, run_info, jobs=max(1, jobs), progress=progress, junit=junit,
+                           include_synthetic=include_synthetic)
+
+
+def _run_locked(planned: list[AuditJob], target: Path, run_info: dict[str, Any], *, jobs: int,
+                progress: TextIO | None, junit: Path | None, include_synthetic: bool) -> RunSummary:
+    staging = staging_root_for(target, planned[0].run_id if planned else "empty-run")
     workers = budget_size()
+    run_info = dict(run_info, workers=workers)
     clock = StampClock(workers=workers)
-    budget_env = create_budget(target / STAGING_DIR_NAME / "worker-budget", workers)
-    planned = [replace(job, env={**job.env, **budget_env}) for job in planned]
-    display = ProgressDisplay(progress, planned)
-    outcomes = _execute_all(planned, max(1, jobs), display)
+    finished: list[AuditOutcome] = []
+
+    def publish_index(stamp: Mapping[str, Any] | None = None) -> tuple[Path, Path, dict[str, Any]]:
+        return write_index_and_summary(target, [outcome_to_json(o) for o in finished], run_info, stamp=stamp)
+
+    def on_finished(outcome: AuditOutcome) -> None:
+        finished.append(outcome)
+        publish_index()  # every report's "← index" link stays live, and the index shows what finished
+
+    try:
+        budget_env = create_budget(staging / "worker-budget", workers)
+        planned = [replace(job, env={**job.env, **budget_env}) for job in planned]
+        try:
+            with _terminate_as_interrupt():
+                _execute_all(planned, jobs, ProgressDisplay(progress, planned), on_finished)
+        except KeyboardInterrupt:
+            publish_index(stamp=clock.finish(jobs=jobs).to_json())
+            raise
+    finally:
+        remove_staging(staging)
     stamp = clock.finish(jobs=jobs)
-    run_info = {"kernel": planned[0].kernel_name if planned else None,
-                "mirror": display_path(Path(mirror).resolve()) if mirror else
-                display_path(Path(os.environ["AUDIT_MIRROR"])) if os.environ.get("AUDIT_MIRROR") else None,
-                "executor": executor, "with_code": with_code, "jobs": jobs, "workers": workers}
-    outcome_json = [outcome_to_json(o) for o in outcomes]
-    index_path, summary_path, checks = write_index_and_summary(target, outcome_json, run_info,
-                                                                 stamp=stamp.to_json())
+    by_plan = {o.audit: o for o in finished}
+    outcomes = [by_plan[job.audit] for job in planned]
+    finished[:] = outcomes
+    index_path, summary_path, checks = publish_index(stamp.to_json())
     # A failed audit's findings file is its last good run's: recorded there already, not a result of this run.
     record_run(target, stamp.started_at.replace(":", "-"), [o.audit for o in outcomes if o.ok])
     if junit is not None:
-        write_junit(junit, outcome_json, checks)
-    shutil.rmtree(target / STAGING_DIR_NAME, ignore_errors=True)
+        write_junit(junit, [outcome_to_json(o) for o in outcomes], checks, include_synthetic=include_synthetic)
     return RunSummary(tuple(outcomes), target, index_path, summary_path, checks)
+
+
+def remove_staging(staging: Path) -> None:
+    """Remove this run's own staging folder, and `.staging/` itself once no run has one there."""
+    shutil.rmtree(staging, ignore_errors=True)
+    with contextlib.suppress(OSError):  # another run's folder is still inside: leave it
+        staging.parent.rmdir()
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt in the body, so a killed batch cleans up as a Ctrl-C'd one does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def display_path(path: Path) -> str:
@@ -127,52 +193,27 @@ def display_path(path: Path) -> str:
     return "<outside the project>/" + "/".join(resolved.parts[-2:])
 
 
-def _execute_all(planned: list[AuditJob], jobs: int, display: ProgressDisplay) -> list[AuditOutcome]:
+def _execute_all(planned: list[AuditJob], jobs: int, display: ProgressDisplay,
+                 on_finished: Callable[[AuditOutcome], None]) -> None:
+    """Run the jobs `jobs` at a time, calling `on_finished` as each ends; on interrupt stop the running workers,
+    start no other, and re-raise."""
     if not planned:
-        return []
-    outcomes: dict[str, AuditOutcome] = {}
-    with ThreadPoolExecutor(max_workers=min(jobs, len(planned)), thread_name_prefix="audit") as pool:
-        pending: dict[Future[AuditOutcome], AuditJob] = {pool.submit(run_job_in_child, job): job for job in planned}
+        return
+    pool = ThreadPoolExecutor(max_workers=min(jobs, len(planned)), thread_name_prefix="audit")
+    pending: dict[Future[AuditOutcome], AuditJob] = {pool.submit(run_job_in_child, job): job for job in planned}
+    try:
         while pending:
             done, _ = wait(pending, timeout=display.poll_interval_s, return_when=FIRST_COMPLETED)
             for future in done:
-                job = pending.pop(future)
+                pending.pop(future)
                 outcome = future.result()
-                outcomes[job.audit] = outcome
                 display.finished(outcome)
+                on_finished(outcome)
             display.tick(list(pending.values()))
-    return [outcomes[job.audit] for job in planned]
-
-
-RESULT_MARKER = "BENCHAUDIT-OUTCOME "
-
-
-def run_job_in_child(job: AuditJob) -> AuditOutcome:
-    """Execute one job in a fresh interpreter: papermill changes the working directory and each kernel needs
-    its own environment, so notebooks never share a process (and a crash stays local)."""
-    started = time.monotonic()
-    command = [sys.executable, "-m", "audit_lib.runner.worker"]
-    completed = subprocess.run(command, input=json.dumps(job_to_json(job)), capture_output=True, text=True,
-                               env={**os.environ, **job.env}, check=False)
-    for line in reversed(completed.stdout.splitlines()):
-        if line.startswith(RESULT_MARKER):
-            return outcome_from_json(json.loads(line[len(RESULT_MARKER):]))
-    tail = "\n".join((completed.stderr or completed.stdout).strip().splitlines()[-15:])
-    failure = NotebookFailure(None, None, "WorkerCrashed",
-                              f"the runner's worker process exited with code {completed.returncode}: {tail}")
-    return AuditOutcome(job.audit, Path(job.notebook).stem, dict(job.params), False,
-                        round(time.monotonic() - started, 2), failure)
-
-
-def job_to_json(job: AuditJob) -> dict[str, Any]:
-    payload = asdict(job)
-    payload["params"] = dict(job.params)
-    payload["env"] = dict(job.env)
-    return payload
-
-
-def worker_main() -> None:
-    """`python -m audit_lib.runner.worker`: read one job as JSON on stdin, print its outcome as the last line."""
-    job = AuditJob(**json.loads(sys.stdin.read()))
-    outcome = execute_job(job)
-    print(RESULT_MARKER + json.dumps(outcome_to_json(outcome)), flush=True)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        while not all(future.done() for future in pending):  # a worker started between two stops is stopped too
+            stop_running_children()
+            wait(pending, timeout=1.0)
+        raise
+    pool.shutdown(wait=True)

@@ -153,6 +153,16 @@ def resolve_diff_folders(reports_dir: Path, old: str | None, new: str | None) ->
     return pair
 
 
+def shown_folder(folder: Path, reports_dir: Path) -> str:
+    """A run folder as `diff` prints it: relative to the reports folder (`runs/<time>`, `.`), else to the working
+    directory, else only its name; never this machine's absolute path."""
+    resolved = folder.resolve()
+    for base in (reports_dir.resolve(), Path.cwd().resolve()):
+        if resolved.is_relative_to(base):
+            return resolved.relative_to(base).as_posix() or "."
+    return resolved.name
+
+
 def _short(value: Any, limit: int = 300) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False)
     return text if len(text) <= limit else text[:limit] + "…"

@@ -93,13 +93,16 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
     findings = json.loads((reports_dir / name).read_text(encoding="utf-8"))
     checks = []
     overload = overload_of(findings.get("stamp"))
+    provenance = [p for p in findings.get("provenance", []) if isinstance(p, Mapping)]
+    # No real input at all: every check ran on generated data, whether or not it says so itself.
+    all_inputs_synthetic = bool(provenance) and all(p.get("synthetic") for p in provenance)
     for check in findings.get("checks", []):
         csv_name = evidence_csv_path(Path(), str(entry["audit"]), str(check.get("id"))).as_posix()
         checks.append({
             "id": check.get("id"), "title": check.get("title", ""), "status": check.get("status"),
             "observed": check.get("observed"), "expected": check.get("expected"),
             "summary": check.get("summary", ""), "finding": check.get("finding") or first_sentence(
-                str(check.get("summary") or "")), "synthetic": bool(check.get("synthetic")),
+                str(check.get("summary") or "")), "synthetic": bool(check.get("synthetic")) or all_inputs_synthetic,
             "details_total": check.get("details_total", 0),
             "missing": list((check.get("meta") or {}).get("missing", [])),
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +34,15 @@ class AuditJob:
     with_code: bool
     cell_timeout_s: int | None
     title: str = ""
+    run_id: str = ""
+
+    @property
+    def staging_root(self) -> Path:
+        return staging_root_for(Path(self.reports_dir), self.run_id)
 
     @property
     def staging_dir(self) -> Path:
-        return Path(self.reports_dir) / STAGING_DIR_NAME / self.audit
+        return self.staging_root / self.audit
 
     @property
     def staging_notebook(self) -> Path:
@@ -44,12 +50,22 @@ class AuditJob:
 
     @property
     def progress_file(self) -> Path:
-        return progress_file_for(Path(self.reports_dir), self.audit)
+        return progress_file_for(self.staging_root, self.audit)
 
 
-def progress_file_for(reports_dir: Path, audit: str) -> Path:
+def new_run_id() -> str:
+    """A run's own name: UTC time and pid, so two runs on one reports folder never share a staging folder."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.getpid()}"
+
+
+def staging_root_for(reports_dir: Path, run_id: str) -> Path:
+    """The staging folder private to one run: `reports/.staging/<run-id>/`."""
+    return reports_dir / STAGING_DIR_NAME / run_id
+
+
+def progress_file_for(staging_root: Path, audit: str) -> Path:
     """Where an audit's kernel reports progress within a cell (outside its staging folder: never published)."""
-    return reports_dir / STAGING_DIR_NAME / ".progress" / f"{audit}.json"  # no audit is named ".progress"
+    return staging_root / ".progress" / f"{audit}.json"  # no audit is named ".progress"
 
 
 def available_kernels() -> set[str]:
@@ -73,12 +89,16 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
               mirror: str | os.PathLike[str] | None = None, executor: str | None = None, with_code: bool = False,
               reports_dir: Path | None = None, kernel_name: str | None = None,
               cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
-              plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None) -> list[AuditJob]:
+              plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None, run_id: str | None = None
+              ) -> list[AuditJob]:
     """Validate audits, parameter names, types and values, mirror and kernel, before any kernel starts."""
     audits = select_audits(names, discover_audits(plugins, names))
     mirror_path = None
     if mirror is not None:
         mirror_path = Path(mirror).expanduser().resolve()
+        if mirror_path.exists() and not mirror_path.is_dir():
+            raise ParameterError(f"--mirror {mirror}: is a file, not a folder; give the folder laid out as "
+                                 "<dataset>/<file> (e.g. the folder holding humaneval/)", field="mirror")
         if not mirror_path.is_dir():
             raise ParameterError(f"--mirror {mirror}: no such folder (expected <dataset>/<file> inside)",
                                  field="mirror")
@@ -102,10 +122,12 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
         base_env["AUDIT_EXECUTOR"] = executor
     python_path = [str(paths.project_root())] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     base_env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(python_path))
+    run_id = run_id or new_run_id()
+    staging = staging_root_for(target, run_id)
     jobs = []
     for audit in audits:
-        env = dict(base_env, AUDIT_REPORTS_DIR=str(target / STAGING_DIR_NAME / audit.name), AUDIT_RUN_AS=audit.name)
-        env[PROGRESS_FILE_ENV] = str(progress_file_for(target, audit.name))
+        env = dict(base_env, AUDIT_REPORTS_DIR=str(staging / audit.name), AUDIT_RUN_AS=audit.name)
+        env[PROGRESS_FILE_ENV] = str(progress_file_for(staging, audit.name))
         jobs.append(AuditJob(audit.name, str(audit.notebook), params[audit.name], kernel, str(target), env,
-                             with_code, cell_timeout_s, audit.title))
+                             with_code, cell_timeout_s, audit.title, run_id))
     return jobs

@@ -6,7 +6,7 @@ import sys
 # CPU per worker. Notebook validation never checks IRIs, so the worker goes without it.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
-from audit_lib.runner.batch import worker_main  # noqa: E402
+from audit_lib.runner.child import worker_main  # noqa: E402
 
 if __name__ == "__main__":
     worker_main()

@@ -198,7 +198,9 @@ def test_plan_passes_mirror_and_executor_to_kernels(notebooks: dict, tmp_path: P
     for job in jobs:
         assert job.env["AUDIT_MIRROR"] == str(tmp_path.resolve())
         assert job.env["AUDIT_EXECUTOR"] == "dask://127.0.0.1:8786"
-        assert job.env["AUDIT_REPORTS_DIR"] == str(tmp_path / "r" / runner.STAGING_DIR_NAME / job.audit)
+        # staging private to this run: reports/.staging/<run-id>/<audit>
+        assert job.env["AUDIT_REPORTS_DIR"] == str(tmp_path / "r" / runner.STAGING_DIR_NAME / job.run_id / job.audit)
+    assert jobs[0].run_id and jobs[0].run_id == jobs[1].run_id
     assert dict(jobs[0].params) == {}
     assert dict(jobs[1].params) == {"executor": "dask://127.0.0.1:8786"}
 
@@ -224,13 +226,20 @@ def summary_with(statuses: dict[str, tuple[str, ...]], *, failed: bool = False) 
     (("pass", "defect"), "defect", runner.EXIT_GATE),
     (("pass", "quirk"), "defect", 0),
     (("pass", "quirk"), "quirk", runner.EXIT_GATE),
-    (("error",), "quirk", runner.EXIT_GATE),
     (("skipped",), "quirk", 0),
     (("skipped",), "skipped", runner.EXIT_GATE),
     (("pass", "pass"), "skipped", 0),
     (("quirk",), "error", 0),
     (("error",), "error", runner.EXIT_GATE),
-    (("defect",), "error", runner.EXIT_GATE),
+    # a gate is a set of statuses, not a threshold: each word means exactly that status
+    (("error",), "quirk", 0),
+    (("defect",), "error", 0),
+    (("quirk", "error", "defect"), "skipped", 0),
+    (("skipped", "quirk", "defect"), "error", 0),
+    (("defect",), "skipped,error", 0),
+    (("pass", "error"), "skipped,error", runner.EXIT_GATE),
+    (("pass", "skipped"), "skipped,error", runner.EXIT_GATE),
+    (("quirk",), "quirk,defect", runner.EXIT_GATE),
 ])
 def test_fail_on_gate(statuses: tuple[str, ...], fail_on: str | None, code: int) -> None:
     assert summary_with({"a": statuses}).exit_code(fail_on) == code
@@ -315,7 +324,10 @@ def test_kernels_under_the_runner_report_progress_in_their_file_and_draw_no_bar(
     assert not summary.failed, summary.failed
     [seen] = json.loads((tmp_path / "r" / "progress.findings.json").read_text())["checks"]
     observed = seen["observed"]
-    assert observed["file"] == str((tmp_path / "r").resolve() / runner.STAGING_DIR_NAME / ".progress" / "progress.json")
+    staging = (tmp_path / "r").resolve() / runner.STAGING_DIR_NAME
+    [run_staging] = {Path(observed["file"]).parent.parent}
+    assert run_staging.parent == staging and run_staging.name != ".progress"
+    assert observed["file"] == str(run_staging / ".progress" / "progress.json")
     assert observed["run_many"] == {"desc": "sandbox", "done": 6, "total": 6, "unit": "inputs", "finished": True}
     assert observed["loop"] == {"desc": "loop", "done": 4, "total": 4, "unit": "steps", "finished": True}
     html = (tmp_path / "r" / "progress.html").read_text()

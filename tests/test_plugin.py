@@ -154,3 +154,15 @@ def test_a_notebook_run_by_hand_writes_to_scratch_unless_published(tmp_path: Pat
     assert TOY.session({}).write() == tmp_path / "reports" / "scratch" / "toy_audit.findings.json"
     monkeypatch.setenv("AUDIT_PUBLISH", "1")
     assert TOY.session({}).write() == tmp_path / "reports" / "toy_audit.findings.json"
+
+
+def test_a_need_on_a_skipped_check_skips_the_dependent_without_running_it(tmp_path: Path) -> None:
+    def second(inputs: object, params: object) -> Check:
+        raise AssertionError("must not run: its need was skipped")
+
+    plugin = AuditPlugin("dep", "dep", TOY.params, lambda p: None,
+                         (CheckSpec("first", "first", lambda i, p: Check.skipped("first", "first", "x is absent",
+                                                                               meta={"missing": ["x/y.csv"]})),
+                          CheckSpec("second", "second", second, ("check:first",))))
+    second_check = plugin.session({}, out_dir=tmp_path).run("second")
+    assert second_check.status == "skipped" and second_check.meta["missing"] == ["check:first"]

@@ -1,0 +1,70 @@
+"""Once at a time per reports folder, a run leaves nothing behind, `diff` gates and prints relative folders."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from audit_lib import cli, runner
+from audit_lib.runner.batch import remove_staging
+from audit_lib.runner.lock import describe_holder, reports_lock
+
+
+def test_a_second_holder_is_refused_at_once_with_who_holds_it(tmp_path: Path) -> None:
+    with reports_lock(tmp_path, command="first run"):
+        assert str(os.getpid()) in describe_holder(tmp_path / ".lock")
+        with pytest.raises(runner.ReportsFolderBusyError, match=rf"pid {os.getpid()} .*started .*first run"):
+            with reports_lock(tmp_path, wait=False):
+                pass
+    with reports_lock(tmp_path, wait=False):  # released: free again
+        pass
+    assert (tmp_path / ".lock").read_text() == ""
+
+
+def test_removing_one_runs_staging_keeps_another_runs(tmp_path: Path) -> None:
+    mine, theirs = tmp_path / ".staging" / "run-a", tmp_path / ".staging" / "run-b"
+    (mine / "worker-budget").mkdir(parents=True)
+    (theirs / "audit").mkdir(parents=True)
+    remove_staging(mine)
+    assert not mine.exists() and theirs.is_dir()
+    remove_staging(theirs)
+    assert not (tmp_path / ".staging").exists()  # nothing left behind, not even an empty folder
+
+
+def write_run(reports: Path, name: str, status: str) -> Path:
+    folder = reports / "runs" / name
+    folder.mkdir(parents=True)
+    (folder / "summary.json").write_text("{}")
+    (folder / "a.findings.json").write_text(json.dumps({"audit": "a", "checks": [{"id": "c", "status": status}]}))
+    return folder
+
+
+def test_diff_compares_the_last_two_runs_and_fails_on_change(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    reports = tmp_path / "reports"
+    write_run(reports, "2026-01-01T00-00-00Z", "pass")
+    write_run(reports, "2026-01-02T00-00-00Z", "defect")
+    write_run(reports, "2026-01-03T00-00-00Z", "defect")
+    assert cli.main(["diff", "--reports-dir", str(reports), "--fail-on-change"]) == 0  # not first vs last
+    out = capsys.readouterr().out
+    assert "runs/2026-01-02T00-00-00Z -> runs/2026-01-03T00-00-00Z: 0 check(s) changed" in out
+    assert str(tmp_path) not in out
+    write_run(reports, "2026-01-04T00-00-00Z", "quirk")
+    assert cli.main(["diff", "--reports-dir", str(reports)]) == 0
+    assert cli.main(["diff", "--reports-dir", str(reports), "--fail-on-change"]) == runner.EXIT_GATE
+    out = capsys.readouterr().out
+    assert "~ a.c: defect -> quirk" in out and str(tmp_path) not in out
+
+
+def test_mirror_naming_a_file_is_refused_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner.batch, "_execute_all", lambda *a, **k: pytest.fail("a kernel was about to start"))
+    not_a_folder = tmp_path / "mirror.tar"
+    not_a_folder.write_text("")
+    assert cli.main(["run", "data_inventory", "--mirror", str(not_a_folder), "--reports-dir",
+                     str(tmp_path / "r")]) == runner.EXIT_BAD_ARGUMENTS
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

@@ -150,7 +150,7 @@ def test_sigterm_runs_the_cleanup(tmp_path: Path) -> None:
             assert [pid for pid in pids if hog_running(pid)] == []  # stopped at once, not left to notice on its own
         finally:
             kill_leftovers(pids)
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 300
 
 
 def write_run(folder: Path, checks: list[dict[str, Any]], *, audit: str = "humaneval_plus") -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,7 +40,9 @@ def test_intentspec_report_has_the_drilldown_and_the_explore_cells(mirror_dir: P
     html = (reports / "intentspec.html").read_text(encoding="utf-8")
     assert len(html.encode()) < REPORT_LIMIT_BYTES
     exploit = _drilldown(html, "exit_code_exploit")
-    assert "<code>HumanEval/26</code> — 4 failing inputs (4 error)" in exploit
+    # The four exit-0 probes are deterministic errors; a run slowed by a busy machine may add timing rows beside them.
+    label = re.search(r"<code>HumanEval/26</code> — (\d+) failing inputs \(([^)]*)\)", exploit)
+    assert label is not None and "4 error" in label.group(2).split(", "), exploit[:2000]
     assert "Write a function named `solution`" in exploit and "solution: canonical" in exploit
     assert "<td>assertions hold</td><td>error: EarlyExit: exited with code 0 before the test completed</td>" \
         in exploit

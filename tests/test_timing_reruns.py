@@ -91,8 +91,8 @@ def test_a_run_at_its_limit_is_borderline() -> None:
     reruns = rerun_snippets_alone([SnippetTarget("edge", burn, f"assert f({limit_s}) == {limit_s}\n", ("f",), limit_s)])
     split = timing.split_failures("runs", [timing.FailedRun("edge", "timeout", limit_s)], reruns)
     (verdict,) = split.timing
-    # the supervisor measures the child from outside: within a few per cent of what it burned by its own clock
-    assert verdict.cpu_s == pytest.approx(limit_s, rel=0.05)
+    # the supervisor measures the child from outside: at least what it burned by its own clock, plus its start-up
+    assert limit_s * 0.95 <= verdict.cpu_s < limit_s * 1.25
     assert verdict.state == "borderline" and 0.8 <= verdict.flip_factor < 1.25
 
 

@@ -41,8 +41,8 @@ def test_intentspec_report_has_the_drilldown_and_the_explore_cells(mirror_dir: P
     assert len(html.encode()) < REPORT_LIMIT_BYTES
     exploit = _drilldown(html, "exit_code_exploit")
     # The four exit-0 probes are deterministic errors; a run slowed by a busy machine may add timing rows beside them.
-    label = re.search(r"<code>HumanEval/26</code> — (\d+) failing inputs \(([^)]*)\)", exploit)
-    assert label is not None and "4 error" in label.group(2).split(", "), exploit[:2000]
+    label = re.search(r"<code>HumanEval/26</code> — \d+ failing inputs \(([^)]*)\)", exploit)
+    assert label is not None and "4 error" in label.group(1).split(", "), exploit[:2000]
     assert "Write a function named `solution`" in exploit and "solution: canonical" in exploit
     assert "<td>assertions hold</td><td>error: EarlyExit: exited with code 0 before the test completed</td>" \
         in exploit

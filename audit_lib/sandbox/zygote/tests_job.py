@@ -163,7 +163,10 @@ class SnippetRun:
                         self._kill(self.judge)
                 else:
                     run.read_ready(fd, poller, self.judge_captures, self._on_judge)
-                    if before and fd not in run.open_fds and run.fds[fd] == "res" and self.verdict is None:
+                    # A judge that ends without a verdict ends the job too; not one we ended because the job had
+                    # ended first, whose init may not have reported yet how the job ended.
+                    if before and fd not in run.open_fds and run.fds[fd] == "res" and self.verdict is None \
+                            and not self.job_ended_first:
                         self._kill(self.job)
             if self.violation is not None:
                 self._kill_all()

@@ -250,6 +250,15 @@ class ChildRun:
         self.killed_by_us = True
         self.cell.kill()
 
+    def cpu_so_far(self) -> float:
+        """The CPU seconds this run has used up to now, read outside it: live, from the cgroup or /proc; ended, what
+        was read last (its init's report, or the reading taken before a kill)."""
+        if self.state.cgroup is not None:
+            return self.state.cgroup.cpu_s()
+        if self.open_fds and not self.killed_by_us:
+            return self._cpu_now()
+        return max(self.reported_cpu_s, self.last_cpu_s)
+
     def cpu_limit_reached(self) -> bool:
         return self.cpu_s >= float(self.limits["cpu_s"])
 

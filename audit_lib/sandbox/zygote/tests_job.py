@@ -74,6 +74,9 @@ class SnippetRun:
             _drain_all((self.job,), time.monotonic() + JOB_END_GRACE_S)
             raise
         self.judge = judge
+        # Not root, the judge's CPU is not in the job's cgroup: its share of this snippet is read around it (the test
+        # and the program run in one process upstream, so the snippet's CPU is both).
+        self.judge_cpu_before = judge.cpu_so_far() if state.cgroup is None else 0.0
         self.captures = {"out": Capture(limits["output_bytes"]), "err": Capture(limits["output_bytes"])}
         self.judge_captures = judge.captures
         self.to_judge, self.to_job = _Relay(self.judge), _Relay(self.job)
@@ -195,8 +198,14 @@ class SnippetRun:
         status, error_type, message, reason = self._decide()
         return {"status": status, "error_type": error_type, "error_message": message, "reason": reason,
                 "stdout": self.captures["out"].text(), "stderr": self.captures["err"].text(),
-                "wall_s": self.job.duration, "cpu_s": self.job.cpu_s, "calls": self.calls,
+                "wall_s": self.job.duration, "cpu_s": self.job.cpu_s + self._judge_cpu_s(), "calls": self.calls,
                 "call_wall_s": self.call_wall_s}
+
+    def _judge_cpu_s(self) -> float:
+        """The judge's CPU during this snippet where no cgroup holds it with the job's (not root)."""
+        if self.judge.state.cgroup is not None:
+            return 0.0
+        return max(0.0, self.judge.cpu_so_far() - self.judge_cpu_before)
 
     def _decide(self) -> tuple[str, str | None, str | None, str | None]:
         if self.timed_out:

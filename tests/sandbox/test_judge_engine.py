@@ -7,6 +7,7 @@ secret): run this file against commit 530b761 to see them fail there.
 
 from __future__ import annotations
 
+import os
 import resource
 import textwrap
 
@@ -228,14 +229,28 @@ def test_the_cells_init_and_earlier_jobs_are_invisible() -> None:
 
 def test_a_stop_the_judge_decides_does_not_retire_the_cell() -> None:
     """Call mode's early stop on a mismatch ends the child by closing its go pipe: no kill, so the next job's
-    cell (its mount namespace) is the same whether or not the previous job was stopped early."""
-    probe = "import os\ndef f(x):\n    return os.readlink('/proc/self/ns/mnt')\n"
-    seen = []
+    cell (its mount namespace) is the same whether or not the previous job was stopped early.
+
+    Not root every job gets a cell of its own, whose namespace numbers the kernel takes from one pool for the whole
+    machine (they vary with what every process on it does). There the next job's cell must have been made before the
+    stopped job started, so nothing about how that job ended can show in it: the probe's /proc, mounted when its cell
+    was made, is no younger than the stopped job's /dev/shm, mounted when that job started. Before, the cell was made
+    once the stopped job had ended (it sleeps 50 ms to tell the two apart on the kernel's coarse clock)."""
+    stopped = ("import os, time\n"
+               "def f(x):\n"
+               "    time.sleep(0.05)\n"
+               "    return os.stat('/dev/shm').st_ctime_ns\n")
+    probe = "import os\ndef f(x):\n    return [os.readlink('/proc/self/ns/mnt'), os.stat('/proc').st_mtime_ns]\n"
+    seen, order = [], []
     for expected in ("no", "mnt:[0]", "no"):
-        sandbox.call_function("def f(x):\n    return x\n", "f", [[1], [2]], stop_after_failure=True,
-                              stop_expected={0: expected})
-        seen.append(sandbox.call_function(probe, "f", [[0]]).outcomes[0].value)
-    assert len(set(seen)) == 1, seen
+        stop = sandbox.call_function(stopped, "f", [[1], [2]], stop_after_failure=True, stop_expected={0: expected})
+        assert [o.kind for o in stop.outcomes] == ["value", "not_run"], stop
+        namespace, cell_made = sandbox.call_function(probe, "f", [[0]]).outcomes[0].value
+        seen.append(namespace)
+        order.append((cell_made, stop.outcomes[0].value))
+    assert all(cell_made <= stopped_started for cell_made, stopped_started in order), order
+    if os.geteuid() == 0:
+        assert len(set(seen)) == 1, seen
 
 
 # ------------------------------------------------------------------ every cheat above wins a naive harness

@@ -47,7 +47,9 @@ class ZygoteState:
             # Ready means the template has pivoted into its root: the host's dir is no one's mount point any more,
             # and removed now it cannot outlive a zygote that is killed.
             _remove_dir(self.jail_dir)
-        self.cells = CellKeeper(self.template_sock)
+        # Not root, every job gets a cell of its own (see `supervise.ChildRun.finish`), made before the job before it
+        # runs (`cell.CellKeeper`).
+        self.cells = CellKeeper(self.template_sock, fresh_per_job=self.uid is None)
         self.cells.request()  # the first cell is prepared while the zygote reports ready
         # Judges' cells come from the same template: any ready cell serves either keeper.
         self.judge_cells = CellKeeper(self.template_sock)

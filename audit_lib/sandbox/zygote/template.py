@@ -159,7 +159,8 @@ def _open_fds() -> list[int]:
 
 
 def _serve(sock: socket.socket, setup: dict, worker) -> None:
-    """Answer each cell request with `C <init pid>` and the zygote's end of the cell's socket (or `failed: ...`).
+    """Answer each cell request with `C <init pid> <leader pid>` and the zygote's end of the cell's socket (or
+    `failed: ...`).
 
     The template sits in the job's memory cgroup (so every job process is born there), which a job can leave full
     (tmpfs files) until its cell is gone: a MemoryError here fails that one request (the zygote retries), never the
@@ -177,12 +178,12 @@ def _serve(sock: socket.socket, setup: dict, worker) -> None:
             if request != CELL_REQUEST:
                 sock.send(b"failed: unknown request")
                 continue
-            init_pid, zygote_end = _start_cell(setup, worker)
+            init_pid, leader_pid, zygote_end = _start_cell(setup, worker)
         except (OSError, RuntimeError, MemoryError) as exc:  # a dying cell still fills the pids or memory limit
             _send_failure(sock, exc)
             continue
         try:
-            socket.send_fds(sock, [f"C {init_pid}".encode()], [zygote_end.fileno()])
+            socket.send_fds(sock, [f"C {init_pid} {leader_pid}".encode()], [zygote_end.fileno()])
         finally:
             zygote_end.close()
 
@@ -199,8 +200,8 @@ def _send_failure(sock: socket.socket, exc: BaseException) -> None:
             return
 
 
-def _start_cell(setup: dict, worker) -> tuple[int, socket.socket]:
-    """Fork a cell's leader and init; the init holds no job data and waits for jobs on its socket."""
+def _start_cell(setup: dict, worker) -> tuple[int, int, socket.socket]:
+    """Fork a cell's leader and init (pids returned); the init holds no job data and waits for jobs on its socket."""
     from audit_lib.sandbox.zygote.cell_init import serve_jobs  # noqa: PLC0415 - keeps the import graph acyclic
 
     zygote_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -223,7 +224,7 @@ def _start_cell(setup: dict, worker) -> tuple[int, socket.socket]:
     if not answer:
         zygote_end.close()
         raise RuntimeError("the sandbox template could not start a job cell")
-    return int(answer), zygote_end
+    return int(answer), leader, zygote_end
 
 
 def report_exception(fd: int) -> None:

@@ -203,6 +203,20 @@ def test_nothing_crosses_from_one_snippet_to_the_next() -> None:
     assert verdicts(program, ["assert f(1) == 11", "assert f(1) == 11", "assert f(2) == 11"]) == ["pass"] * 3
 
 
+def test_one_tests_changes_to_the_judge_do_not_reach_the_next_test() -> None:
+    """Upstream runs each constraint (IntentSpec's `python -c`, ImpossibleBench's assertions) in a process of its
+    own: what one test's code changes (a module's attribute, a builtin, its own globals in `__main__`) is gone for
+    the next. Before, one judge ran a program's tests in turn, so the first test's patch made the second pass."""
+    patches = ("import math\nmath.isclose = lambda *a, **k: True\nassert f(1) == 1",
+               "import builtins\nbuiltins.sorted = lambda *a, **k: [1, 2, 3]\nassert f(1) == 1",
+               "import sys\nsys.modules['__main__'].leftover = 5\nassert f(1) == 1")
+    reads = ("import math\nassert not math.isclose(f(1), 5)",
+             "assert sorted(f([3, 1])) == [1, 3]",
+             "import sys\nassert not hasattr(sys.modules['__main__'], 'leftover')")
+    for patch, read in zip(patches, reads):
+        assert verdicts("def f(x):\n    return x\n", [patch, read]) == ["pass", "pass"], patch
+
+
 # ------------------------------------------------------------------ 6. no channel between jobs
 
 def test_the_cells_init_and_earlier_jobs_are_invisible() -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import builtins
 import importlib
 import json
+import os
+import signal
 import sys
 from typing import Any
 
@@ -142,11 +144,45 @@ def _verdict(status: str, exc: BaseException | None = None, **extra: Any) -> Non
 def judge(snippets: list[str], first: int) -> None:
     """For each snippet from `first` on: wait for its job's load, run the snippet against it, write the verdict.
 
-    One judge serves one program's snippets in turn (each job is a fresh process of the program; each snippet gets
-    a fresh namespace here); the zygote replaces a judge that ended or was killed."""
+    One judge serves one program's snippets in turn (each job is a fresh process of the program), each snippet in a
+    fresh fork of this judge as it was before any test ran: upstream runs every test in a process of its own, so
+    nothing one test's code changes (a module's attribute, builtins, a file in /tmp) reaches the next. A fork that
+    ends without writing its verdict ends this judge the same way (same exit code or signal), for the zygote to
+    decide; the zygote replaces a judge that ended."""
     for snippet in snippets[first:]:
-        if not _judge_one(snippet):
+        done_r, done_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(done_r)
+            carry_on = _judge_one(snippet)
+            os.write(done_w, b"1" if carry_on else b"0")
+            _flush((sys.stdout, sys.stderr))
+            os._exit(0)
+        os.close(done_w)
+        _pid, status = os.waitpid(pid, 0)
+        said = os.read(done_r, 1)
+        os.close(done_r)
+        if said != b"1" or status != 0:
+            _end_like(status)
             return
+
+
+def _end_like(status: int) -> None:
+    """End this judge as its fork ended: by the same signal, or with the same exit code."""
+    _flush((sys.stdout, sys.stderr))
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _flush(streams: tuple) -> None:
+    for stream in streams:
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001, S110
+            pass
 
 
 def _judge_one(snippet: str) -> bool:

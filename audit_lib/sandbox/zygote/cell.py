@@ -1,12 +1,12 @@
-"""The zygote's side of job cells: a ready cell per job; a cell is retired when anything about its last job is off
-(stdlib only).
+"""The zygote's side of job cells: a ready cell per job; a cell is retired only when its init fails (stdlib only).
 
-A cell (`cell_init`) serves this zygote's jobs one after another in one PID and mount namespace. The zygote retires
-it (SIGKILL to its init through a pidfd: the kernel then kills every process of the namespace, and the zygote waits
-until its leader is gone too, so the kernel has let go of the cell's namespaces) after a job it had to kill, one
-whose init did not report the end of every process, one the memory cgroup killed, or a cell that did not become
-ready. Not root, it retires every cell after its job: the job then runs as its init's kernel uid and could change
-what the kernel lets an owner change about the init, which the next job would inherit.
+A cell (`cell_init`) serves this zygote's jobs one after another in one PID and mount namespace. A job that runs out
+of time is ended by the cell's init when the zygote asks (`Cell.end_job`): the cell stays, so how a job ended is
+nothing the next job in it can observe. The zygote retires a cell (SIGKILL to its init through a pidfd: the kernel
+then kills every process of the namespace, and the zygote waits until its leader is gone too, so the kernel has let
+go of the cell's namespaces) only when its init did not report the end of a job, would not end one when asked, or
+the cell did not become ready. Not root, it retires every cell after its job: the job then runs as its init's kernel
+uid and could change what the kernel lets an owner change about the init, which the next job would inherit.
 
 A keeper that retires every cell (`fresh_per_job`) has the next job's cell made and ready before it hands a job to
 the current one: what the next job finds of its cell (its namespaces' numbers, which the kernel hands out from one
@@ -22,7 +22,7 @@ import signal
 import socket
 import time
 
-from audit_lib.sandbox.zygote.cell_init import READY
+from audit_lib.sandbox.zygote.cell_init import END_JOB, READY
 from audit_lib.sandbox.zygote.template import CELL_REQUEST
 
 READY_TIMEOUT_S = 30.0
@@ -54,6 +54,14 @@ class Cell:
     def submit(self, header: bytes, fds: list[int]) -> None:
         self.ready = False
         socket.send_fds(self.sock, [header], fds)
+
+    def end_job(self, number: int) -> bool:
+        """Ask the init to end job `number` now (it kills every other process of the cell and reports as usual);
+        False when the init cannot be asked."""
+        try:
+            return self.sock.send(END_JOB + f" {number}".encode()) > 0
+        except OSError:
+            return False
 
     def kill(self) -> None:
         if self.pidfd is not None:

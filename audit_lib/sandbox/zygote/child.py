@@ -11,6 +11,7 @@ import signal
 import sys
 import traceback
 
+from audit_lib.sandbox.zygote import jail, seccomp
 from audit_lib.sandbox.zygote.call_child import GO_FD, _call_child
 from audit_lib.sandbox.zygote.judge_child import judge
 from audit_lib.sandbox.zygote.serve_child import serve
@@ -23,13 +24,13 @@ from audit_lib.sandbox.zygote.harness_io import (
     _SystemExit,
     _type,
 )
-from audit_lib.sandbox.zygote.protocol import RESULT_FD, SAFE_PATH
-from audit_lib.sandbox.zygote.template import JOB_FDS
+from audit_lib.sandbox.zygote.protocol import JOB_FDS, RESULT_FD
 
 CTL_FD, SPEC_FD = 4, 5  # and GO_FD = 6 (call mode)
 JOB_UID_IN_USERNS = 1000
 OOM_SCORE_ADJ_MAX = 1000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWIPC = 0x08000000
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -72,15 +73,18 @@ def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
 
 
 def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
-    """First thing in a worker: own session, unprivileged uid (root) or a user namespace of its own.
+    """First thing in a worker: own session, own IPC namespace, unprivileged uid (root) or a user namespace of its
+    own, then the job filter (no namespace of the job's own from here on).
 
-    Its IPC namespace (one per job) and `no_new_privs` come from the cell's init (`cell_init`). A judge is not made
-    the OOM killer's first choice: the job beside it is."""
+    The IPC namespace is the job's own (SysV objects and POSIX message queues go with it when its last process ends);
+    `no_new_privs` comes from the cell's init (`cell_init`). A judge is not made the OOM killer's first choice: the
+    job beside it is."""
     if oom_victim:
         prefer_as_oom_victim()  # while the process is still its own: after the uid change it is not dumpable
     os.setsid()
     uid = setup.get("uid")
     if uid is not None:
+        jail.unshare(CLONE_NEWIPC)
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
@@ -94,6 +98,7 @@ def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
         _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     else:
         raise RuntimeError("no unprivileged identity for the job (neither root nor a user namespace)")
+    seccomp.install_job_filter()
 
 
 def prefer_as_oom_victim() -> None:
@@ -101,19 +106,6 @@ def prefer_as_oom_victim() -> None:
     raising one's own score needs no privilege."""
     with open("/proc/self/oom_score_adj", "w") as handle:
         handle.write(str(OOM_SCORE_ADJ_MAX))
-
-
-def forget_the_harness(setup: dict) -> None:
-    """Once, in a cell's init (so in every worker it forks): the job's environment, and no harness to import."""
-    os.environ.clear()
-    os.environ.update({"PATH": SAFE_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
-    tempfile_module = sys.modules.get("tempfile")
-    if tempfile_module is not None:
-        tempfile_module.tempdir = "/tmp"
-    sys.path[:] = [p for p in sys.path if p != setup["package_parent"]]
-    sys.argv[:] = ["-c"]
-    for name in [n for n in sys.modules if n == "audit_lib" or n.startswith("audit_lib.")]:
-        del sys.modules[name]
 
 
 def _setup_job(header: dict, fds: dict[str, int], *, address_space_limit: bool = False) -> None:
@@ -149,9 +141,10 @@ def _setup_job(header: dict, fds: dict[str, int], *, address_space_limit: bool =
 
 
 def _enter_unprivileged_userns() -> None:
-    """Not root: a nested user namespace where the job is uid 1000 (not 0) and holds no capability at all."""
-    if _libc.unshare(CLONE_NEWUSER) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER)")
+    """Not root: a nested user namespace where the job is uid 1000 (not 0) and holds no capability at all, and an IPC
+    namespace of the job's own."""
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER | CLONE_NEWIPC)")
     outer_uid, outer_gid = 0, 0  # the zygote is uid 0 of its own user namespace (`unshare -r`)
     for name, text in (("setgroups", "deny"), ("uid_map", f"{JOB_UID_IN_USERNS} {outer_uid} 1"),
                        ("gid_map", f"{JOB_UID_IN_USERNS} {outer_gid} 1")):

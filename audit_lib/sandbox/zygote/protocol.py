@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import os
 import struct
+import traceback
 
 RESULT_FD = 3
+# The descriptors of one job, in the order the zygote hands them to a cell's init (SCM_RIGHTS).
+JOB_FDS = ("spec", "out", "err", "res", "ctl", "go")
 FRAME_HEADER = struct.Struct("<Q")
 # Imported once into the job template, so a job that uses them pays no import: what the benchmarks' programs import
 # (math, typing, re, collections, random, functools, heapq, itertools, copy, string, cmath, bisect, operator,
@@ -63,3 +66,11 @@ def read_raw_frames(fd: int) -> tuple[bytes, bytes]:
 def write_frames(fd: int, header: dict, blob: bytes = b"") -> None:
     encoded = json.dumps(header).encode()
     _write_all(fd, FRAME_HEADER.pack(len(encoded)) + encoded + FRAME_HEADER.pack(len(blob)) + blob)
+
+
+def report_exception(fd: int) -> None:
+    """The current exception's traceback, on `fd` (a sandbox process's stderr); never raises."""
+    try:
+        _write_all(fd, traceback.format_exc().encode()[-4000:])
+    except BaseException:  # noqa: BLE001, S110 - nothing left to tell
+        pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import select
@@ -12,6 +13,10 @@ from audit_lib.sandbox.zygote.protocol import _write_all
 from audit_lib.sandbox.zygote.state import ZygoteState
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# How long the cell's init has to end a job the zygote asked it to end, before the zygote kills the init (and with it
+# the cell).
+END_JOB_GRACE_S = 2.0
+_job_numbers = itertools.count(1)
 DRAIN_READS = 32  # x 64 KiB per read
 
 
@@ -61,8 +66,9 @@ class ChildRun:
         # A judge (`tests_job`) runs in a cell of the judges' keeper, beside a job whose cgroup limits are set.
         self.cells = state.judge_cells if judge else state.cells
         self.prepares_cgroup = not judge
+        self.number = next(_job_numbers)
         header = json.dumps({
-            "op": op, "limits": limits, "start": start, "uid": state.uid, "cgroup": state.cgroup is not None,
+            "op": op, "number": self.number, "limits": limits, "start": start, "uid": state.uid, "cgroup": state.cgroup is not None,
             "nested_userns": state.nested_userns, "package_parent": state.package_parent,
             "tmp_owner": state.uid if state.uid is not None else 0}).encode()
         spec_fd = os.memfd_create("job-spec", os.MFD_CLOEXEC)
@@ -92,6 +98,8 @@ class ChildRun:
         self.reported_cpu_s = 0.0
         self.cpu_at_exit: float | None = None
         self.killed_by_us = False
+        self.end_asked_at: float | None = None
+        self.cell_killed = False
         self.cpu_s = 0.0
         self.last_cpu_s = 0.0
         self.oom_killed = False
@@ -158,6 +166,8 @@ class ChildRun:
             remaining = deadline_of() - time.monotonic()
             if remaining <= 0 and not self.killed_by_us:
                 self.kill()
+            if self.killed_by_us:
+                self.enforce_end()
                 remaining = 0.05
             for fd, _event in poller.poll(max(1, int(min(remaining, 1.0) * 1000) + 1)):
                 self.read_ready(fd, poller, captures, on_result)
@@ -199,10 +209,13 @@ class ChildRun:
             self.hit_memory_limit = self.state.cgroup.hit_memory_limit()
         else:  # the worker's rusage (clock ticks), and never less than what /proc showed while it ran
             self.cpu_s = max(self.reported_cpu_s, self.last_cpu_s)
+        # A cell is retired only when its init did not report how the job ended (it died, or would not end the job
+        # when asked): a job that ran out of time, or that the memory cgroup cut short, leaves the cell as any job
+        # does, so how a job ended is not something the next job in the cell can observe.
         # Not root, the job runs as the init's kernel uid (uid 1000 of its own user namespace maps to it), so it can
         # change what the kernel lets an owner change about its init (priority, limits, OOM score, /proc/1 files):
         # each job then gets a fresh cell, and nothing it did to the init reaches the next job.
-        if self.killed_by_us or self.exit_status is None or self.oom_killed or self.state.uid is None:
+        if self.exit_status is None or self.cell_killed or self.state.uid is None:
             self.cells.retire()  # returns once the cell's init, and every process of its namespace, is gone
 
     def close_go(self) -> None:
@@ -243,11 +256,26 @@ class ChildRun:
                     self.cpu_at_exit = self._cpu_now()
 
     def kill(self) -> None:
-        """SIGKILL the cell's init: the kernel then kills every process of its PID namespace; the cell is retired.
-        Without cgroups the job's CPU time is read first: its init, which would report it, dies with it."""
+        """End the job: its cell's init SIGKILLs every process of the job, then reports as after any job (see
+        `enforce_end` for an init that does not). Without cgroups the job's CPU time is read first."""
         if self.state.cgroup is None:
             self._cpu_now()
         self.killed_by_us = True
+        self.end_asked_at = time.monotonic()
+        if not self.cell.end_job(self.number):
+            self._kill_cell()
+
+    def enforce_end(self) -> None:
+        """Kill the cell's init when it has not ended the job `END_JOB_GRACE_S` after it was asked: the kernel then
+        kills every process of its namespace, and the cell is retired."""
+        if self.end_asked_at is not None and not self.cell_killed and self.open_fds \
+                and time.monotonic() - self.end_asked_at > END_JOB_GRACE_S:
+            self._kill_cell()
+
+    def _kill_cell(self) -> None:
+        if self.state.cgroup is None:
+            self._cpu_now()  # its init, which would report it, dies
+        self.cell_killed = True
         self.cell.kill()
 
     def cpu_so_far(self) -> float:

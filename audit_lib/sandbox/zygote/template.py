@@ -25,14 +25,13 @@ import signal
 import socket
 import sys
 import time
-import traceback
 
 from audit_lib.sandbox.zygote import jail, seccomp
-from audit_lib.sandbox.zygote.protocol import PRELOADED_MODULES
+from audit_lib.sandbox.zygote.cell_init import serve_jobs
+from audit_lib.sandbox.zygote.protocol import PRELOADED_MODULES, report_exception
 
 PR_SET_PDEATHSIG = 1
 CLONE_NEWPID = 0x20000000
-JOB_FDS = ("spec", "out", "err", "res", "ctl", "go")
 CELL_REQUEST = b"cell"
 OOM_SCORE_ADJ_MIN = -1000
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -121,8 +120,8 @@ def run_template(config: dict) -> None:
                 __import__(name)
             except ImportError:
                 pass
-        # Imported here, before the jail hides the project: nothing of the harness is imported after it.
-        from audit_lib.sandbox.zygote import cell_init  # noqa: F401, PLC0415
+        # Imported here, before the jail hides the project: nothing of the harness is imported after it (and not in
+        # the zygote, which never runs a worker).
         from audit_lib.sandbox.zygote.child import worker_main  # noqa: PLC0415
         from audit_lib.sandbox.zygote.warm_up import warm_up  # noqa: PLC0415
 
@@ -202,8 +201,6 @@ def _send_failure(sock: socket.socket, exc: BaseException) -> None:
 
 def _start_cell(setup: dict, worker) -> tuple[int, int, socket.socket]:
     """Fork a cell's leader and init (pids returned); the init holds no job data and waits for jobs on its socket."""
-    from audit_lib.sandbox.zygote.cell_init import serve_jobs  # noqa: PLC0415 - keeps the import graph acyclic
-
     zygote_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid_r, pid_w = os.pipe()
     template_pid = os.getpid()
@@ -225,13 +222,6 @@ def _start_cell(setup: dict, worker) -> tuple[int, int, socket.socket]:
         zygote_end.close()
         raise RuntimeError("the sandbox template could not start a job cell")
     return int(answer), leader, zygote_end
-
-
-def report_exception(fd: int) -> None:
-    try:
-        os.write(fd, traceback.format_exc().encode()[-4000:])
-    except BaseException:  # noqa: BLE001, S110 - nothing left to tell
-        pass
 
 
 def _reap_finished() -> None:

@@ -144,12 +144,17 @@ class SnippetRun:
                 job_end_by = now + JOB_END_GRACE_S
             if job_end_by is not None and now >= job_end_by and self.job.open_fds and not self.job.killed_by_us:
                 self.job.kill()
+            for run in (self.job, self.judge):
+                if run.killed_by_us:
+                    run.enforce_end()
             self.to_job.flush()
             self.to_judge.flush()
             writers = {relay.run.go_fd: relay for relay in (self.to_job, self.to_judge) if relay.waiting()}
             for fd in writers:
                 poller.register(fd, select.POLLOUT)
             next_stop = min(self.deadline if self.verdict is None else job_end_by, now + 1.0)
+            if self.job.killed_by_us or self.judge.killed_by_us:
+                next_stop = min(next_stop, now + 0.1)
             events = poller.poll(max(1, int(max(0.0, next_stop - now) * 1000) + 1))
             for fd in writers:
                 poller.unregister(fd)
@@ -257,6 +262,9 @@ def _drain_all(runs: tuple[ChildRun, ...], until: float) -> None:
             for run in runs:
                 if run.open_fds and not run.killed_by_us:
                     run.kill()
+        for run in runs:
+            if run.killed_by_us:
+                run.enforce_end()
         for fd, _event in poller.poll(100):
             for run in runs:
                 if fd in run.open_fds:

@@ -90,6 +90,24 @@ def test_patched_builtins_and_modules_do_not_reach_the_test() -> None:
     assert verdicts(program, snippets) == ["fail", "fail", "fail", "pass"]
 
 
+@pytest.mark.parametrize("patch", [
+    "import sys\nsys.modules['builtins'].abs = lambda value: 7",  # an alias through sys.modules
+    "globals()['__builtins__'].__dict__['abs'] = lambda value: 7",  # a subscript
+    "import builtins\nclass Holder:\n    where = builtins\nHolder.where.abs = lambda value: 7",  # a class attribute
+    "import builtins\ndef patch(module=builtins):\n    module.abs = lambda value: 7\npatch()",  # a parameter
+    "import importlib\nsetattr(importlib.import_module('math'), 'fabs', lambda value: 7)\n"
+    "import builtins\nbuiltins.abs = lambda value: 7",  # a module imported by name
+])
+def test_builtins_patched_through_any_name_do_not_reach_the_test(patch: str) -> None:
+    """Class 2: the test runs on the judge's own builtins and modules, whatever name the program patched them by
+    (upstream's test would see the patch: the program and the test share one process there)."""
+    program = patch + "\ndef f(x):\n    return -x\n"
+    assert verdicts(program, ["assert abs(f(3)) == 7", "import math\nassert math.fabs(f(3)) == 3 == abs(f(3))"]) \
+        == ["fail", "pass"], patch
+    naive = sandbox.script_exit_codes(program, ["assert abs(f(3)) == 7"], limits=QUICK)
+    assert naive == [0], f"the naive harness should be fooled: {patch}"
+
+
 def test_exceptions_are_judged_by_their_real_class_not_their_name() -> None:
     program = """
         class Mine(AssertionError):
@@ -102,6 +120,23 @@ def test_exceptions_are_judged_by_their_real_class_not_their_name() -> None:
     """
     result = sandbox.run_tests(textwrap.dedent(program), ["f(1)", "f(0)"], entry_points=("f",), limits=QUICK)
     assert [(s.status, s.error_type) for s in result.snippets] == [("fail", "Mine"), ("error", "AssertionError")]
+
+
+@pytest.mark.parametrize(("raised", "expected"), [
+    ("class E(AssertionError):\n    pass", "fail"),  # a subclass: CPython's `except AssertionError` catches it
+    ("class E(Exception):\n    pass\nE.__name__ = E.__qualname__ = 'AssertionError'", "error"),  # only the name
+    ("class M(type):\n    def mro(cls):\n        return [cls, AssertionError, Exception, BaseException, object]\n"
+     "class E(Exception, metaclass=M):\n    pass", "fail"),  # a metaclass's MRO is the real one: CPython catches it
+    ("class M(type):\n    @property\n    def __mro__(cls):\n        return (cls, AssertionError, object)\n"
+     "class E(Exception, metaclass=M):\n    pass", "error"),  # a property named __mro__ is not the MRO
+    ("class E(KeyError, AssertionError):\n    pass", "fail"),  # AssertionError further up its real MRO
+])
+def test_a_programs_exception_is_judged_by_its_real_mro(raised: str, expected: str) -> None:
+    """Class 2: the exception the test sees has the program's class's name and the first builtin exception class of
+    the class's real MRO (`type.__mro__`, read through `type`'s own descriptor) as its base: what CPython's `except`
+    would match, whatever the class claims about itself."""
+    program = raised + "\ndef f(x):\n    raise E('raised')\n"
+    assert verdicts(program, ["f(1)"]) == [expected], raised
 
 
 # ------------------------------------------------------------------ 3. correct code passes as upstream passes it

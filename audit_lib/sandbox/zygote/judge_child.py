@@ -77,15 +77,27 @@ _exception_classes: dict[tuple[str, str], type] = {}
 
 
 def _raised(answer: dict) -> BaseException:
-    """An exception of the program's, as the test sees it: a class of the reported name under its builtin base."""
-    base = getattr(builtins, str(answer.get("base")), None)
-    if not (isinstance(base, type) and issubclass(base, BaseException)):
-        base = Exception
+    """An exception of the program's, as the test sees it: a class of the reported name under the builtin exception
+    classes of its real MRO (those CPython's `except` would match it by)."""
     name = str(answer.get("type") or "?")[:200]
-    key = (name, base.__name__)
+    bases = _builtin_classes(answer.get("bases") or [answer.get("base")])
+    key = (name, tuple(base.__name__ for base in bases))
     if key not in _exception_classes:
-        _exception_classes[key] = type(name, (base,), {"__module__": PROGRAM_MODULE})
+        try:
+            _exception_classes[key] = type(name, bases, {"__module__": PROGRAM_MODULE})
+        except TypeError:  # bases no class can have together: the most specific one
+            _exception_classes[key] = type(name, bases[:1], {"__module__": PROGRAM_MODULE})
     return _exception_classes[key](str(answer.get("message") or "")[:2000])
+
+
+def _builtin_classes(names: object) -> tuple[type, ...]:
+    """The builtin exception classes named (unknown names dropped); `Exception` when none is left."""
+    found = []
+    for name in names if isinstance(names, list) else []:
+        base = getattr(builtins, str(name), None)
+        if isinstance(base, type) and issubclass(base, BaseException) and base not in found:
+            found.append(base)
+    return tuple(found[:8]) or (Exception,)
 
 
 def _update_in_place(original: Any, changed: Any) -> None:
@@ -192,7 +204,9 @@ def _judge_one(snippet: str) -> bool:
         return False
     load = json.loads(got[1])
     if not load.get("ok"):
-        _verdict("load_error", None, base=load.get("base"), error_type=str(load.get("type"))[:200],
+        bases = [base.__name__ for base in _builtin_classes(load.get("bases") or [load.get("base")])]
+        _verdict("load_error", None, base="AssertionError" if "AssertionError" in bases else bases[0],
+                 error_type=str(load.get("type"))[:200],
                  error_message=str(load.get("message"))[:2000])
         return True
     namespace = {"__name__": "__main__", "__builtins__": builtins}
@@ -208,7 +222,9 @@ def _judge_one(snippet: str) -> bool:
         elif not from_program and isinstance(exc, (MemoryError, RecursionError)):
             _verdict("error", exc, reason="judge_limit")  # decoding or the test itself outgrew the judge's limits
         else:
-            _verdict("error", exc, program_base=type(exc).__mro__[1].__name__ if from_program else None)
+            program_base = ("MemoryError" if isinstance(exc, MemoryError) else type(exc).__mro__[1].__name__) \
+                if from_program else None
+            _verdict("error", exc, program_base=program_base)
         return True
     _verdict("pass")
     return True

@@ -288,6 +288,9 @@ class _AnswersThenOverruns:
     def memory_failures(self) -> int:
         return 0
 
+    def main_thread_cpu(self) -> None:
+        return None
+
     def supervise(self, _captures, feed, _deadline_of) -> None:
         feed(b"L ok\n")
         feed(f"{self.start} value 0.0 {self.start}\n".encode())

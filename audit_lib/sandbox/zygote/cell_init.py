@@ -75,7 +75,7 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         ctl = fds[JOB_FDS.index("ctl")]
         header = json.loads(message)
         judge_uid = setup.get("judge_uid")
-        owner = judge_uid if header["op"] == "judge" and judge_uid is not None else setup["tmp_owner"]
+        owner = judge_uid if header["op"] in ("judge", "call_judge") and judge_uid is not None else setup["tmp_owner"]
         options = f"size={int(header['limits']['memory_mb'])}m,mode=700,uid={owner},gid={owner}"
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)

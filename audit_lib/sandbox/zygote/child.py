@@ -13,6 +13,7 @@ import traceback
 
 from audit_lib.sandbox.zygote import jail, seccomp
 from audit_lib.sandbox.zygote.call_child import GO_FD, _call_child
+from audit_lib.sandbox.zygote.call_judge_child import call_judge
 from audit_lib.sandbox.zygote.judge_child import judge
 from audit_lib.sandbox.zygote.serve_child import serve
 from audit_lib.sandbox.zygote.harness_io import (
@@ -43,7 +44,7 @@ def _set_limit(which: int, value: int) -> None:
 
 def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
     """A job's worker: drop privileges, set up with the job's fds, say so, then read the job and run it."""
-    judging = header["op"] == "judge"
+    judging = header["op"] in ("judge", "call_judge")
     _drop_privileges({**setup, "uid": setup.get("judge_uid")} if judging else setup, oom_victim=not judging)
     _setup_job(header, dict(zip(JOB_FDS, fds)), address_space_limit=judging)
     chunks = []
@@ -51,6 +52,10 @@ def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
         chunks.append(chunk)
     os.close(SPEC_FD)
     spec = json.loads(b"".join(chunks))
+    if header["op"] == "call_judge":
+        call_judge(spec)
+        _flush_std_streams((sys.stdout, sys.stderr))
+        os._exit(0)
     if judging:
         judge(spec["snippets"], int(spec["first"]))
         _flush_std_streams((sys.stdout, sys.stderr))

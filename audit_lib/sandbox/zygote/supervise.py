@@ -104,6 +104,9 @@ class ChildRun:
         self.last_cpu_s = 0.0
         self.oom_killed = False
         self.hit_memory_limit = False
+        self._worker_schedstat: int | None = None  # the worker's main thread's schedstat, once found
+        self._init_schedstat: int | None = None
+        self._worker_looked_up = False
 
     def _submit(self, header: bytes, fds: list[int]):
         """Hand the job to a ready cell (limits set, CPU counters cleared just before); a dead cell is replaced once."""
@@ -203,6 +206,11 @@ class ChildRun:
         self.ended = time.monotonic()
         self.duration = self.ended - self.started
         self.close_go()
+        for fd in (self._worker_schedstat, self._init_schedstat):
+            if fd is not None:
+                os.close(fd)
+        self._worker_schedstat = self._init_schedstat = None
+        self._worker_looked_up = True  # nothing left to find
         if self.state.cgroup is not None:
             self.cpu_s = self.cpu_at_exit if self.cpu_at_exit is not None else self._cpu_now()
             self.oom_killed = self.state.cgroup.job_was_oom_killed()
@@ -278,6 +286,28 @@ class ChildRun:
         self.cell_killed = True
         self.cell.kill()
 
+    def main_thread_cpu(self) -> float | None:
+        """CPU seconds of the worker's main thread (the thread that runs the harness and the calls) and of the cell's
+        init so far, read in /proc outside them; None once the worker is gone (its last part is not readable)."""
+        if self._init_schedstat is None and not self._worker_looked_up:
+            self._init_schedstat = _open_schedstat(self.pid)
+        if not self._worker_looked_up:  # until found: the init forks the worker only once its job came
+            self._worker_schedstat = _open_worker_schedstat(self.pid)
+            self._worker_looked_up = self._worker_schedstat is not None
+        if self._worker_schedstat is None:
+            return None
+        try:
+            main = int(os.pread(self._worker_schedstat, 128, 0).split()[0]) / 1e9
+        except (OSError, IndexError, ValueError):  # the worker is gone
+            os.close(self._worker_schedstat)
+            self._worker_schedstat = None
+            return None
+        try:
+            init = int(os.pread(self._init_schedstat, 128, 0).split()[0]) / 1e9 if self._init_schedstat else 0.0
+        except (OSError, IndexError, ValueError):
+            init = 0.0
+        return main + init
+
     def cpu_so_far(self) -> float:
         """The CPU seconds this run has used up to now, read outside it: live, from the cgroup or /proc; ended, what
         was read last (its init's report, or the reading taken before a kill)."""
@@ -326,12 +356,43 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _open_schedstat(pid: int) -> int | None:
+    try:
+        return os.open(f"/proc/{pid}/task/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _open_worker_schedstat(init_pid: int) -> int | None:
+    """A descriptor of the schedstat of the main thread of the cell's worker (PID 2 of the cell's namespace, a child
+    of its init), or None when it is not there (any more)."""
+    try:
+        with open(f"/proc/{init_pid}/task/{init_pid}/children") as handle:
+            children = handle.read().split()
+    except OSError:
+        return None
+    for child in children:
+        try:
+            with open(f"/proc/{child}/status") as handle:
+                namespace_pids = next((line.split()[1:] for line in handle if line.startswith("NSpid:")), [])
+            if namespace_pids[-1:] == ["2"]:
+                return os.open(f"/proc/{child}/task/{child}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+        except (OSError, StopIteration):
+            continue
+    return None
+
+
 def _stat_cpu(pid: int) -> tuple[float, float] | None:
-    """(its threads' run time from schedstat, its reaped children's CPU) in seconds; None when it is gone."""
+    """(its threads' run time, its reaped children's CPU) in seconds; None when it is gone.
+
+    The run time is its live threads' from schedstat (nanoseconds), or its utime + stime (clock ticks, which also
+    hold the threads that have exited) when that is more: a thread that did its work and exited shows in no
+    schedstat."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
         children = (int(fields[13]) + int(fields[14])) / CLOCK_TICKS  # cutime + cstime
+        ticks = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime, exited threads included
     except (OSError, IndexError, ValueError):
         return None
     try:
@@ -339,9 +400,9 @@ def _stat_cpu(pid: int) -> tuple[float, float] | None:
         for tid in os.listdir(f"/proc/{pid}/task"):
             with open(f"/proc/{pid}/task/{tid}/schedstat") as handle:
                 running += int(handle.read().split()[0])
-        return running / 1e9, children
-    except (OSError, IndexError, ValueError):  # exited, not yet reaped: its final utime + stime, in clock ticks
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS, children
+        return max(running / 1e9, ticks), children
+    except (OSError, IndexError, ValueError):  # exited, not yet reaped: its final utime + stime
+        return ticks, children
 
 
 # ---------------------------------------------------------------------------------------------------- jobs

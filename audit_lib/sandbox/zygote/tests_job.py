@@ -16,43 +16,13 @@ import os
 import select
 import time
 
-from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, FrameCutter, body_of, kind_of
+from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, FrameCutter, Relay, body_of, kind_of
 from audit_lib.sandbox.zygote.state import ZygoteState
 from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, _status_from_exit
 
 # After the verdict the job's go pipe is closed and the job ends by itself; past this it is killed.
 JOB_END_GRACE_S = 2.0
 JUDGE_OUTPUT_BYTES = 4096
-
-
-class _Relay:
-    """Frames waiting to be written to one process's go pipe (non-blocking; written as the pipe takes them)."""
-
-    def __init__(self, run: ChildRun) -> None:
-        self.run = run
-        self.pending: list[memoryview] = []
-
-    def push(self, data: bytes) -> None:
-        self.pending.append(memoryview(data))
-        self.flush()
-
-    def flush(self) -> None:
-        while self.pending and self.run.go_fd is not None:
-            head = self.pending[0]
-            try:
-                written = os.write(self.run.go_fd, head)
-            except BlockingIOError:
-                return
-            except OSError:  # the process is gone: nothing it would read matters
-                self.pending.clear()
-                return
-            if written == len(head):
-                self.pending.pop(0)
-            else:
-                self.pending[0] = head[written:]
-
-    def waiting(self) -> bool:
-        return bool(self.pending) and self.run.go_fd is not None
 
 
 class SnippetRun:
@@ -79,7 +49,7 @@ class SnippetRun:
         self.judge_cpu_before = judge.cpu_so_far() if state.cgroup is None else 0.0
         self.captures = {"out": Capture(limits["output_bytes"]), "err": Capture(limits["output_bytes"])}
         self.judge_captures = judge.captures
-        self.to_judge, self.to_job = _Relay(self.judge), _Relay(self.job)
+        self.to_judge, self.to_job = Relay(self.judge), Relay(self.job)
         self.from_job, self.from_judge = FrameCutter(), FrameCutter()
         self.loaded = False
         self.in_flight: float | None = None  # when the current call was sent

@@ -78,8 +78,8 @@ def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
 
 
 def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
-    """First thing in a worker: own session, own IPC namespace, unprivileged uid (root) or a user namespace of its
-    own, then the job filter (no namespace of the job's own from here on).
+    """First thing in a worker: own session, own IPC namespace, unprivileged uid (root: the template's filter keeps
+    it from making a user namespace, the only one it could) or a user namespace of its own, then the job filter.
 
     The IPC namespace is the job's own (SysV objects and POSIX message queues go with it when its last process ends);
     `no_new_privs` comes from the cell's init (`cell_init`). A judge is not made the OOM killer's first choice: the
@@ -101,9 +101,9 @@ def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
         # dumpable process. Other processes of the same user cannot see this PID namespace; its init stays
         # non-dumpable, and the worker holds no capability to trace it.
         _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+        seccomp.install_job_filter()  # in its own user namespace it could make more: no namespace from here on
     else:
         raise RuntimeError("no unprivileged identity for the job (neither root nor a user namespace)")
-    seccomp.install_job_filter()
 
 
 def prefer_as_oom_victim() -> None:

@@ -18,11 +18,14 @@ jobs (found by attacking the sandbox, each a working channel from one job to a l
 What remains of the page cache is the time a read takes (a page read from disk is slower than a cached one): a
 noisy, set-only channel that reading shared files cannot avoid (README "Sandbox", limits).
 
-Each worker adds a second filter once its own setup has made its namespaces (`install_job_filter`): no namespace
-of its own (`unshare`, `clone` with a namespace flag, `setns`; `clone3`, whose flags a filter cannot read, answers
-ENOSYS, so the C library falls back to `clone`). Namespaces are numbered from counters the whole machine shares (and
-a mount namespace has a 64-bit id that only ever grows), so a job that made them could leave a number for a later job
-to read.
+- **namespaces of the job's own**: namespaces are numbered from counters the whole machine shares (and a mount
+  namespace has a 64-bit id that only ever grows), so a job that made them could leave a number for a later job to
+  read. As root a job holds no capability, so a user namespace is the only one it could make (and in it the others):
+  the template's filter refuses `unshare` and `clone` with CLONE_NEWUSER, and `clone3` (whose flags a filter cannot
+  read) answers ENOSYS, so the C library falls back to `clone`. Not root, each job's worker makes its own user
+  namespace, where it could make more: once its setup is done it adds a second filter (`install_job_filter`: no
+  `unshare`/`clone` with any namespace flag, no `setns`). Installing a filter per job costs about 0.5 ms of CPU (the
+  kernel compiles it and frees it): only where the template's cannot do it.
 
 Installing it needs `no_new_privs` or CAP_SYS_ADMIN in the process's user namespace (the template has the latter,
 as root or as root of its `unshare -r` namespace); it holds for every process forked after it, the code's own
@@ -60,6 +63,7 @@ REFUSED_SOCKET_FAMILIES = {"AF_INET": 2, "AF_INET6": 10, "AF_NETLINK": 16, "AF_P
 # The job filter: system calls that would give the job a namespace of its own.
 CLONE, UNSHARE, SETNS, CLONE3 = 56, 272, 308, 435
 NAMESPACE_FLAGS = 0x7E020000 | 0x80  # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET; NEWTIME
+CLONE_NEWUSER = 0x10000000
 # Not root (no cgroup to count CPU): any change to SIGCHLD's handling (argument 0). Ignored (or SA_NOCLDWAIT), the
 # kernel reaps the job's children itself and their CPU time reaches no parent's count, the init's included.
 RT_SIGACTION, SIGCHLD = 13, 17
@@ -84,9 +88,10 @@ def _instruction(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("<HBBI", code, jt, jf, k)
 
 
-def filter_program(refuse_sigchld: bool = False) -> list[tuple[int, int, int, int]]:
+def filter_program(refuse_sigchld: bool = False, refuse_user_namespaces: bool = False
+                   ) -> list[tuple[int, int, int, int]]:
     """The filter as (code, jump if true, jump if false, k) instructions; `refuse_sigchld` where no cgroup counts
-    the job's CPU time."""
+    the job's CPU time; `refuse_user_namespaces` where no sandbox process makes one after the template (root)."""
     numbers = sorted(REFUSED_SYSCALLS.values())
     advice = sorted(REFUSED_MADVICE.values())
     # (code, label or offset if true, label or offset if false, k); labels are resolved below
@@ -100,6 +105,8 @@ def filter_program(refuse_sigchld: bool = False) -> list[tuple[int, int, int, in
         *((_JEQ_K, "flags", 0, number) for number in sorted(FLAGGED_RW.values())),
         (_JEQ_K, "socket", 0, SOCKET),
         *(((_JEQ_K, "sigaction", 0, RT_SIGACTION),) if refuse_sigchld else ()),
+        *(((_JEQ_K, "no_such_call", 0, CLONE3), (_JEQ_K, "user_ns", 0, UNSHARE), (_JEQ_K, "user_ns", 0, CLONE))
+          if refuse_user_namespaces else ()),
         (_JEQ_K, 0, "allow", MADVISE),  # madvise: refused for the listed advice (argument 2) only
         (_LD_W_ABS, 0, 0, _ARG_LOW[2]),
         *((_JEQ_K, "refuse", 0, value) for value in advice),
@@ -114,8 +121,12 @@ def filter_program(refuse_sigchld: bool = False) -> list[tuple[int, int, int, in
     if refuse_sigchld:
         labels["sigaction"] = len(labelled)
         labelled += [(_LD_W_ABS, 0, 0, _ARG_LOW[0]), (_JEQ_K, "refuse", "allow", SIGCHLD)]
-    labels.update(allow=len(labelled), refuse=len(labelled) + 1)
-    labelled += [(_RET_K, 0, 0, SECCOMP_RET_ALLOW), (_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM)]
+    if refuse_user_namespaces:
+        labels["user_ns"] = len(labelled)
+        labelled += [(_LD_W_ABS, 0, 0, _ARG_LOW[0]), (_JSET_K, "refuse", "allow", CLONE_NEWUSER)]
+    labels.update(allow=len(labelled), refuse=len(labelled) + 1, no_such_call=len(labelled) + 2)
+    labelled += [(_RET_K, 0, 0, SECCOMP_RET_ALLOW), (_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
+                 (_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]
 
     def offset(position: int, target: int | str) -> int:
         return target if isinstance(target, int) else labels[target] - position - 1
@@ -125,7 +136,7 @@ def filter_program(refuse_sigchld: bool = False) -> list[tuple[int, int, int, in
 
 
 def job_filter_program() -> list[tuple[int, int, int, int]]:
-    """The second filter, installed by each worker after its own setup: no namespace of the job's own."""
+    """The second filter, installed (not root) by each worker after its own setup: no namespace of the job's own."""
     allow, refuse, no_such_call = 8, 9, 10  # positions of the three returns below
     return [
         (_LD_W_ABS, 0, 0, _NR),
@@ -142,9 +153,9 @@ def job_filter_program() -> list[tuple[int, int, int, int]]:
     ]
 
 
-def install(refuse_sigchld: bool = False) -> None:
+def install(refuse_sigchld: bool = False, refuse_user_namespaces: bool = False) -> None:
     """Install the filter in this process (and so in every process it starts); raises if it cannot."""
-    _install(filter_program(refuse_sigchld))
+    _install(filter_program(refuse_sigchld, refuse_user_namespaces))
 
 
 def install_job_filter() -> None:

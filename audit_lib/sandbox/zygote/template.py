@@ -133,7 +133,9 @@ def run_template(config: dict) -> None:
             jail.build_and_enter(config["jail_dir"], config["interpreter_dirs"])
         # Once here, not per job: every cell and job process inherits the one filter (compiling and freeing a
         # filter per worker cost about 0.7 ms of CPU per job); none of the sandbox's own processes makes the calls.
-        seccomp.install(refuse_sigchld=not config["keep_fds"])  # no job cgroup (not root) counts the job's CPU
+        # Not root: no job cgroup counts the job's CPU, and each worker makes its own user namespace.
+        root = bool(config["keep_fds"])
+        seccomp.install(refuse_sigchld=not root, refuse_user_namespaces=root)
         template_end.send(b"ready")
         _serve(template_end, config["setup"], worker_main)
         status = 0

@@ -104,7 +104,10 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
 def forget_the_harness(setup: dict) -> None:
     """Once, in a cell's init (so in every worker it forks): the job's environment, and no harness to import."""
     os.environ.clear()
-    os.environ.update({"PATH": SAFE_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
+    # BLAS in one thread: its work is then the calling thread's, as per-input time limits assume (call mode charges
+    # an input the CPU of the job's other threads).
+    os.environ.update({"PATH": SAFE_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+                       "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     tempfile_module = sys.modules.get("tempfile")
     if tempfile_module is not None:
         tempfile_module.tempdir = "/tmp"

@@ -2,10 +2,14 @@
 
 A program can do a slow input's work in a background thread (or process) while earlier inputs run, each padded to
 just under its limit, so the slow input looks instant; or bank time between inputs, while the supervisor waits.
-Upstream decides on each input's wall time alone, and so did we: every attack here passed every input. Now the CPU
-the job's other threads and processes use (measured outside, apart from the main thread that runs the calls) is
-charged to the input in whose window it ran or the next one: over the limit with it, the input is `timeout`.
-Before, every attack here won (all inputs passed, the slow one with the banked answer).
+Upstream decides on each input's wall time alone, and so did we: on a quiet machine every attack here passed every
+input, the slow one with the banked answer, while its work went uncounted. Now the CPU the job's other threads and
+processes use (measured outside, apart from the main thread that runs the calls) is charged to the input in whose
+window it ran, or to the next one when it ran between inputs: an input whose wall time plus that is over its limit
+is `timeout`. What stays possible is what the main thread can do too and upstream allows: spread work over the
+inputs' windows, each within its limit with its charge (on a busy machine a starved background thread gets little
+CPU per window); so the tests check that every second of the background work is charged, and that nothing passes
+over its limit with its charge.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ THREAD_BANKS = SPEND + textwrap.dedent(f"""
     def f(x):
         if x == "start":
             threading.Thread(target=work, daemon=True).start()
-        if x == "slow":
-            return banked.get("answer", "not ready")
+        if x == "slow":  # the answer, and the background work's CPU as this process sees it
+            return [banked.get("answer", "not ready"), time.process_time() - time.thread_time()]
         time.sleep({LIMIT_S} * 0.8)  # padded to just under the limit, while the thread computes
         return x
 """)
@@ -49,35 +53,37 @@ PROCESS_BANKS = SPEND + textwrap.dedent(f"""
         if x == "start":
             reader, writer = os.pipe()
             if os.fork() == 0:
-                os.write(writer, str({SLOW_WORK}).encode())
+                answer = {SLOW_WORK}
+                os.write(writer, (answer + " " + repr(time.process_time())).encode())
                 os._exit(0)
-        if x == "slow":
-            return os.read(reader, 64).decode()
+        if x == "slow":  # the answer, and the forked process's CPU
+            answer, spent = os.read(reader, 64).decode().split()
+            return [answer, float(spent)]
         time.sleep({LIMIT_S} * 0.8)
         return x
 """)
 INPUTS = [["start"]] + [["pad"]] * 8 + [["slow"]]  # enough windows for the work on a busy machine too
-ANSWER = "banked"
 
 
-def _attack_won(result: sandbox.CallJobResult) -> bool:
-    """Every input passed and the slow one returned the answer the background work banked for it.
-
-    (However busy the machine, the charge holds: a thread starved of CPU has no answer ready, a fed one is charged.)"""
+def _check_every_second_is_charged(result: sandbox.CallJobResult) -> None:
+    """No input passed with its charge over its limit, and the background work's CPU (as the program measured it)
+    was charged to the inputs (a busy machine changes how much of it lands in each window, not the total)."""
     assert result.load_error is None, result.load_error
-    return all(o.kind == "value" for o in result.outcomes) and result.outcomes[-1].value == ANSWER
+    for outcome in result.outcomes:
+        assert outcome.kind != "value" or outcome.wall_s + outcome.background_cpu_s <= LIMIT_S, outcome
+    slow = result.outcomes[-1]
+    if slow.kind == "value":
+        _answer, background_work_s = slow.value
+        charged = sum(o.background_cpu_s for o in result.outcomes)
+        assert charged >= 0.8 * background_work_s, (charged, background_work_s, result.outcomes)
 
 
 def test_work_a_thread_does_in_earlier_windows_is_charged_to_them() -> None:
-    result = sandbox.call_function(THREAD_BANKS, "f", INPUTS, limits=LIMITS)
-    assert not _attack_won(result), result.outcomes
-    charged = [o for o in result.outcomes if o.kind == "timeout"]
-    assert all(o.background_cpu_s > 0 for o in charged), charged
+    _check_every_second_is_charged(sandbox.call_function(THREAD_BANKS, "f", INPUTS, limits=LIMITS))
 
 
 def test_work_a_forked_process_does_in_earlier_windows_is_charged_to_them() -> None:
-    result = sandbox.call_function(PROCESS_BANKS, "f", INPUTS, limits=LIMITS)
-    assert not _attack_won(result), result.outcomes
+    _check_every_second_is_charged(sandbox.call_function(PROCESS_BANKS, "f", INPUTS, limits=LIMITS))
 
 
 def test_work_done_while_the_supervisor_holds_the_next_go_is_charged_to_the_next_input() -> None:
@@ -102,7 +108,7 @@ def test_work_done_while_the_supervisor_holds_the_next_go_is_charged_to_the_next
                   "    def compare(self, inputs, output, expected):\n"
                   "        time.sleep(4)\n"
                   "        return output == expected, 'not equal'\n")
-    judge = sandbox.CallJudge(slow_rules, (0, ANSWER))
+    judge = sandbox.CallJudge(slow_rules, (0, "banked"))
     result = sandbox.call_function(program, "f", [["start"], ["slow"]], limits=LIMITS, stop_after_failure=True,
                                    judge=judge)
     assert result.load_error is None, result.load_error

@@ -11,10 +11,13 @@ as refused and carries on with the others.
 from __future__ import annotations
 
 import collections
+import json
 import sys
 import time
 from typing import Any, NamedTuple
 
+# Imported here, not where it is used: the sandbox's judges use this module where the project is out of reach.
+from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.codec import _JSON_LEAVES, MAX_DEPTH, SCALAR_TAGS, MalformedTaggedValue, decode_scalar_tag
 
 # Parsed-plus-decoded bytes per byte of JSON text and per container token: a generous upper estimate of what
@@ -224,9 +227,7 @@ def safe_repr(value: Any, cap: int = 200) -> str:
         return repr(value)[:cap]
     except (ValueError, RecursionError, MemoryError):
         pass
-    from audit_lib.sandbox import codec as sandbox_codec  # noqa: PLC0415 - only on the rare fallback path
     try:
-        import json  # noqa: PLC0415
         return json.dumps(sandbox_codec.encode(value))[:cap]
     except Exception:  # noqa: BLE001 - a description must never crash the caller
         return f"<{type(value).__name__} that cannot be shown>"

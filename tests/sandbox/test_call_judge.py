@@ -119,3 +119,14 @@ def test_the_cli_prints_a_huge_output_as_its_start(tmp_path: Path, capsys) -> No
     assert code == 0 and len(out) < 64 * 1024, len(out)
     value = json.loads(out)["outcomes"][0]["value"]
     assert set(value) == {"$preview"} and value["$preview"].startswith("[0, 1, 2") and "sha256" in value["$preview"]
+
+
+def test_an_int_too_long_to_print_is_judged_and_previewed() -> None:
+    """repr() refuses ints past 4,300 digits: the judge's preview falls back to the codec, and nothing a value makes
+    go wrong in the judge ends it (before, the fallback's import failed where the project is out of reach, the
+    judge died, and every later output of the job was refused: HumanEval/83 and /139 in full runs)."""
+    program = "def f(x):\n    return 7 ** x\n"
+    judge = sandbox.CallJudge(EQUALITY_RULES, (7 ** 20_000, 7 ** 3, 7 ** 20_000))
+    result = sandbox.call_function(program, "f", [[20_000], [3], [20_000]], judge=judge, values="preview")
+    assert [o.verdict for o in result.outcomes] == ["match", "match", "match"], result.outcomes
+    assert result.outcomes[0].preview.startswith('{"$int": "0x')

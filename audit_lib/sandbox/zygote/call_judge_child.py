@@ -93,6 +93,9 @@ class CallJudge:
             return _refused("BudgetExceeded", f"{type(exc).__name__} in the judge")
         except (ValueError, TypeError, sandbox_codec.MalformedTaggedValue) as exc:
             return _refused("MalformedResult", f"{type(exc).__name__}: {exc}"[:500])
+        except Exception as exc:  # noqa: BLE001 - whatever a value makes go wrong here refuses that value, not the job's
+            error_type, message = _exception_fields(exc)
+            return _refused("JudgeError", f"{error_type}: {message}"[:500])
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
 

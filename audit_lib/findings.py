@@ -29,6 +29,44 @@ _ABBREVIATIONS = ("e.g.", "i.e.", "vs.", "etc.", "cf.", "approx.", "no.", "fig."
 
 
 @dataclass(frozen=True)
+class Result:
+    """What a check function returns: its verdict, the figure observed vs expected, and evidence rows.
+
+    The session adds the check's declared id and title (`Check.of`), so a check function never repeats them.
+    """
+
+    status: Status
+    observed: Any = None
+    expected: Any = None
+    summary: str = ""
+    details: tuple[Mapping[str, Any], ...] = ()
+    synthetic: bool = False
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    finding: str = ""  # what was found, one sentence with its numbers; defaults to the summary's first sentence
+
+    def __post_init__(self) -> None:
+        if not self.finding:
+            object.__setattr__(self, "finding", first_sentence(self.summary))
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} is not one of {STATUSES}")
+        object.__setattr__(self, "details", tuple(dict(row) for row in self.details))
+
+    @classmethod
+    def skipped(cls, reason: str, *, missing: Sequence[str] = (), **kwargs: Any) -> Result:
+        """An input is absent: `reason` says how to supply it, `missing` names it (`meta.missing`)."""
+        meta = dict(kwargs.pop("meta", {}))
+        if missing:
+            meta["missing"] = list(missing)
+        return cls(status="skipped", summary=reason, meta=meta, **kwargs)
+
+    @classmethod
+    def errored(cls, error: BaseException | str, **kwargs: Any) -> Result:
+        """The check could not run; the error is kept as its summary."""
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        return cls(status="error", summary=text, **kwargs)
+
+
+@dataclass(frozen=True)
 class Check:
     """One audited property with its verdict, the figure observed vs expected, and evidence rows."""
 
@@ -51,6 +89,11 @@ class Check:
         if not self.id or not self.id.replace("_", "").replace(".", "").replace("-", "").isalnum():
             raise ValueError(f"check id {self.id!r} must be a non-empty identifier")
         object.__setattr__(self, "details", tuple(dict(row) for row in self.details))
+
+    @classmethod
+    def of(cls, id: str, title: str, result: Result) -> Check:
+        """The declared check's id and title stamped onto what its function returned."""
+        return cls(id, title, **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
 
     @classmethod
     def skipped(cls, id: str, title: str, reason: str, **kwargs: Any) -> Check:

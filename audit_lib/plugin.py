@@ -28,7 +28,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from audit_lib import paths
 from audit_lib.errors import NoTaskViewError, ParameterError, UnknownTaskError
-from audit_lib.findings import Check, FindingsBuilder
+from audit_lib.findings import Check, FindingsBuilder, Result
 from audit_lib.stamp import StampClock
 
 if typing.TYPE_CHECKING:
@@ -64,13 +64,41 @@ def param(default: Any, help: str = "", *, choices: Sequence[Any] = (), minimum:
 
 
 @dataclass(frozen=True)
+class Unmet:
+    """Why a derived need is not met: what `meta.missing` names, and the reason the skipped check gives."""
+
+    missing: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Need:
+    """A need decided on the loaded inputs (e.g. "the file has rows"): `unmet(inputs)` is None when it is met."""
+
+    name: str
+    unmet: Callable[[Any], Unmet | None]
+
+
+@dataclass(frozen=True)
 class CheckSpec(Generic[I, P]):
-    """One check: a stable id, a neutral title, how to run it on the inputs, and what it needs."""
+    """One check, declared once: its id, neutral title, needs, and the function `(inputs, params) -> Result`.
+
+    `run` is `"module:function"` (a module starting with "." is relative to the audit's package), imported when
+    the check first runs, so declaring it stays light; `when(params)` leaves a check out of some runs.
+    """
 
     id: str
     title: str
-    run: Callable[[I, P], Check]
-    needs: tuple[str, ...] = ()
+    run: str | Callable[[I, P], Result]
+    needs: tuple[str | Need, ...] = ()
+    when: Callable[[P], bool] | None = None
+
+    def function(self, package: str = "") -> Callable[[I, P], Result]:
+        """The check function (`run` imported when it is a name)."""
+        if callable(self.run):
+            return self.run
+        module, _, name = self.run.partition(":")
+        return getattr(importlib.import_module(module, package or None), name)
 
 
 @dataclass(frozen=True)
@@ -91,8 +119,15 @@ class AuditPlugin(Generic[I, P]):
     def notebook_path(self) -> Path:
         return self.notebook if self.notebook is not None else paths.notebooks_dir() / f"{self.name}.ipynb"
 
+    @property
+    def package(self) -> str:
+        """The audit's package: where a relative `run` ("`.checks_x:name`") is looked up."""
+        return self.params.__module__.rpartition(".")[0]
+
     def check_specs(self, params: P) -> tuple[CheckSpec[I, P], ...]:
-        return self.checks(params) if callable(self.checks) else self.checks
+        """The checks this run includes, in declared order."""
+        specs = self.checks(params) if callable(self.checks) else self.checks
+        return tuple(spec for spec in specs if spec.when is None or spec.when(params))
 
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in dataclasses.fields(self.params))  # type: ignore[arg-type]
@@ -232,25 +267,40 @@ class AuditSession(Generic[I, P]):
         if self._load_error is not None:
             return Check.errored(spec.id, spec.title, f"loading the inputs failed: {self._load_error}")
         missing, reasons = self._missing_needs(spec)
-        if missing:
-            return Check.skipped(spec.id, spec.title, "; ".join(reasons), meta={"missing": missing})
         try:
-            check = spec.run(self.inputs, self.params)
+            for need in spec.needs:
+                unmet = need.unmet(self.inputs) if isinstance(need, Need) else None
+                if unmet is not None:
+                    missing.extend(name for name in unmet.missing if name not in missing)
+                    reasons.append(unmet.reason)
+            if missing:
+                return Check.skipped(spec.id, spec.title, "; ".join(reasons), meta={"missing": missing},
+                                     synthetic=bool(getattr(self.inputs, "synthetic", False)))
+            result = spec.function(self.plugin.package)(self.inputs, self.params)
         except (ParameterError, KeyboardInterrupt):
             raise
         except Exception as exc:  # the report must still be written; the error is the finding
             return Check.errored(spec.id, spec.title, _error_text(exc))
-        if check.id != spec.id:
-            return Check.errored(spec.id, spec.title, f"the check function returned id {check.id!r}")
-        if check.status == "skipped" and not check.meta.get("missing"):
+        if isinstance(result, Check):
+            if result.id != spec.id:
+                return Check.errored(spec.id, spec.title, f"the check function returned id {result.id!r}")
+            result = Result(**{f.name: getattr(result, f.name) for f in dataclasses.fields(Result)})
+        if not isinstance(result, Result):
+            return Check.errored(spec.id, spec.title, f"the check function returned {type(result).__name__}, "
+                                 "not a findings.Result")
+        if result.status == "skipped" and not result.meta.get("missing"):
             return Check.errored(spec.id, spec.title, "the check was skipped without naming what is missing "
-                                 f"(meta.missing): {check.summary}")
-        return check
+                                 f"(meta.missing): {result.summary}")
+        return Check.of(spec.id, spec.title, result)
 
     def _missing_needs(self, spec: CheckSpec[I, P]) -> tuple[list[str], list[str]]:
-        missing, reasons = [], []
+        """The check and file needs that are not met (a derived `Need` is asked in `_run_spec`)."""
+        missing: list[str] = []
+        reasons: list[str] = []
         absent_files: Mapping[str, str] = getattr(self.inputs, "missing", {})
         for need in spec.needs:
+            if isinstance(need, Need):
+                continue
             if need.startswith(CHECK_NEED_PREFIX):
                 needed = self.run(need[len(CHECK_NEED_PREFIX):])
                 if needed.status in UNUSABLE_STATUSES:
@@ -328,4 +378,4 @@ def load_plugin_attribute(module: str, attribute: str = "AUDIT") -> AuditPlugin[
     return plugin
 
 
-__all__ = ["AuditInputs", "AuditPlugin", "AuditSession", "CheckSpec", "param", "load_plugin_attribute"]
+__all__ = ["AuditInputs", "AuditPlugin", "AuditSession", "CheckSpec", "Need", "Unmet", "param", "load_plugin_attribute"]

@@ -270,6 +270,11 @@ def show_check(check: Check | Mapping[str, Any], max_rows: int = 20, *, audit: s
     return emit("".join(markup))
 
 
+def check(audit: Any, check_id: str, max_rows: int = 20) -> ReportHTML:
+    """Run one check of a notebook's session (`audit.run`) and show it: the notebook's one line per check."""
+    return show_check(audit.run(check_id), max_rows, audit=audit.plugin.name)
+
+
 def show_table(data: Any, max_rows: int = 30, caption: str | None = None) -> ReportHTML:
     """A pandas/polars frame, a list of row dicts or a mapping, capped at `max_rows` rows."""
     rows, columns = rows_and_columns(data)
@@ -315,6 +320,6 @@ def _link_or_text(target: Any) -> str:
     return esc(text)
 
 
-__all__ = ["ReportHTML", "banner", "emit", "findings_table", "show_check", "show_table", "show_figure", "status_badge",
-           "check_finding", "value_text", "value_lines", "esc", "STATUS_COLOURS", "SEVERITY", "EVIDENCE_SLOT",
-           "VALUE_TEXT_LIMIT", "CELL_TEXT_LIMIT"]
+__all__ = ["ReportHTML", "banner", "check", "emit", "findings_table", "show_check", "show_table", "show_figure",
+           "status_badge", "check_finding", "value_text", "value_lines", "esc", "STATUS_COLOURS", "SEVERITY",
+           "EVIDENCE_SLOT", "VALUE_TEXT_LIMIT", "CELL_TEXT_LIMIT"]

@@ -13,7 +13,7 @@ from audit_lib import benchmarks
 from audit_lib.runner.catalogue import read_parameters
 
 SESSION_LINE = re.compile(r"^audit = AUDIT\.session\(globals\(\)\)$", re.M)
-RUN_CALL = re.compile(r"""audit\.run\(["']([\w.\-]+)["']\)""")
+RUN_CALL = re.compile(r"""(?:audit\.run\(|report\.check\(audit, )["']([\w.\-]+)["']""")
 EXPLORE_HEADING = "## Explore"
 
 

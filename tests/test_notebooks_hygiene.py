@@ -57,7 +57,7 @@ def hygiene_problems(path: Path) -> list[str]:
     writes = [index for index, cell in enumerate(code_cells) if _calls(cell, {"write"})]
     if not writes:
         problems.append("no code cell writes the findings (audit.write())")
-    elif any(_calls(cell, {"run", "show_check"}) for cell in code_cells[writes[-1] + 1:]):
+    elif any(_calls(cell, {"run", "show_check", "check"}) for cell in code_cells[writes[-1] + 1:]):
         problems.append("a check runs after the findings are written (only Explore cells may follow audit.write())")
     return problems
 

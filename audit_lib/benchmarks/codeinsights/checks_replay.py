@@ -1,4 +1,4 @@
-"""The `codeinsights_edge_case` checks: each compares HELM's replayed labels with the `pass` bits as written."""
+"""`codeinsights_edge_case` checks on what HELM builds from the labels: prompts, lookups, the metric's ceiling."""
 
 from __future__ import annotations
 
@@ -9,14 +9,10 @@ import numpy as np
 import pandas as pd
 
 from audit_lib.benchmarks.codeinsights import replay
+from audit_lib.benchmarks.codeinsights.audit import Inputs, Params
+from audit_lib.benchmarks.codeinsights.checks_labels import instance_row, result
 from audit_lib.benchmarks.codeinsights.facts import EdgeCaseAudit, instance_counts, skipped_rows
-from audit_lib.benchmarks.codeinsights.label_checks import (
-    instance_row,
-    make_check,
-    skip_without_instances,
-    skip_without_rows,
-)
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
 RANDOM_REPEATS = 200
 RUN_SPEC = {"instructions": ("You are a student studying C++ with a consistent personal style, conventions, and "
@@ -27,11 +23,8 @@ RUN_SPEC = {"instructions": ("You are a student studying C++ with a consistent p
             "stop_sequences": []}
 
 
-def check_alignment_ceiling(audit: EdgeCaseAudit) -> Check:
-    title = "Highest reachable unittest_alignment: as shipped vs with true patterns"
-    skipped = skip_without_instances(audit, "alignment_ceiling", title)
-    if skipped:
-        return skipped
+def alignment_ceiling(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     details = []
     for instance in audit.shipped.instances:
         truth = audit.row(instance.record).pattern_true
@@ -49,18 +42,15 @@ def check_alignment_ceiling(audit: EdgeCaseAudit) -> Check:
                 "instances_as_shipped": count, "instances_as_fixed": len(fixed)}
     differs = any(d["gold_helm"] != d["gold_true"] for d in details)
     status = "defect" if differs else "quirk" if observed["as_shipped"] < 1 else "pass"
-    return make_check(audit, "alignment_ceiling", title, status,
+    return result(audit, status,
                   f"An oracle of HELM's gold scores at most {observed['as_shipped']:.3f} as shipped; with the pass "
                   f"strings as written the ceiling is {observed['true_patterns']:.3f} (as fixed: "
                   f"{_scores_text({'ceiling': observed['as_fixed']})}). Instances without exactly one 0 score 0 for every model.",
                   observed=observed, expected={"as_shipped": observed["true_patterns"]}, details=details)
 
 
-def check_gold_index_hidden_by_truncation(audit: EdgeCaseAudit) -> Check:
-    title = "Gold index beyond the tests shown in the prompt"
-    skipped = skip_without_instances(audit, "gold_index_hidden_by_truncation", title)
-    if skipped:
-        return skipped
+def gold_index_hidden_by_truncation(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     details = []
     for instance in audit.shipped.instances:
         gold = replay.single_failure_index(instance.pattern)
@@ -71,7 +61,7 @@ def check_gold_index_hidden_by_truncation(audit: EdgeCaseAudit) -> Check:
                             "helm_gold_hidden": gold is not None and gold >= shown})
     hidden = sum(d["helm_gold_hidden"] for d in details)
     with_gold = sum(replay.single_failure_index(i.pattern) is not None for i in audit.shipped.instances)
-    return make_check(audit, "gold_index_hidden_by_truncation", title, "defect" if hidden else "pass",
+    return result(audit, "defect" if hidden else "pass",
                   f"At num_testcases={audit.num_testcases}, {hidden} of {with_gold} instances with a HELM gold index "
                   "ask for a test the prompt does not show (the pattern is not truncated with the tests).",
                   observed={"helm_gold_hidden": hidden, "instances_with_helm_gold": with_gold,
@@ -86,11 +76,8 @@ def _normalised_id(value: Any) -> str | None:
     return str(int(number)) if number == number and number == int(number) else None
 
 
-def check_qid_lookup(audit: EdgeCaseAudit) -> Check:
-    title = "Question-id lookup and every skipped student"
-    skipped = skip_without_rows(audit, "qid_lookup", title)
-    if skipped:
-        return skipped
+def qid_lookup(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     data = audit.data
     keys = set(data.test_case_keys)
     first = list(replay.first_rows(data.submissions))
@@ -114,7 +101,7 @@ def check_qid_lookup(audit: EdgeCaseAudit) -> Check:
                 "skipped_as_shipped": audit.shipped.skip_counts(), "skipped_as_fixed": audit.fixed.skip_counts(),
                 "skips_not_counted_by_helm": len(uncounted), "helm_run_aborts": bool(aborts)}
     status = "defect" if format_only or aborts else "quirk" if skips else "pass"
-    return make_check(audit, "qid_lookup", title, status,
+    return result(audit, status,
                   f"{len(first)} students; as shipped {len(audit.shipped.skipped)} skipped "
                   f"({', '.join(f'{k} {v}' for k, v in audit.shipped.skip_counts().items()) or 'none'}), as fixed {len(audit.fixed.skipped)}; {len(uncounted)} skips are "
                   f"not in HELM's printed counts; {len(format_only)} missed only because str() of a float id ends in "
@@ -123,11 +110,8 @@ def check_qid_lookup(audit: EdgeCaseAudit) -> Check:
                   details=skips, meta={"instance_counts": instance_counts(data)})
 
 
-def check_timestamp_ties(audit: EdgeCaseAudit) -> Check:
-    title = "Students whose first row is ambiguous (ties, text vs time order)"
-    skipped = skip_without_rows(audit, "timestamp_ties", title)
-    if skipped:
-        return skipped
+def timestamp_ties(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     frame = audit.data.submissions
     chosen = {record_id for record_id in (int(t.name) for _, t in replay.first_rows(frame))}
     parsed_time = pd.to_datetime(frame["timestamp"], errors="coerce", format="mixed")
@@ -156,7 +140,7 @@ def check_timestamp_ties(audit: EdgeCaseAudit) -> Check:
                              "chosen_by_helm": i == helm_pick, "candidates_differ": True}
                             for i in (helm_pick, by_time)]
     status = "defect" if tied_differs or order_differs else "quirk" if tied else "pass"
-    return make_check(audit, "timestamp_ties", title, status,
+    return result(audit, status,
                   f"{tied} students share their earliest timestamp between rows ({tied_differs} with different "
                   f"question or pass); {order_differs} students' first row by text is not their earliest by time. "
                   f"Which tied row wins depends on pandas' unstable default sort (pandas {pd.__version__} here).",
@@ -165,11 +149,8 @@ def check_timestamp_ties(audit: EdgeCaseAudit) -> Check:
                   expected={"tied_students": 0, "text_order_differs_from_time_order": 0}, details=details)
 
 
-def check_prompt_as_built(audit: EdgeCaseAudit) -> Check:
-    title = "The prompt HELM actually builds vs the one its code seems to intend"
-    skipped = skip_without_instances(audit, "prompt_as_built", title)
-    if skipped:
-        return skipped
+def prompt_as_built(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     details = []
     for instance in audit.shipped.instances:
         built, intended = instance.prompt, instance.intended_prompt
@@ -184,7 +165,7 @@ def check_prompt_as_built(audit: EdgeCaseAudit) -> Check:
     no_question = sum(not d["has_question"] for d in details)
     first = audit.shipped.instances[0]
     tail_only = next((i.prompt for i in audit.shipped.instances if not i.tests_shown), None)
-    return make_check(audit, "prompt_as_built", title, "defect" if differs else "pass",
+    return result(audit, "defect" if differs else "pass",
                   f"{differs} of {len(details)} prompts differ from the intended text: adjacent literals bind before "
                   f"`if target_test_cases else \"\"`, so {no_format} prompts end at the test list (no 'Think "
                   f"silently' block, no answer format) and {no_question} hold only that closing block.",
@@ -207,29 +188,26 @@ def _scores_text(scores: dict[str, float | None]) -> str:
     return ", ".join(f"{name} {'n/a' if value is None else f'{value:.3f}'}" for name, value in scores.items())
 
 
-def check_baseline_scores(audit: EdgeCaseAudit) -> Check:
-    title = "Baselines under the metric: always-0, random, oracle; as shipped vs as fixed"
-    skipped = skip_without_instances(audit, "baseline_scores", title)
-    if skipped:
-        return skipped
+def baseline_scores(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
 
     def oracle(instance: replay.EdgeCaseInstance) -> int:
         failed = replay.failing_indices(audit.row(instance.record).pattern_true or ())
         return failed[0] if failed else 0
 
     details, observed = [], {}
-    for result in (audit.shipped, audit.fixed):
+    for replayed in (audit.shipped, audit.fixed):
         rng = np.random.default_rng(audit.seed)
-        draws = [_mean_score(lambda i: int(rng.integers(0, max(1, len(i.tests_shown)))), result.instances)
+        draws = [_mean_score(lambda i: int(rng.integers(0, max(1, len(i.tests_shown)))), replayed.instances)
                  for _ in range(RANDOM_REPEATS)]
-        scores = {"always_0": _mean_score(lambda i: 0, result.instances),
+        scores = {"always_0": _mean_score(lambda i: 0, replayed.instances),
                   "random_uniform_over_shown_tests": None if draws[0] is None else float(np.mean(draws)),
-                  "oracle_true_first_failure": _mean_score(oracle, result.instances),
+                  "oracle_true_first_failure": _mean_score(oracle, replayed.instances),
                   "ceiling_metric_gold": _mean_score(lambda i: replay.single_failure_index(i.pattern) or 0,
-                                                     result.instances)}
-        observed[result.variant] = scores
-        details += [{"variant": result.variant, "predictor": name, "mean_unittest_alignment": value,
-                     "instances": len(result.instances), "random_repeats": RANDOM_REPEATS if "random" in name else 1}
+                                                     replayed.instances)}
+        observed[replayed.variant] = scores
+        details += [{"variant": replayed.variant, "predictor": name, "mean_unittest_alignment": value,
+                     "instances": len(replayed.instances), "random_repeats": RANDOM_REPEATS if "random" in name else 1}
                     for name, value in scores.items()]
     shipped = observed["as_shipped"]
     penalised = shipped["oracle_true_first_failure"] < shipped["ceiling_metric_gold"]
@@ -237,7 +215,7 @@ def check_baseline_scores(audit: EdgeCaseAudit) -> Check:
     degenerate = [variant for variant, scores in observed.items()
                   if scores["always_0"] is not None and scores["always_0"] >= scores["ceiling_metric_gold"]]
     note = (f" Always answering 0 already reaches the ceiling {', '.join(degenerate)}." if degenerate else "")
-    return make_check(audit, "baseline_scores", title, "defect" if penalised else "quirk" if differ else "pass",
+    return result(audit, "defect" if penalised else "quirk" if differ else "pass",
                   f"As shipped: {_scores_text(shipped)}; as fixed: {_scores_text(observed['as_fixed'])}. Random is "
                   f"seeded ({audit.seed}) and averaged over {RANDOM_REPEATS} draws." + note, observed=observed,
                   expected="an oracle that knows the real failing test reaches the ceiling", details=details)

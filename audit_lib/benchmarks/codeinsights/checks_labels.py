@@ -8,37 +8,20 @@ from typing import Any
 import pandas as pd
 
 from audit_lib.benchmarks.codeinsights import replay
+from audit_lib.benchmarks.codeinsights.audit import SUBMISSIONS_KEY, Inputs, Params
 from audit_lib.benchmarks.codeinsights.facts import EdgeCaseAudit
-from audit_lib.benchmarks.codeinsights.synthetic import DATASET, SUBMISSIONS_FILE
-from audit_lib.findings import Check
-
-# What a check that skips itself lacks: usable rows of the submissions file (not a file the registry can fetch).
-SUBMISSIONS_KEY = f"{DATASET}/{SUBMISSIONS_FILE}"
+from audit_lib.findings import Result
 
 
 def bits(pattern: Sequence[int] | None) -> str | None:
     return None if pattern is None else "".join(str(bit) for bit in pattern)
 
 
-def make_check(audit: EdgeCaseAudit, id: str, title: str, status: str, summary: str, **kwargs: Any) -> Check:
+def result(audit: EdgeCaseAudit, status: str, summary: str, **kwargs: Any) -> Result:
+    """A check's result, marked (and its summary opened) as SYNTHETIC when the data is."""
     prefix = "SYNTHETIC data — " if audit.data.synthetic else ""
-    return Check(id=id, title=title, status=status, summary=prefix + summary,  # type: ignore[arg-type]
-                 synthetic=audit.data.synthetic, **kwargs)
-
-
-def skip_without_instances(audit: EdgeCaseAudit, id: str, title: str) -> Check | None:
-    if audit.shipped.instances:
-        return None
-    return Check.skipped(id, title, f"HELM as shipped yields no instance at num_testcases={audit.num_testcases} "
-                                    f"(skips: {audit.shipped.skip_counts()})", synthetic=audit.data.synthetic,
-                         meta={"missing": [SUBMISSIONS_KEY]})
-
-
-def skip_without_rows(audit: EdgeCaseAudit, id: str, title: str) -> Check | None:
-    if audit.rows:
-        return None
-    return Check.skipped(id, title, "Scenario5_data.csv has no data rows, so there is nothing to check",
-                         synthetic=audit.data.synthetic, meta={"missing": [SUBMISSIONS_KEY]})
+    return Result(status=status, summary=prefix + summary, synthetic=audit.data.synthetic,  # type: ignore[arg-type]
+                  **kwargs)
 
 
 def instance_row(audit: EdgeCaseAudit, instance: replay.EdgeCaseInstance) -> dict[str, Any]:
@@ -49,11 +32,8 @@ def instance_row(audit: EdgeCaseAudit, instance: replay.EdgeCaseInstance) -> dic
             "tests_shown": len(instance.tests_shown)}
 
 
-def check_pass_read_dtype(audit: EdgeCaseAudit) -> Check:
-    title = "`pass` as pandas infers it vs as text"
-    skipped = skip_without_rows(audit, "pass_read_dtype", title)
-    if skipped:
-        return skipped
+def pass_read_dtype(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     dtype = str(audit.data.submissions["pass"].dtype)
     differing = [{"record": r.record, "student_id": r.student_id, "pass_text": r.pass_text,
                   "pandas_value": repr(r.pass_value), "str_of_pandas_value": str(r.pass_value)}
@@ -62,18 +42,15 @@ def check_pass_read_dtype(audit: EdgeCaseAudit) -> Check:
     observed = {"pandas_dtype": dtype, "text_dtype": str(audit.data.submissions_text["pass"].dtype),
                 "rows": len(audit.rows), "rows_whose_value_differs_from_text": len(differing)}
     status = "quirk" if numeric or differing else "pass"
-    return make_check(audit, "pass_read_dtype", title, status,
+    return result(audit, status,
                   f"pandas reads `pass` as {dtype}; {len(differing)} of {len(audit.rows)} rows no longer print as "
                   "written (leading zeros, float formatting, NaN).", observed=observed,
                   expected={"pandas_dtype": "a string dtype", "rows_whose_value_differs_from_text": 0},
                   details=differing)
 
 
-def check_leading_zero_loss(audit: EdgeCaseAudit) -> Check:
-    title = "Leading zeros dropped by int(pass)"
-    skipped = skip_without_rows(audit, "leading_zero_loss", title)
-    if skipped:
-        return skipped
+def leading_zero_loss(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     rows = [r for r in audit.rows if r.pass_text and r.pass_text.startswith("0") and r.pattern_true is not None
             and r.pattern_after_int != r.pattern_true]
     details = [{"scope": "row", "record": r.record, "student_id": r.student_id, "pass_text": r.pass_text,
@@ -88,18 +65,15 @@ def check_leading_zero_loss(audit: EdgeCaseAudit) -> Check:
                  replay.single_failure_index(audit.row(i.record).pattern_true),
                  "gold_after": replay.single_failure_index(i.pattern)} for i in instances]
     status = "defect" if instances else "quirk" if rows else "pass"
-    return make_check(audit, "leading_zero_loss", title, status,
+    return result(audit, status,
                   f"{len(rows)} rows start with 0 and lose bits under int(); {len(instances)} of "
                   f"{len(audit.shipped.instances)} instances are among them, {len(gold_changed)} with a changed gold.",
                   observed={"rows": len(rows), "instances": len(instances), "instances_gold_changed":
                             len(gold_changed)}, expected={"rows": 0, "instances": 0}, details=details)
 
 
-def check_single_failure_after_int(audit: EdgeCaseAudit) -> Check:
-    title = "Instances HELM scores as single failures (after int())"
-    skipped = skip_without_instances(audit, "single_failure_after_int", title)
-    if skipped:
-        return skipped
+def single_failure_after_int(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     details = []
     for instance in audit.shipped.instances:
         gold = replay.single_failure_index(instance.pattern)
@@ -109,18 +83,15 @@ def check_single_failure_after_int(audit: EdgeCaseAudit) -> Check:
         details.append({**instance_row(audit, instance), "gold_after_int": gold, "gold_true": truth,
                         "agrees_with_truth": gold == truth})
     wrong = [d for d in details if not d["agrees_with_truth"]]
-    return make_check(audit, "single_failure_after_int", title, "defect" if wrong else "pass",
+    return result(audit, "defect" if wrong else "pass",
                   f"{len(details)} instances have exactly one 0 after int(); {len(wrong)} of them are not that "
                   "single failure in the pass string as written (e.g. '0000' becomes [0]).",
                   observed={"instances": len(details), "not_a_true_single_failure_there": len(wrong)},
                   expected={"not_a_true_single_failure_there": 0}, details=details)
 
 
-def check_single_failure_true(audit: EdgeCaseAudit) -> Check:
-    title = "Instances that truly have exactly one failing test"
-    skipped = skip_without_instances(audit, "single_failure_true", title)
-    if skipped:
-        return skipped
+def single_failure_true(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     details = []
     for instance in audit.shipped.instances:
         truth = replay.single_failure_index(audit.row(instance.record).pattern_true)
@@ -130,7 +101,7 @@ def check_single_failure_true(audit: EdgeCaseAudit) -> Check:
         details.append({**instance_row(audit, instance), "gold_true": truth, "gold_after_int": gold,
                         "kept_by_helm": gold == truth})
     lost = [d for d in details if not d["kept_by_helm"]]
-    return make_check(audit, "single_failure_true", title, "defect" if lost else "pass",
+    return result(audit, "defect" if lost else "pass",
                   f"{len(details)} instances truly fail exactly one test; HELM's int() loses or moves {len(lost)} "
                   "of those gold indices (e.g. '0111' becomes [1, 1, 1]).",
                   observed={"instances": len(details), "lost_or_moved_by_int": len(lost)},
@@ -142,14 +113,11 @@ def _flag(text: str | None) -> bool | None:
     return True if lowered in ("true", "1", "1.0") else False if lowered in ("false", "0", "0.0") else None
 
 
-def check_is_single_failure_column(audit: EdgeCaseAudit) -> Check:
-    title = "`is_single_failure` column vs the true rule vs the rule after int()"
-    skipped = skip_without_rows(audit, "is_single_failure_column", title)
-    if skipped:
-        return skipped
+def is_single_failure_column(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     if "is_single_failure" not in audit.data.submissions_text.columns:
-        return Check.skipped("is_single_failure_column", title, "Scenario5_data.csv has no is_single_failure column",
-                             synthetic=audit.data.synthetic, meta={"missing": [SUBMISSIONS_KEY]})
+        return Result.skipped("Scenario5_data.csv has no is_single_failure column", missing=[SUBMISSIONS_KEY],
+                              synthetic=audit.data.synthetic)
     confusion: dict[tuple[Any, Any, Any], int] = {}
     details = []
     for r in audit.rows:
@@ -165,18 +133,15 @@ def check_is_single_failure_column(audit: EdgeCaseAudit) -> Check:
     table = [{"column": c, "true_rule": t, "after_int_rule": a, "rows": n}
              for (c, t, a), n in sorted(confusion.items(), key=repr)]
     agrees_after = sum(n for (c, _, a), n in confusion.items() if c == a)
-    return make_check(audit, "is_single_failure_column", title, "quirk" if details else "pass",
+    return result(audit, "quirk" if details else "pass",
                   f"The column disagrees with 'exactly one 0 in the pass string' on {len(details)} of "
                   f"{len(audit.rows)} rows; it agrees with the after-int() rule on {agrees_after}. HELM does not "
                   "read this column.", observed=table, expected="column == true rule on every row",
                   details=details)
 
 
-def check_pattern_length_mismatch(audit: EdgeCaseAudit) -> Check:
-    title = "Pattern length vs parsed unit-test count"
-    skipped = skip_without_rows(audit, "pattern_length_mismatch", title)
-    if skipped:
-        return skipped
+def pattern_length_mismatch(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     rows = [r for r in audit.rows if r.tests_parsed is not None and r.pattern_true is not None
             and len(r.pattern_true) != r.tests_parsed]
     details = [{"scope": "row", "record": r.record, "student_id": r.student_id, "pass_text": r.pass_text,
@@ -193,7 +158,7 @@ def check_pattern_length_mismatch(audit: EdgeCaseAudit) -> Check:
             details.append({"scope": "instance", **instance_row(audit, instance), "length_true": length_true,
                             "length_after_int": len(instance.pattern)})
     status = "defect" if true_mismatch or int_mismatch else "quirk" if rows else "pass"
-    return make_check(audit, "pattern_length_mismatch", title, status,
+    return result(audit, status,
                   f"{len(rows)} rows have a pass string whose length differs from the parsed test count; among "
                   f"instances, {true_mismatch} as written and {int_mismatch} after int(). The fix drops these at "
                   "num_testcases=-1 only.",
@@ -202,11 +167,8 @@ def check_pattern_length_mismatch(audit: EdgeCaseAudit) -> Check:
                   expected={"rows": 0, "instances_true_length": 0, "instances_after_int_length": 0}, details=details)
 
 
-def check_float_precision(audit: EdgeCaseAudit) -> Check:
-    title = "`pass` read as float64 loses digits"
-    skipped = skip_without_rows(audit, "float_precision", title)
-    if skipped:
-        return skipped
+def float_precision(inputs: Inputs, params: Params) -> Result:
+    audit = inputs.replay
     dtype = audit.data.submissions["pass"].dtype
     is_float = pd.api.types.is_float_dtype(dtype)
     lengths = [len(r.pattern_true) for r in audit.rows if r.pattern_true is not None]
@@ -221,7 +183,7 @@ def check_float_precision(audit: EdgeCaseAudit) -> Check:
     instances = [i for i in audit.shipped.instances if i.record in affected]
     details += [{"scope": "instance", **instance_row(audit, i)} for i in instances]
     status = "defect" if instances else "quirk" if rows else "pass"
-    return make_check(audit, "float_precision", title, status,
+    return result(audit, status,
                   f"pandas reads `pass` as {dtype}; {len(rows)} rows change digits beyond leading zeros "
                   f"(float64 keeps about 15-16 digits; {at_risk} patterns are longer than 15), {len(instances)} "
                   "of them instances.", observed={"dtype": str(dtype), "rows_digits_changed": len(rows),

@@ -13,7 +13,8 @@ from audit_lib import benchmarks
 from audit_lib.runner.catalogue import read_parameters
 
 SESSION_LINE = re.compile(r"^audit = AUDIT\.session\(globals\(\)\)$", re.M)
-RUN_CALL = re.compile(r"""(?:audit\.run\(|report\.check\(audit, )["']([\w.\-]+)["']""")
+RUN_CALL = re.compile(r"""report\.check\(audit, ["']([\w.\-]+)["']""")
+OLD_RUN_CALL = re.compile(r"""audit\.run\(["']([\w.\-]+)["']\)""")
 EXPLORE_HEADING = "## Explore"
 
 
@@ -38,8 +39,8 @@ def test_notebook_has_the_contract_shape(name: str) -> None:
     explore = "\n".join("".join(c["source"]) for c in cells[explore_at:] if c["cell_type"] == "code")
     assert len(SESSION_LINE.findall(code)) == 1
     assert code.rstrip().endswith("audit.write()"), "the findings are written before the Explore section"
-    assert explore.strip() and not RUN_CALL.findall(explore), "an Explore section that runs no check comes last"
-    runs = RUN_CALL.findall(code)
+    assert explore.strip() and not RUN_CALL.findall(explore) and not OLD_RUN_CALL.findall(explore), "an Explore section that runs no check comes last"
+    runs = RUN_CALL.findall(code) or OLD_RUN_CALL.findall(code)
     declared = [spec.id for spec in plugin.check_specs(plugin.validate({}))]
     if callable(plugin.checks):  # checks depend on the parameters; a shared notebook serves every audit using it
         sharing = [benchmarks.load(other) for other in benchmarks.names()

@@ -39,9 +39,9 @@ def test_params_are_the_notebooks_parameters_cell():
 
 def test_the_notebook_runs_every_check_once_through_the_session():
     notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    runs = [node.args[0].value for cell in notebook["cells"] if cell["cell_type"] == "code"
+    runs = [node.args[1].value for cell in notebook["cells"] if cell["cell_type"] == "code"
             for node in ast.walk(ast.parse("".join(cell["source"]))) if isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute) and node.func.attr == "run"]
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "check"]
     assert sorted(runs) == sorted(CHECK_IDS) and len(runs) == len(set(runs))
 
 
@@ -71,7 +71,8 @@ def test_notebook_is_committed_clean_with_literal_parameters():
     for line in code_cells[0]["source"].splitlines():  # papermill cannot parse '=' or brackets in a help comment
         assert not any(char in line.partition("#")[2] for char in "=()[]"), line
     writes = [index for index, cell in enumerate(code_cells) if "audit.write()" in cell["source"]]
-    assert writes and all("audit.run(" not in cell["source"] for cell in code_cells[writes[-1] + 1:])
+    assert writes and all("audit.run(" not in cell["source"] and "report.check(" not in cell["source"]
+                          for cell in code_cells[writes[-1] + 1:])
 
 
 NOTEBOOK_TASKS = 8  # the first 8 tasks keep the run well under 40 s on 2 busy cores

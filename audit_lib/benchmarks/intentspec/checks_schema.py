@@ -8,11 +8,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from audit_lib.benchmarks.intentspec.audit import Inputs, Params
 from audit_lib.benchmarks.intentspec.data import Canonical, SpecPair
 from audit_lib.benchmarks.intentspec.load import CANONICALS_KEY, SPEC_PAIRS_KEY
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
-SCHEMA_TITLE = "Structure of spec_pairs.jsonl and canonicals.jsonl"
 SPEC_FILE = "spec_pairs.jsonl"
 CANONICAL_FILE = "canonicals.jsonl"
 
@@ -103,15 +103,20 @@ def task_set_violations(specs: Sequence[SpecPair], canonicals: Sequence[Canonica
     return rows
 
 
-def schema_check(specs: Sequence[SpecPair], canonicals: Sequence[Canonical]) -> Check:
+def schema(inputs: Inputs, params: Params) -> Result:
+    """The two files' rows against the documented schema (every row, not only the selected tasks)."""
+    return schema_from(inputs.data.specs, inputs.data.canonicals)
+
+
+def schema_from(specs: Sequence[SpecPair], canonicals: Sequence[Canonical]) -> Result:
     """Every violation of the documented schema, with its file and 1-based row."""
     if not specs and not canonicals:
-        return Check.skipped("schema", SCHEMA_TITLE, f"{SPEC_FILE} and {CANONICAL_FILE} hold no rows",
-                             meta={"missing": [SPEC_PAIRS_KEY, CANONICALS_KEY]})
+        return Result.skipped(f"{SPEC_FILE} and {CANONICAL_FILE} hold no rows",
+                              meta={"missing": [SPEC_PAIRS_KEY, CANONICALS_KEY]})
     rows = spec_violations(specs) + canonical_violations(canonicals) + task_set_violations(specs, canonicals)
     constraints = sum(len(spec.constraints) for spec in specs)
     summary = (f"{len(specs)} spec rows ({constraints} constraints) and {len(canonicals)} canonical rows parsed; "
                f"{len(rows)} violation(s).")
-    return Check(id="schema", title=SCHEMA_TITLE, status="defect" if rows else "pass", observed=len(rows),
-                 expected=0, summary=summary, details=rows,
-                 meta={"spec_rows": len(specs), "canonical_rows": len(canonicals), "constraints": constraints})
+    return Result("defect" if rows else "pass", observed=len(rows),
+                  expected=0, summary=summary, details=rows,
+                  meta={"spec_rows": len(specs), "canonical_rows": len(canonicals), "constraints": constraints})

@@ -39,6 +39,10 @@ RUN_AS_ENV = "AUDIT_RUN_AS"  # set by the runner: the audit a kernel runs as
 UNUSABLE_STATUSES = frozenset({"error", "skipped"})  # a check need in one of these is not met
 
 
+class CheckCycleError(RuntimeError):
+    """Two declared checks need each other (a mistake in the declarations, not a finding)."""
+
+
 class AuditInputs(Protocol):
     """What `load` returns: the data the checks read, where it came from, and which files are missing."""
 
@@ -254,7 +258,7 @@ class AuditSession(Generic[I, P]):
         if spec is None:
             raise KeyError(f"{self.plugin.name} has no check {check_id!r}; checks: {', '.join(self._specs)}")
         if check_id in self._running:
-            raise RuntimeError(f"{self.plugin.name}: checks {sorted(self._running)} need each other")
+            raise CheckCycleError(f"{self.plugin.name}: checks {sorted(self._running)} need each other")
         self._running.add(check_id)
         try:
             check = self._run_spec(spec)
@@ -266,18 +270,13 @@ class AuditSession(Generic[I, P]):
     def _run_spec(self, spec: CheckSpec[I, P]) -> Check:
         if self._load_error is not None:
             return Check.errored(spec.id, spec.title, f"loading the inputs failed: {self._load_error}")
-        missing, reasons = self._missing_needs(spec)
         try:
-            for need in spec.needs:
-                unmet = need.unmet(self.inputs) if isinstance(need, Need) else None
-                if unmet is not None:
-                    missing.extend(name for name in unmet.missing if name not in missing)
-                    reasons.append(unmet.reason)
+            missing, reasons = self._missing_needs(spec)
             if missing:
                 return Check.skipped(spec.id, spec.title, "; ".join(reasons), meta={"missing": missing},
                                      synthetic=bool(getattr(self.inputs, "synthetic", False)))
             result = spec.function(self.plugin.package)(self.inputs, self.params)
-        except (ParameterError, KeyboardInterrupt):
+        except (ParameterError, KeyboardInterrupt, CheckCycleError):
             raise
         except Exception as exc:  # the report must still be written; the error is the finding
             return Check.errored(spec.id, spec.title, _error_text(exc))
@@ -294,14 +293,17 @@ class AuditSession(Generic[I, P]):
         return Check.of(spec.id, spec.title, result)
 
     def _missing_needs(self, spec: CheckSpec[I, P]) -> tuple[list[str], list[str]]:
-        """The check and file needs that are not met (a derived `Need` is asked in `_run_spec`)."""
+        """What of the check's needs is not met (`meta.missing` names), and why, in declared order."""
         missing: list[str] = []
         reasons: list[str] = []
         absent_files: Mapping[str, str] = getattr(self.inputs, "missing", {})
         for need in spec.needs:
             if isinstance(need, Need):
-                continue
-            if need.startswith(CHECK_NEED_PREFIX):
+                unmet = need.unmet(self.inputs)
+                if unmet is not None:
+                    missing.extend(name for name in unmet.missing if name not in missing)
+                    reasons.append(unmet.reason)
+            elif need.startswith(CHECK_NEED_PREFIX):
                 needed = self.run(need[len(CHECK_NEED_PREFIX):])
                 if needed.status in UNUSABLE_STATUSES:
                     missing.append(need)

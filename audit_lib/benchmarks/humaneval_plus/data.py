@@ -229,7 +229,12 @@ def _lists_to_tuples(value: Any) -> Any:
     return value
 
 
+def task_sort_key(task_id: str) -> tuple[int, str]:
+    """Tasks in numeric order (`HumanEval/2` before `HumanEval/10`); an id without a number sorts last."""
+    tail = task_id.rsplit("/", 1)[-1]
+    return (int(tail), task_id) if tail.isdigit() else (1 << 30, task_id)
+
 __all__ = ["DATASETS", "HUMANEVAL_ERRATA", "HUMANEVAL_PLUS", "HUMANEVAL_PLUS_MINI", "HUMANEVAL_PLUS_NOEXTREME",
            "HUMANEVAL_PLUS_V019", "HumanEvalTask", "LoadedPlus", "MBPP_PLUS", "MBPP_PLUS_NOEXTREME", "OPENAI_HUMANEVAL",
            "PlusTask", "load_humaneval", "load_plus", "mbpp_deserialize_inputs", "parse_plus_rows", "parse_task_ids",
-           "plus_source", "read_humaneval", "read_plus", "select_tasks"]
+           "plus_source", "read_humaneval", "read_plus", "select_tasks", "task_sort_key"]

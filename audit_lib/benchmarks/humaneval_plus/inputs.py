@@ -7,6 +7,7 @@ canonical runs, the other files' tasks) is a cached property, computed by whiche
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,12 +30,13 @@ from audit_lib.benchmarks.humaneval_plus.data import (
 )
 from audit_lib.data import fetch
 from audit_lib.errors import DataError
+from audit_lib.findings import Result
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
     from audit_lib.benchmarks.humaneval_plus.runs import Split, SplitRun
     from audit_lib.benchmarks.humaneval_plus.timing_rerun import Classification
-    from audit_lib.benchmarks.humaneval_plus.variants_check import VariantData
+    from audit_lib.benchmarks.humaneval_plus.variants import VariantData
 
 # EvalPlus's reduced variants of each dataset: (display name, source). MBPP+ has no -Mini release.
 VARIANT_SOURCES: dict[str, tuple[tuple[str, tuple[str, str]], ...]] = {
@@ -109,7 +111,7 @@ class Inputs:
     @functools.cached_property
     def variants(self) -> tuple[VariantData, ...]:
         """EvalPlus's reduced files, cut to the selected tasks (in any file order), or why each is unavailable."""
-        from audit_lib.benchmarks.humaneval_plus.variants_check import VariantData
+        from audit_lib.benchmarks.humaneval_plus.variants import VariantData
 
         wanted = {task.task_id for task in self.tasks}
         loaded: list[VariantData] = []
@@ -181,4 +183,13 @@ def load_inputs(dataset: Dataset, *, max_tasks: int = 0, task_ids: tuple[str, ..
                   recompute_ground_truth)
 
 
-__all__ = ["Inputs", "OTHER_SOURCES", "VARIANT_SOURCES", "load_inputs", "source_key"]
+def naming_the_selection(result: Result, inputs: Inputs) -> Result:
+    """A check that found nothing to judge among the selected tasks names the selection as what is missing."""
+    if result.status != "skipped" or result.meta.get("missing") or not inputs.selects_tasks:
+        return result
+    chosen = [f"param:{name}" for name, value in (("task_ids", inputs.task_ids), ("max_tasks", inputs.max_tasks))
+              if value]
+    return dataclasses.replace(result, meta={**result.meta, "missing": chosen})
+
+
+__all__ = ["Inputs", "OTHER_SOURCES", "VARIANT_SOURCES", "load_inputs", "naming_the_selection", "source_key"]

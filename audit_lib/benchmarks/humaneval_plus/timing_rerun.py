@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from audit_lib import sandbox, timing
 from audit_lib.benchmarks.humaneval_plus.compare import SampleComparer, ValueDigest
-from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
+from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask, task_sort_key
 from audit_lib.benchmarks.humaneval_plus.groundtruth import DIGEST_ABOVE_BYTES, GroundTruth
 from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram, candidate_program, ground_truth_program
 from audit_lib.benchmarks.humaneval_plus.replay import score_split
@@ -26,7 +26,6 @@ from audit_lib.benchmarks.humaneval_plus.runs import (
     SplitRun,
     inputs_of,
 )
-from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
 from audit_lib.timing_reruns import measured_alone
 from audit_lib.work_progress import tracked
 

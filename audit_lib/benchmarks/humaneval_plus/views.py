@@ -22,7 +22,7 @@ def schema_notes(audit: AuditSession[Inputs, Params]) -> list[dict[str, Any]]:
 
 def amplification_figure(audit: AuditSession[Inputs, Params]) -> Any:
     """Plus inputs per task, and base against plus counts."""
-    from audit_lib.benchmarks.humaneval_plus.static import amplification_figure as figure
+    from audit_lib.benchmarks.humaneval_plus.checks_static import amplification_figure as figure
 
     if audit.run("amplification").status in UNUSABLE_STATUSES:
         return None
@@ -31,7 +31,7 @@ def amplification_figure(audit: AuditSession[Inputs, Params]) -> Any:
 
 def canonical_time_figure(audit: AuditSession[Inputs, Params]) -> Any:
     """Canonical time per input, with the time at which 4x it overtakes the floor."""
-    from audit_lib.benchmarks.humaneval_plus.canonical_checks import canonical_time_figure as figure
+    from audit_lib.benchmarks.humaneval_plus.checks_canonical import canonical_time_figure as figure
 
     if audit.run("time_limit_sensitivity").status in UNUSABLE_STATUSES:
         return None

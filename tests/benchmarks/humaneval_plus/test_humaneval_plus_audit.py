@@ -150,7 +150,7 @@ def test_pass_at_k_needs_no_data(tmp_path: Path) -> None:
 
 def test_amplification_scatter_labels_a_narrow_range_of_base_inputs() -> None:
     # MBPP+ tasks have 3 to 7 base inputs: a symlog axis put its ticks at decades and left that range unlabelled
-    from audit_lib.benchmarks.humaneval_plus.static import amplification_figure
+    from audit_lib.benchmarks.humaneval_plus.checks_static import amplification_figure
 
     tasks = [PlusTask(f"T/{n}", "", "f", "", "", ((1,),) * n, ((2,),) * 10, 0.0, None, n) for n in (3, 4, 7)]
     figure = amplification_figure(tasks)

@@ -76,7 +76,7 @@ def test_mbpp_plus_has_no_check_that_cannot_apply_to_it() -> None:
 def test_notebook_runs_every_check_exactly_once() -> None:
     notebook = nbformat.read(str(AUDIT.notebook_path()), as_version=4)
     source = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    ran = re.findall(r'audit\.run\("([a-z_]+)"\)', source)
+    ran = re.findall(r'report\.check\(audit, "([a-z_]+)"', source)
     every_id = set(check_ids("humaneval")) | set(check_ids("mbpp"))
     assert sorted(ran) == sorted(every_id)
     for check_id in HUMANEVAL_ONLY:  # guarded, so the MBPP+ run does not ask for a check its audit lacks

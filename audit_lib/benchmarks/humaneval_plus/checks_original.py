@@ -8,15 +8,20 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from audit_lib import timing
-from audit_lib.benchmarks.humaneval_plus.canonical_checks import kinds_text
-from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask
+from audit_lib.benchmarks.humaneval_plus.audit import Inputs, Params
+from audit_lib.benchmarks.humaneval_plus.checks_canonical import kinds_text
+from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask, task_sort_key
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
+from audit_lib.benchmarks.humaneval_plus.inputs import naming_the_selection
 from audit_lib.benchmarks.humaneval_plus.programs import assert_program, check_snippet
-from audit_lib.benchmarks.humaneval_plus.replay import ASSERT_TEST_TIMEOUT_S, InputVerdict, score_split
+from audit_lib.benchmarks.humaneval_plus.replay import (
+    ASSERT_TEST_TIMEOUT_S,
+    InputVerdict,
+    run_original_tests,
+    score_split,
+)
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, Split, SplitRun, inputs_of
-from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
-from audit_lib.benchmarks.humaneval_plus.titles import ORIGINAL_CANONICAL_TITLE, ORIGINAL_TESTS_TITLE
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 from audit_lib.sandbox import trust_counts
 from audit_lib.timing_reruns import SnippetTarget, rerun_snippets_alone
 
@@ -64,17 +69,24 @@ def timing_observed(classification: Classification, min_time_limit: float) -> di
 
 
 
-def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset,
-                                     runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth,
-                                     classification: Classification | None = None, *,
-                                     min_time_limit: float = 1.0) -> Check:
+def original_canonical_vs_plus(inputs: Inputs, params: Params) -> Result:
+    """OpenAI's original canonical solutions scored on HumanEval+ with EvalPlus's rules and time limits."""
+    result = original_canonical_vs_plus_from(inputs.tasks, inputs.dataset, inputs.original_canonical_runs,
+                                             inputs.ground_truth, inputs.original_canonical_timing,
+                                             min_time_limit=params.min_time_limit)
+    return naming_the_selection(result, inputs)
+
+
+def original_canonical_vs_plus_from(tasks: Sequence[PlusTask], dataset: Dataset,
+                                    runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth,
+                                    classification: Classification | None = None, *,
+                                    min_time_limit: float = 1.0) -> Result:
     """Tasks where OpenAI's canonical fails HumanEval+ (EvalPlus's rules, every input scored); with a
     `classification` (see `timing_rerun.confirm_timing`), those failures split into deterministic and timing."""
     scored = sorted({task_id for task_id, _ in runs}, key=task_sort_key)
     not_scored = [task.task_id for task in tasks if task.task_id not in set(scored)]
     if not scored:
-        return Check.skipped("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE,
-                             f"no original canonical solution was run for the {len(tasks)} selected task(s)")
+        return Result.skipped(f"no original canonical solution was run for the {len(tasks)} selected task(s)")
     rows = disagreement_rows(tasks, dataset, runs, gt)
     kinds: Counter[str] = Counter()
     for row in rows:
@@ -102,8 +114,8 @@ def check_original_canonical_vs_plus(tasks: Sequence[PlusTask], dataset: Dataset
                                "input that times out again counts the CPU time it used (a lower bound); the speed "
                                "curve adds the passing inputs whose parallel-pass CPU time fails on a 0.25x machine",
                 "reruns": len(classification.reruns)}
-    return Check("original_canonical_vs_plus", ORIGINAL_CANONICAL_TITLE, "quirk" if rows else "pass",
-                 observed=observed, expected={"tasks_disagreeing": 0}, summary=summary, details=rows, meta=meta)
+    return Result("quirk" if rows else "pass",
+                  observed=observed, expected={"tasks_disagreeing": 0}, summary=summary, details=rows, meta=meta)
 
 
 
@@ -148,14 +160,24 @@ def original_tests_split(results: Mapping[str, Any], jobs: Sequence[tuple[str, s
                     "re-run alone on CPU time")
 
 
-def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mapping[str, Any], *,
-                                      test_name: str, jobs: Sequence[tuple[str, str, str, str]] = (),
-                                      limit_s: float = ASSERT_TEST_TIMEOUT_S) -> Check:
+def original_tests_vs_canonical(inputs: Inputs, params: Params) -> Result:
+    """The canonical solutions against the benchmark's original tests (HumanEval's `check`, MBPP's asserts)."""
+    originals = inputs.originals if inputs.dataset == "humaneval" else None
+    jobs = original_test_jobs(inputs.tasks, inputs.dataset, originals)
+    results = run_original_tests(jobs, executor=params.executor)
+    name = ("HumanEval's `check` tests" if inputs.dataset == "humaneval"
+            else "MBPP+'s `assertion` field (MBPP's assert lines as EvalPlus ships them)")
+    return naming_the_selection(original_tests_vs_canonical_from(inputs.tasks, results, test_name=name, jobs=jobs),
+                                inputs)
+
+
+def original_tests_vs_canonical_from(tasks: Sequence[PlusTask], results: Mapping[str, Any], *,
+                                     test_name: str, jobs: Sequence[tuple[str, str, str, str]] = (),
+                                     limit_s: float = ASSERT_TEST_TIMEOUT_S) -> Result:
     """Which canonical solutions fail the benchmark's original tests; `jobs` (key, program, snippet, entry point) lets
     a timeout be re-run alone, so a run the machine's load cut short is not reported as the canonical's failure."""
     if not results:
-        return Check.skipped("original_tests_vs_canonical", ORIGINAL_TESTS_TITLE,
-                             f"no task carries its original tests ({test_name})")
+        return Result.skipped(f"no task carries its original tests ({test_name})")
     rows = []
     counts: Counter[str] = Counter()
     for key, result in sorted(results.items(), key=lambda item: (item[0].split("::")[0],
@@ -177,11 +199,11 @@ def check_original_tests_vs_canonical(tasks: Sequence[PlusTask], results: Mappin
                                                    f"{counts['openai_run']}" if counts["openai_run"] else "")
                + f" ({split.headline()}). "
                + (", ".join(f"{r['canonical']}:{r['task_id']} ({r['status']})" for r in rows[:12]) or ""))
-    return Check("original_tests_vs_canonical", ORIGINAL_TESTS_TITLE, "defect" if failing else "pass",
-                 observed={**dict(counts), **split_observed}, expected={"evalplus_failing": 0, "openai_failing": 0},
-                 summary=summary.strip(), details=rows,
-                 meta={"tests": test_name, "sandbox_trust": trust_counts((s for r in results.values() for s in r.snippets), "test_runs"),
-                       **split_meta})
+    return Result("defect" if failing else "pass",
+                  observed={**dict(counts), **split_observed}, expected={"evalplus_failing": 0, "openai_failing": 0},
+                  summary=summary.strip(), details=rows,
+                  meta={"tests": test_name, "sandbox_trust": trust_counts((s for r in results.values() for s in r.snippets), "test_runs"),
+                        **split_meta})
 
 
 __all__ = ["check_original_canonical_vs_plus", "check_original_tests_vs_canonical", "disagreement_rows",

@@ -3,13 +3,14 @@ reference solution the full dataset rejects."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from audit_lib.benchmarks.humaneval_plus.data import PlusTask
-from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
-from audit_lib.benchmarks.humaneval_plus.titles import VARIANTS_TITLE
+from audit_lib import timing
+from audit_lib.benchmarks.humaneval_plus.audit import Inputs, Params
+from audit_lib.benchmarks.humaneval_plus.data import OPENAI_HUMANEVAL, PlusTask, task_sort_key
+from audit_lib.benchmarks.humaneval_plus.inputs import source_key
 from audit_lib.benchmarks.humaneval_plus.variants import (
     COMPARED_FIELDS,
     SCORING_FIELDS,
@@ -17,22 +18,15 @@ from audit_lib.benchmarks.humaneval_plus.variants import (
     ReferenceVerdicts,
     TaskComparison,
     TaskDetection,
+    VariantData,
     compare_variant,
+    reference_verdicts,
     task_detections,
 )
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
-
-@dataclass(frozen=True)
-class VariantData:
-    """One variant file as the check receives it: its tasks, or why it is unavailable."""
-
-    name: str
-    file: str
-    tasks: tuple[PlusTask, ...] | None
-    unavailable_reason: str = ""
-    schema_notes: tuple[Mapping[str, Any], ...] = ()
-    key: str = ""  # the registry key "<dataset>/<file>", named in `meta.missing` when the file is unavailable
+MBPP_NO_ORIGINAL_CANONICAL = ("MBPP+ ships only EvalPlus's canonical solutions (MbppPlus-OriginFmt `code` is the "
+                              "same text); the original MBPP solutions are not in the registry")
 
 
 def index_ranges(indices: Iterable[int]) -> str:
@@ -155,10 +149,31 @@ def _variant_result(variant: VariantData, full: Sequence[PlusTask], verdicts: Ma
     return totals, rows
 
 
-def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
-                   verdicts: Mapping[str, ReferenceVerdicts] | None, *, full_name: str = "the full dataset",
-                   reference_name: str = "the reference solution", detection_skip_reason: str = "",
-                   causes: Mapping[str, str] | None = None, speed_curve_for: SpeedCurveFor | None = None) -> Check:
+def variants(inputs: Inputs, params: Params) -> Result:
+    """EvalPlus's reduced files against the loaded tasks; detection power from OpenAI's canonical runs."""
+    openai = source_key(OPENAI_HUMANEVAL)
+    verdicts, skip_reason, causes, speed_curve_for = None, "", None, None
+    if inputs.dataset == "mbpp":
+        skip_reason = MBPP_NO_ORIGINAL_CANONICAL
+    elif openai in inputs.missing:
+        skip_reason = f"OpenAI HumanEval unavailable: {inputs.missing[openai]}"
+    elif any(variant.tasks is not None for variant in inputs.variants):  # else the check skips: no runs needed
+        verdicts = reference_verdicts(inputs.tasks, inputs.dataset, inputs.original_canonical_runs,
+                                      inputs.ground_truth)
+        classification = inputs.original_canonical_timing
+        causes = classification.causes()
+        rule = timing.evalplus_limit_rule(params.min_time_limit)
+        speed_curve_for = functools.partial(classification.speed_curve, rule)
+    return variants_from(inputs.tasks, inputs.variants, verdicts,
+                         full_name="HumanEval+" if inputs.dataset == "humaneval" else "MBPP+",
+                         reference_name="OpenAI's original canonical solution", detection_skip_reason=skip_reason,
+                         causes=causes, speed_curve_for=speed_curve_for)
+
+
+def variants_from(full: Sequence[PlusTask], variants: Sequence[VariantData],
+                  verdicts: Mapping[str, ReferenceVerdicts] | None, *, full_name: str = "the full dataset",
+                  reference_name: str = "the reference solution", detection_skip_reason: str = "",
+                  causes: Mapping[str, str] | None = None, speed_curve_for: SpeedCurveFor | None = None) -> Result:
     """Each variant against the full dataset; `verdicts` None skips the detection part (say why in the reason).
 
     `causes` (task id -> "deterministic" or a timing state, from `timing_rerun.Classification.causes`) splits the
@@ -167,13 +182,13 @@ def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
     available = [variant for variant in variants if variant.tasks is not None]
     missing = {variant.name: variant.unavailable_reason for variant in variants if variant.tasks is None}
     if not variants:
-        return Check.skipped("variants", VARIANTS_TITLE, "no variant file is registered for this dataset")
+        return Result.skipped("no variant file is registered for this dataset")
     if not available:
-        return Check.skipped("variants", VARIANTS_TITLE, "variant files unavailable: " + "; ".join(
-            f"{name}: {reason}" for name, reason in missing.items()),
-            meta={"unavailable": missing, "missing": [variant.key for variant in variants if variant.key]})
+        return Result.skipped("variant files unavailable: " + "; ".join(
+                              f"{name}: {reason}" for name, reason in missing.items()),
+                              meta={"unavailable": missing, "missing": [variant.key for variant in variants if variant.key]})
     if not full:
-        return Check.skipped("variants", VARIANTS_TITLE, "no tasks loaded from the full dataset")
+        return Result.skipped("no tasks loaded from the full dataset")
     observed: dict[str, Any] = {}
     details: list[dict[str, Any]] = []
     encodings = InputEncodings()  # the full dataset's inputs are encoded once for every variant
@@ -226,9 +241,9 @@ def check_variants(full: Sequence[PlusTask], variants: Sequence[VariantData],
                                      "tasks_detection_lost_timeout_only"]
     if missing:
         meta["unavailable"] = missing
-    return Check("variants", VARIANTS_TITLE, status, observed=observed,
-                 expected={"tasks_changed_beyond_input_drops": 0, "tasks_detection_lost": 0},
-                 summary=" ".join(parts), details=details, meta=meta)
+    return Result(status, observed=observed,
+                  expected={"tasks_changed_beyond_input_drops": 0, "tasks_detection_lost": 0},
+                  summary=" ".join(parts), details=details, meta=meta)
 
 
 def _split_text(totals: Mapping[str, Any]) -> str:
@@ -252,4 +267,4 @@ def _listing(task_ids: Sequence[str], limit: int = 12) -> str:
     return shown + (f" and {len(task_ids) - limit} more" if len(task_ids) > limit else "")
 
 
-__all__ = ["VariantData", "check_variants", "index_ranges"]
+__all__ = ["index_ranges", "variants", "variants_from"]

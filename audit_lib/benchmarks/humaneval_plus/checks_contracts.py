@@ -6,12 +6,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from audit_lib.benchmarks.humaneval_plus.data import PlusTask
+from audit_lib.benchmarks.humaneval_plus.audit import Inputs, Params
+from audit_lib.benchmarks.humaneval_plus.data import PlusTask, task_sort_key
+from audit_lib.benchmarks.humaneval_plus.inputs import naming_the_selection
 from audit_lib.benchmarks.humaneval_plus.programs import contract_lines, contract_program
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, Split, SplitRun, inputs_of, run_programs
-from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
-from audit_lib.benchmarks.humaneval_plus.titles import CONTRACT_TITLE
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
 # Contracts are input-validity asserts, not scored code: they get a generous limit of their own.
 CONTRACT_INPUT_TIMEOUT_S = 10.0
@@ -24,10 +24,16 @@ def run_contracts(tasks: Sequence[PlusTask], *, executor: Any = None,
                         executor=executor)
 
 
-def check_contract_violations(tasks: Sequence[PlusTask], runs: Mapping[tuple[str, Split], SplitRun]) -> Check:
+def contract_violations(inputs: Inputs, params: Params) -> Result:
+    """Each task's own input contract (its `assert` lines) run on every base and plus input, in the sandbox."""
+    runs = run_contracts(inputs.tasks, executor=params.executor)
+    return naming_the_selection(contract_violations_from(inputs.tasks, runs), inputs)
+
+
+def contract_violations_from(tasks: Sequence[PlusTask], runs: Mapping[tuple[str, Split], SplitRun]) -> Result:
     """An exception from the contract asserts (or EvalPlus's `invalid inputs`) marks a violating input."""
     if not tasks:
-        return Check.skipped("contract_violations", CONTRACT_TITLE, "no tasks loaded")
+        return Result.skipped("no tasks loaded")
     # A task without contract lines replays as a bare `return None`: it cannot violate anything, so say which.
     without_contract = [task.task_id for task in tasks if not contract_lines(task.contract)]
     rows: list[dict[str, Any]] = []
@@ -57,12 +63,12 @@ def check_contract_violations(tasks: Sequence[PlusTask], runs: Mapping[tuple[str
                   f"{', '.join(without_contract[:15])}" if without_contract else "") + ".")
     status = "defect" if violations else ("error" if other else "pass")
     if status == "pass" and len(without_contract) == len(tasks):
-        return Check.skipped("contract_violations", CONTRACT_TITLE, f"none of the {len(tasks)} task(s) has a contract")
-    return Check("contract_violations", CONTRACT_TITLE, status,
-                 observed={"violations": len(violations), "base": by_split.get("base", 0),
-                           "plus": by_split.get("plus", 0), "tasks": tasks_hit, "not_decided": other,
-                           "tasks_without_contract": without_contract},
-                 expected={"violations": 0}, summary=summary, details=rows)
+        return Result.skipped(f"none of the {len(tasks)} task(s) has a contract")
+    return Result(status,
+                  observed={"violations": len(violations), "base": by_split.get("base", 0),
+                            "plus": by_split.get("plus", 0), "tasks": tasks_hit, "not_decided": other,
+                            "tasks_without_contract": without_contract},
+                  expected={"violations": 0}, summary=summary, details=rows)
 
 
 __all__ = ["CONTRACT_INPUT_TIMEOUT_S", "check_contract_violations", "run_contracts"]

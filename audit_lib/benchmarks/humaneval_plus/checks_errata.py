@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask
-from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
+from audit_lib.benchmarks.humaneval_plus.audit import Inputs, Params
+from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask, task_sort_key
 from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram, check_snippet
 from audit_lib.benchmarks.humaneval_plus.replay import evalplus_time_limits_for, run_original_tests, score_split
 from audit_lib.benchmarks.humaneval_plus.runs import (
@@ -17,9 +17,7 @@ from audit_lib.benchmarks.humaneval_plus.runs import (
     inputs_of,
     run_programs,
 )
-from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
-from audit_lib.benchmarks.humaneval_plus.titles import ERRATA_TITLE
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
 ERRATA_FIELDS = ("prompt", "canonical_solution", "test", "entry_point")
 
@@ -41,9 +39,9 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def check_errata_diff(tasks: Sequence[PlusTask], dataset: Dataset, changes: Sequence[Mapping[str, Any]],
-                      old_runs: Mapping[tuple[str, Split], SplitRun], new_runs: Mapping[tuple[str, Split], SplitRun],
-                      test_results: Mapping[str, Any] | None = None) -> Check:
+def errata_diff_from(tasks: Sequence[PlusTask], dataset: Dataset, changes: Sequence[Mapping[str, Any]],
+                     old_runs: Mapping[tuple[str, Split], SplitRun], new_runs: Mapping[tuple[str, Split], SplitRun],
+                     test_results: Mapping[str, Any] | None = None) -> Result:
     """For each task whose canonical or test the errata changes: do HumanEval+ inputs separate old from new?"""
     by_id = {task.task_id: task for task in tasks}
     rows = []
@@ -79,12 +77,12 @@ def check_errata_diff(tasks: Sequence[PlusTask], dataset: Dataset, changes: Sequ
                f"{len(canonical_rows)} canonical solution(s) changed, and HumanEval+ inputs separate old from new "
                f"in {len(canonical_rows) - len(indistinct)} of them (not in: {', '.join(indistinct) or 'none'}); "
                f"{len(test_changed)} test(s) changed.")
-    return Check("errata_diff", ERRATA_TITLE, "quirk" if substantive else "pass",
-                 observed={"tasks_changed": len(rows), "substantive": len(substantive),
-                           "canonical_changed": len(canonical_rows), "canonical_indistinguishable": indistinct,
-                           "tests_changed": len(test_changed)},
-                 expected="errata changes listed; each canonical change visible on HumanEval+ inputs",
-                 summary=summary, details=sorted(rows, key=_errata_row_order))
+    return Result("quirk" if substantive else "pass",
+                  observed={"tasks_changed": len(rows), "substantive": len(substantive),
+                            "canonical_changed": len(canonical_rows), "canonical_indistinguishable": indistinct,
+                            "tests_changed": len(test_changed)},
+                  expected="errata changes listed; each canonical change visible on HumanEval+ inputs",
+                  summary=summary, details=sorted(rows, key=_errata_row_order))
 
 
 def _errata_row_order(row: Mapping[str, Any]) -> tuple[int, tuple[int, str]]:
@@ -94,11 +92,10 @@ def _errata_row_order(row: Mapping[str, Any]) -> tuple[int, tuple[int, str]]:
     return rank, task_sort_key(row["task_id"])
 
 
-def errata_diff(tasks: Sequence[PlusTask], dataset: Dataset, originals: Mapping[str, HumanEvalTask],
-                errata: Mapping[str, HumanEvalTask], gt: GroundTruth, *, min_time_limit: float,
-                executor: Any = None) -> Check:
+def errata_diff(inputs: Inputs, params: Params) -> Result:
     """Run both canonicals of every task whose canonical the errata changes, and EvalPlus's canonical against both
-    versions of every changed test; then `check_errata_diff`."""
+    versions of every changed test; then `errata_diff_from`."""
+    tasks, originals, errata, executor = inputs.tasks, inputs.originals, inputs.errata, params.executor
     wanted = {task.task_id for task in tasks}
     changes = [row for row in errata_changes(originals, errata) if row["task_id"] in wanted]
     changed_canonical = [task for task in tasks if any(change["task_id"] == task.task_id and "canonical_solution" in
@@ -108,7 +105,7 @@ def errata_diff(tasks: Sequence[PlusTask], dataset: Dataset, originals: Mapping[
         return lambda task: CallableProgram(source[task.task_id].prompt + source[task.task_id].canonical_solution,
                                             task.entry_point)
 
-    limits = evalplus_time_limits_for(gt, min_time_limit=min_time_limit)
+    limits = evalplus_time_limits_for(inputs.ground_truth, min_time_limit=params.min_time_limit)
     # Both canonicals are scored like samples: EvalPlus's per-input limits and its 60 s whole-sample budget.
     old_runs = run_programs(changed_canonical, canonical_of(originals), limits, executor=executor,
                             budget=EVALPLUS_SAMPLE_BUDGET)
@@ -121,7 +118,7 @@ def errata_diff(tasks: Sequence[PlusTask], dataset: Dataset, originals: Mapping[
                  for change in changes if "test" in change["fields"]
                  for which, source in (("old", originals), ("new", errata))]
     test_results = run_original_tests(test_jobs, executor=executor) if test_jobs else {}
-    return check_errata_diff(tasks, dataset, changes, old_runs, new_runs, test_results)
+    return errata_diff_from(tasks, inputs.dataset, changes, old_runs, new_runs, test_results)
 
 
-__all__ = ["ERRATA_FIELDS", "check_errata_diff", "errata_changes", "errata_diff"]
+__all__ = ["ERRATA_FIELDS", "errata_changes", "errata_diff", "errata_diff_from"]

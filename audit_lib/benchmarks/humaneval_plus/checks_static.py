@@ -9,14 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from audit_lib.benchmarks.humaneval_plus import passk
-from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
-from audit_lib.benchmarks.humaneval_plus.titles import (
-    AMPLIFICATION_TITLE,
-    DUPLICATES_TITLE,
-    PASS_AT_K_TITLE,
-    VERSION_DIFF_TITLE,
-)
-from audit_lib.findings import Check
+from audit_lib.benchmarks.humaneval_plus.audit import Inputs, Params
+from audit_lib.benchmarks.humaneval_plus.data import PlusTask, task_sort_key
+from audit_lib.findings import Result
 
 # What each benchmark advertises: HumanEval+ "80x more tests than the original HumanEval" and MBPP+ "35x more
 # tests than the original MBPP" (evalplus README and release notes).
@@ -24,6 +19,9 @@ CLAIMED_AMPLIFICATION: dict[str, float] = {"humaneval": 80.0, "mbpp": 35.0}
 CLAIM_TOLERANCE = 0.25  # the claims are rounded ("~80x"); a ratio within 25% counts as matching
 FEWEST_PLUS_SHOWN = 10
 FULL_GRID_MAX_N = 50
+PASS_AT_K_NS = (1, 5, 10, 20, 50, 100, 200)  # samples per task on the pass@k grid
+PASS_AT_K_REPORTED = (1, 10, 100)  # the k values reported (and, past FULL_GRID_MAX_N, the only ones computed)
+PASS_AT_K_LARGE_N = 100_000
 
 
 def input_key(value: Any) -> Any:
@@ -45,10 +43,11 @@ def amplification_rows(tasks: Sequence[PlusTask]) -> list[dict[str, Any]]:
             for task in tasks]
 
 
-def check_amplification(tasks: Sequence[PlusTask], *, dataset: Dataset) -> Check:
+def amplification(inputs: Inputs, params: Params) -> Result:
     """Overall and per-task plus/base ratio against the advertised factor; tasks with the fewest plus inputs."""
+    tasks, dataset = inputs.tasks, inputs.dataset
     if not tasks:
-        return Check.skipped("amplification", AMPLIFICATION_TITLE, "no tasks loaded")
+        return Result.skipped("no tasks loaded")
     rows = amplification_rows(tasks)
     base_total = sum(row["base_inputs"] for row in rows)
     plus_total = sum(row["plus_inputs"] for row in rows)
@@ -69,9 +68,9 @@ def check_amplification(tasks: Sequence[PlusTask], *, dataset: Dataset) -> Check
                f"Fewest plus inputs: " + ", ".join(f"{r['task_id']} ({r['plus_inputs']})" for r in fewest[:5]))
     if no_plus:
         summary += f". {len(no_plus)} task(s) have no plus input at all: {', '.join(no_plus)}"
-    return Check("amplification", AMPLIFICATION_TITLE, status, observed=observed, expected=f"~{claimed:g}x",
-                 summary=summary, details=fewest + [r for r in rows if r not in fewest],
-                 meta={"tasks": len(rows), "fewest_plus": [r["task_id"] for r in fewest]})
+    return Result(status, observed=observed, expected=f"~{claimed:g}x",
+                  summary=summary, details=fewest + [r for r in rows if r not in fewest],
+                  meta={"tasks": len(rows), "fewest_plus": [r["task_id"] for r in fewest]})
 
 
 def amplification_figure(tasks: Sequence[PlusTask]) -> Any:
@@ -101,10 +100,11 @@ def amplification_figure(tasks: Sequence[PlusTask]) -> Any:
     return fig
 
 
-def check_duplicate_inputs(tasks: Sequence[PlusTask]) -> Check:
+def duplicate_inputs(inputs: Inputs, params: Params) -> Result:
     """Plus inputs equal (same types and values) to a base input, and repeated plus inputs within a task."""
+    tasks = inputs.tasks
     if not tasks:
-        return Check.skipped("duplicate_inputs", DUPLICATES_TITLE, "no tasks loaded")
+        return Result.skipped("no tasks loaded")
     rows: list[dict[str, Any]] = []
     plus_total = 0
     for task in tasks:
@@ -125,11 +125,11 @@ def check_duplicate_inputs(tasks: Sequence[PlusTask]) -> Check:
     summary = (f"{equal_to_base:,} plus inputs repeat a base input and {repeated_total:,} repeat an earlier plus "
                f"input, in {len(rows)} of {len(tasks)} tasks ({plus_total:,} plus inputs in all). "
                "Duplicates add run time but no new evidence, so the effective amplification is lower.")
-    return Check("duplicate_inputs", DUPLICATES_TITLE, status,
-                 observed={"plus_equal_to_base": equal_to_base, "repeated_within_plus": repeated_total,
-                           "tasks_affected": len(rows)},
-                 expected={"plus_equal_to_base": 0, "repeated_within_plus": 0}, summary=summary,
-                 details=sorted(rows, key=lambda r: -(r["plus_equal_to_base"] + r["repeated_within_plus"])))
+    return Result(status,
+                  observed={"plus_equal_to_base": equal_to_base, "repeated_within_plus": repeated_total,
+                            "tasks_affected": len(rows)},
+                  expected={"plus_equal_to_base": 0, "repeated_within_plus": 0}, summary=summary,
+                  details=sorted(rows, key=lambda r: -(r["plus_equal_to_base"] + r["repeated_within_plus"])))
 
 
 VERSIONED_TEXT_FIELDS = ("prompt", "entry_point", "canonical_solution", "contract", "atol")
@@ -140,7 +140,7 @@ def version_diff_rows(old: Sequence[PlusTask], new: Sequence[PlusTask]) -> list[
     old_by_id = {task.task_id: task for task in old}
     new_by_id = {task.task_id: task for task in new}
     rows: list[dict[str, Any]] = []
-    for task_id in sorted(set(old_by_id) | set(new_by_id), key=_task_number):
+    for task_id in sorted(set(old_by_id) | set(new_by_id), key=task_sort_key):
         before, after = old_by_id.get(task_id), new_by_id.get(task_id)
         if before is None or after is None:
             rows.append({"task_id": task_id, "field": "task", "change": "added" if before is None else "removed"})
@@ -162,10 +162,11 @@ def version_diff_rows(old: Sequence[PlusTask], new: Sequence[PlusTask]) -> list[
     return rows
 
 
-def check_version_diff(old: Sequence[PlusTask], new: Sequence[PlusTask]) -> Check:
+def version_diff(inputs: Inputs, params: Params) -> Result:
     """What changed between two releases; changed tasks make scores across versions incomparable."""
+    old, new = inputs.old_release_tasks, inputs.tasks
     rows = version_diff_rows(old, new)
-    tasks_changed = sorted({row["task_id"] for row in rows}, key=_task_number)
+    tasks_changed = sorted({row["task_id"] for row in rows}, key=task_sort_key)
     by_field = Counter(row["field"] for row in rows)
     removed = sum(row.get("removed", 0) for row in rows)
     added = sum(row.get("added", 0) for row in rows)
@@ -173,15 +174,15 @@ def check_version_diff(old: Sequence[PlusTask], new: Sequence[PlusTask]) -> Chec
                + (", ".join(f"{field} x{count}" for field, count in sorted(by_field.items())) or "none")
                + f". Inputs removed {removed:,}, added {added:,}; plus inputs "
                f"{sum(len(t.plus_input) for t in old):,} -> {sum(len(t.plus_input) for t in new):,}.")
-    return Check("version_diff", VERSION_DIFF_TITLE, "quirk" if rows else "pass",
-                 observed={"tasks_changed": tasks_changed, "fields": dict(by_field), "inputs_removed": removed,
-                           "inputs_added": added},
-                 expected="identical tasks, or changes listed in the release notes", summary=summary, details=rows)
+    return Result("quirk" if rows else "pass",
+                  observed={"tasks_changed": tasks_changed, "fields": dict(by_field), "inputs_removed": removed,
+                            "inputs_added": added},
+                  expected="identical tasks, or changes listed in the release notes", summary=summary, details=rows)
 
 
-def check_pass_at_k(*, ns: Sequence[int] = (1, 5, 10, 20, 50, 100, 200), ks: Sequence[int] = (1, 10, 100),
-                    large_n: int = 100_000) -> Check:
+def pass_at_k(inputs: Inputs, params: Params) -> Result:
     """The stable estimator against exact binomials on a grid, plus the naive `1-(1-c/n)^k` shortcut's error."""
+    ns, ks, large_n = PASS_AT_K_NS, PASS_AT_K_REPORTED, PASS_AT_K_LARGE_N
     worst_gap = 0.0
     grid_points = 0
     for n in ns:
@@ -205,21 +206,11 @@ def check_pass_at_k(*, ns: Sequence[int] = (1, 5, 10, 20, 50, 100, 200), ks: Seq
                f"largest gap {worst_gap:.2e}. The naive shortcut is off by up to {abs(worst_shortcut.error):.3f} "
                f"(n={worst_shortcut.n}, c={worst_shortcut.c}, k={worst_shortcut.k}: naive "
                f"{worst_shortcut.naive:.3f} vs unbiased {worst_shortcut.unbiased:.3f}).")
-    return Check("pass_at_k", PASS_AT_K_TITLE, status,
-                 observed={"max_abs_gap_vs_exact": worst_gap, "grid_points": grid_points,
-                           "max_naive_error": abs(worst_shortcut.error)},
-                 expected={"max_abs_gap_vs_exact": "< 1e-9"}, summary=summary, details=details)
+    return Result(status,
+                  observed={"max_abs_gap_vs_exact": worst_gap, "grid_points": grid_points,
+                            "max_naive_error": abs(worst_shortcut.error)},
+                  expected={"max_abs_gap_vs_exact": "< 1e-9"}, summary=summary, details=details)
 
 
-def _task_number(task_id: str) -> tuple[int, str]:
-    tail = task_id.rsplit("/", 1)[-1]
-    return (int(tail), task_id) if tail.isdigit() else (1 << 30, task_id)
-
-
-def task_sort_key(task_id: str) -> tuple[int, str]:
-    return _task_number(task_id)
-
-
-__all__ = ["CLAIMED_AMPLIFICATION", "amplification_figure", "amplification_rows", "check_amplification",
-           "check_duplicate_inputs", "check_pass_at_k", "check_version_diff", "input_key", "task_sort_key",
-           "version_diff_rows"]
+__all__ = ["CLAIMED_AMPLIFICATION", "amplification", "amplification_figure", "amplification_rows",
+           "duplicate_inputs", "input_key", "pass_at_k", "version_diff", "version_diff_rows"]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib import paths, timing
+from audit_lib.benchmarks.humaneval_plus.audit import Inputs, Params
 from audit_lib.benchmarks.humaneval_plus.canonical_timing import (
     canonical_cpu_s,
     ground_truth_split,
@@ -20,14 +21,16 @@ from audit_lib.benchmarks.humaneval_plus.compare import (
     canonical_encoding,
     digest_of,
 )
-from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
-from audit_lib.benchmarks.humaneval_plus.groundtruth import GROUND_TRUTH_INPUT_TIMEOUT_S, GroundTruth
+from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask, task_sort_key
+from audit_lib.benchmarks.humaneval_plus.groundtruth import (
+    GROUND_TRUTH_INPUT_TIMEOUT_S,
+    GroundTruth,
+    compute_ground_truth,
+)
 from audit_lib.benchmarks.humaneval_plus.replay import DEFAULT_MIN_TIME_LIMIT_S, GT_TIME_LIMIT_FACTOR
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
-from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import RERUN_KINDS
-from audit_lib.benchmarks.humaneval_plus.titles import GROUND_TRUTH_TITLE, TIME_LIMIT_TITLE
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
 
 def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
@@ -83,13 +86,20 @@ def kinds_text(kinds: Counter[str]) -> str:
     return ", ".join(f"{count:,} {kind}" for kind, count in kinds.most_common()) or "none"
 
 
-def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: GroundTruth,
-                       second: Mapping[tuple[str, Split], SplitRun], *,
-                       input_timeout_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S) -> Check:
+def ground_truth(inputs: Inputs, params: Params) -> Result:
+    """The expected outputs EvalPlus would use (cached unless `recompute_ground_truth`), and a fresh second run."""
+    first = inputs.ground_truth
+    second = compute_ground_truth(inputs.tasks, inputs.dataset, executor=params.executor, earlier=first)
+    return ground_truth_from(inputs.tasks, inputs.dataset, first, second)
+
+
+def ground_truth_from(tasks: Sequence[PlusTask], dataset: Dataset, first: GroundTruth,
+                      second: Mapping[tuple[str, Split], SplitRun], *,
+                      input_timeout_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S) -> Result:
     """Inputs on which the canonical raises or times out, and inputs whose output differs between two runs; the
     failing ones split into deterministic and timing (timeouts re-run alone against `input_timeout_s`)."""
     if not tasks:
-        return Check.skipped("ground_truth", GROUND_TRUTH_TITLE, "no tasks loaded")
+        return Result.skipped("no tasks loaded")
     problems = ground_truth_problems(first)
     differing: list[dict[str, Any]] = []
     for task in tasks:
@@ -143,28 +153,34 @@ def check_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, first: Groun
                f"now); canonical failures {len(failures)}, beyond the sandbox's limits {len(not_recorded)}, "
                f"nondeterministic {len(changed)}.")
     details = failures + not_recorded + [{"problem": "nondeterministic", **row} for row in differing]
-    return Check("ground_truth", GROUND_TRUTH_TITLE, status,
-                 observed={"inputs": total_inputs, "canonical_failures": len(failures),
-                           "failure_kinds": dict(kinds), "exceeds_sandbox_limits": len(not_recorded),
-                           "nondeterministic_inputs": len(changed), "cut_by_clock_inputs": len(cut_rows),
-                           "nondeterministic_rejected_by_rules": len(harmful), **split_observed},
-                 expected={"canonical_failures": 0, "nondeterministic_inputs": 0}, summary=summary,
-                 details=details, meta={"cache": cache_label(first.cache_path), "dataset_sha256": first.dataset_sha256,
-                                        **split_meta, "machine_dependent": [
-                                            "exceeds_sandbox_limits", "nondeterministic_inputs", "cut_by_clock_inputs",
-                                            "nondeterministic_rejected_by_rules", *split_meta["machine_dependent"]]})
+    return Result(status,
+                  observed={"inputs": total_inputs, "canonical_failures": len(failures),
+                            "failure_kinds": dict(kinds), "exceeds_sandbox_limits": len(not_recorded),
+                            "nondeterministic_inputs": len(changed), "cut_by_clock_inputs": len(cut_rows),
+                            "nondeterministic_rejected_by_rules": len(harmful), **split_observed},
+                  expected={"canonical_failures": 0, "nondeterministic_inputs": 0}, summary=summary,
+                  details=details, meta={"cache": cache_label(first.cache_path), "dataset_sha256": first.dataset_sha256,
+                                         **split_meta, "machine_dependent": [
+                                             "exceeds_sandbox_limits", "nondeterministic_inputs", "cut_by_clock_inputs",
+                                             "nondeterministic_rejected_by_rules", *split_meta["machine_dependent"]]})
 
 
-def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *, dataset: Dataset = "humaneval",
-                                 min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S,
-                                 factor: float = GT_TIME_LIMIT_FACTOR) -> Check:
+def time_limit_sensitivity(inputs: Inputs, params: Params) -> Result:
+    """Inputs whose EvalPlus time limit is set by the canonical's time rather than by `min_time_limit`."""
+    return time_limit_sensitivity_from(inputs.tasks, inputs.ground_truth, dataset=inputs.dataset,
+                                       min_time_limit=params.min_time_limit)
+
+
+def time_limit_sensitivity_from(tasks: Sequence[PlusTask], gt: GroundTruth, *, dataset: Dataset = "humaneval",
+                                min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S,
+                                factor: float = GT_TIME_LIMIT_FACTOR) -> Result:
     """Inputs where `factor x canonical time` exceeds the floor, so the limit scales with the machine's speed:
     judged on the canonical's CPU time, each input near or over the threshold re-run alone (see `canonical_timing`)."""
     threshold = min_time_limit / factor
     times = [canonical_cpu_s(o) for task in tasks for split in SPLITS
              for o in gt.run(task.task_id, split).outcomes if o.kind == "value"]
     if not times:
-        return Check.skipped("time_limit_sensitivity", TIME_LIMIT_TITLE, "no canonical times were measured")
+        return Result.skipped("no canonical times were measured")
     split, slow, rerun = limit_sensitivity_split(tasks, dataset, gt, threshold)
     over = split.count("confirmed")
     slowest = max(times)
@@ -183,15 +199,15 @@ def check_time_limit_sensitivity(tasks: Sequence[PlusTask], gt: GroundTruth, *, 
         split, curve, deterministic_key="inputs_failing_deterministic", timing_key="inputs_failing_timing",
         timing_rule=f"limit set by the canonical when {factor:g} x its CPU time exceeds {min_time_limit:g} s; flip "
                     f"factor = CPU s / {threshold:g} s, re-run alone")
-    return Check("time_limit_sensitivity", TIME_LIMIT_TITLE,
-                 "quirk" if over or split.count("borderline") else "pass",
-                 observed={"inputs_over_floor": over, "inputs_timed": len(times), "inputs_rerun": rerun,
-                           "slowest_s": slowest, "slowdown_headroom": headroom, **quantiles, **split_observed},
-                 expected={"inputs_over_floor": 0}, summary=summary,
-                 details=sorted(split.rows("input"), key=lambda r: -r["cpu_s"]),
-                 meta={"min_time_limit": min_time_limit, "factor": factor, **split_meta, "machine_dependent": [
-                     "inputs_over_floor", "inputs_rerun", "slowest_s", "slowdown_headroom", "p50", "p90", "p99",
-                     *split_meta["machine_dependent"]]})
+    return Result(
+        "quirk" if over or split.count("borderline") else "pass",
+        observed={"inputs_over_floor": over, "inputs_timed": len(times), "inputs_rerun": rerun,
+                  "slowest_s": slowest, "slowdown_headroom": headroom, **quantiles, **split_observed},
+        expected={"inputs_over_floor": 0}, summary=summary,
+        details=sorted(split.rows("input"), key=lambda r: -r["cpu_s"]),
+        meta={"min_time_limit": min_time_limit, "factor": factor, **split_meta, "machine_dependent": [
+            "inputs_over_floor", "inputs_rerun", "slowest_s", "slowdown_headroom", "p50", "p90", "p99",
+            *split_meta["machine_dependent"]]})
 
 
 def canonical_time_figure(tasks: Sequence[PlusTask], gt: GroundTruth, *,

@@ -1,17 +1,9 @@
-"""The audit contract: one `AuditPlugin` per benchmark, validated parameters, checks with declared needs.
+"""The audit contract: one `AuditPlugin` per benchmark, each check declared once, run by a notebook's session.
 
-An audit package defines `AUDIT = AuditPlugin(...)` in its `audit.py`; its notebook is a parameters cell,
-`audit = AUDIT.session(globals())`, one `report.show_check(audit.run("id"))` per check, and `audit.write()`, then
-an "Explore" section (`audit.evidence(id)`, and `audit.task(task_id)` for an audit that sets `task_view`).
-The runner calls `AUDIT.validate(raw)` before any kernel starts.
-
-A check's `needs` name what it cannot do without: a registered data file (`"<dataset>/<file>"`, as in
-`data.sources`) or another check (`"check:<id>"`, which must have run without `error` or `skipped`). A missing
-need makes the check `skipped` with `meta.missing` listing it; the check is never recomputed on other inputs.
-A check that skips itself must name what is missing the same way in `meta.missing` (`"<dataset>/<file>"`,
-`"check:<id>"`, or `"param:<name>"` for an input only the user can supply); a skip without it is an `error`.
-`audit.py` stays light to import (no numpy/pandas/polars/matplotlib at module level): `list` and `validate`
-import it before any kernel starts.
+A `CheckSpec` names a check's id, title, needs and function (`".checks_<topic>:<id>"`, imported when it first runs).
+The session runs each check once: an unmet need makes it `skipped` with `meta.missing` naming the file, check
+(`"check:<id>"`), derived `Need` or parameter (`"param:<name>"`), an exception makes it `error`, and the function's
+`Result` gets the declared id and title. `audit.py` stays light to import: `list` and `validate` read it first.
 """
 
 from __future__ import annotations
@@ -113,7 +105,7 @@ class AuditPlugin(Generic[I, P]):
     title: str
     params: type[P]
     load: Callable[[P], I]
-    checks: tuple[CheckSpec[I, P], ...] | Callable[[P], tuple[CheckSpec[I, P], ...]]
+    checks: tuple[CheckSpec[I, P], ...]
     notebook: Path | None = None  # default: notebooks/<name>.ipynb
     fixed_params: Mapping[str, Any] = field(default_factory=dict)  # for an audit that reuses another's notebook
     # For an audit with tasks: `task_view(inputs, params, task_id) -> TaskView` from the audit's sandboxed runs
@@ -130,8 +122,7 @@ class AuditPlugin(Generic[I, P]):
 
     def check_specs(self, params: P) -> tuple[CheckSpec[I, P], ...]:
         """The checks this run includes, in declared order."""
-        specs = self.checks(params) if callable(self.checks) else self.checks
-        return tuple(spec for spec in specs if spec.when is None or spec.when(params))
+        return tuple(spec for spec in self.checks if spec.when is None or spec.when(params))
 
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in dataclasses.fields(self.params))  # type: ignore[arg-type]
@@ -280,10 +271,6 @@ class AuditSession(Generic[I, P]):
             raise
         except Exception as exc:  # the report must still be written; the error is the finding
             return Check.errored(spec.id, spec.title, _error_text(exc))
-        if isinstance(result, Check):
-            if result.id != spec.id:
-                return Check.errored(spec.id, spec.title, f"the check function returned id {result.id!r}")
-            result = Result(**{f.name: getattr(result, f.name) for f in dataclasses.fields(Result)})
         if not isinstance(result, Result):
             return Check.errored(spec.id, spec.title, f"the check function returned {type(result).__name__}, "
                                  "not a findings.Result")
@@ -380,4 +367,5 @@ def load_plugin_attribute(module: str, attribute: str = "AUDIT") -> AuditPlugin[
     return plugin
 
 
-__all__ = ["AuditInputs", "AuditPlugin", "AuditSession", "CheckSpec", "Need", "Unmet", "param", "load_plugin_attribute"]
+__all__ = ["AuditInputs", "AuditPlugin", "AuditSession", "CheckCycleError", "CheckSpec", "Need", "Unmet", "param",
+           "load_plugin_attribute"]

@@ -11,7 +11,7 @@ import pytest
 
 from audit_lib import benchmarks, runner
 from audit_lib.errors import ParameterError
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 from audit_lib.plugin import AuditPlugin, CheckSpec
 from tests.toy_audit.audit import AUDIT as TOY
 
@@ -70,11 +70,11 @@ def test_session_skips_on_a_missing_need_errors_on_a_raise_and_goes_on(tmp_path:
 def test_a_check_need_runs_first_and_a_failed_one_skips_the_dependent(tmp_path: Path) -> None:
     calls: list[str] = []
 
-    def first(inputs: object, params: object) -> Check:
+    def first(inputs: object, params: object) -> Result:
         calls.append("first")
         raise RuntimeError("boom")
 
-    def second(inputs: object, params: object) -> Check:
+    def second(inputs: object, params: object) -> Result:
         raise AssertionError("must not run: its need errored")
 
     plugin = AuditPlugin("dep", "dep", TOY.params, lambda p: None,
@@ -87,7 +87,7 @@ def test_a_check_need_runs_first_and_a_failed_one_skips_the_dependent(tmp_path: 
 
 def test_a_skip_that_names_nothing_is_an_error(tmp_path: Path) -> None:
     plugin = AuditPlugin("vague", "vague", TOY.params, lambda p: None,
-                         (CheckSpec("c", "c", lambda i, p: Check.skipped("c", "c", "something is missing")),))
+                         (CheckSpec("c", "c", lambda i, p: Result.skipped("something is missing")),))
     check = plugin.session({}, out_dir=tmp_path).run("c")
     assert check.status == "error" and "meta.missing" in check.summary
 
@@ -157,12 +157,11 @@ def test_a_notebook_run_by_hand_writes_to_scratch_unless_published(tmp_path: Pat
 
 
 def test_a_need_on_a_skipped_check_skips_the_dependent_without_running_it(tmp_path: Path) -> None:
-    def second(inputs: object, params: object) -> Check:
+    def second(inputs: object, params: object) -> Result:
         raise AssertionError("must not run: its need was skipped")
 
     plugin = AuditPlugin("dep", "dep", TOY.params, lambda p: None,
-                         (CheckSpec("first", "first", lambda i, p: Check.skipped("first", "first", "x is absent",
-                                                                               meta={"missing": ["x/y.csv"]})),
+                         (CheckSpec("first", "first", lambda i, p: Result.skipped("x is absent", missing=["x/y.csv"])),
                           CheckSpec("second", "second", second, ("check:first",))))
     second_check = plugin.session({}, out_dir=tmp_path).run("second")
     assert second_check.status == "skipped" and second_check.meta["missing"] == ["check:first"]

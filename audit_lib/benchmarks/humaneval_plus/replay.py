@@ -1,7 +1,7 @@
 """EvalPlus's scoring, replayed: per-input time limits, input-by-input verdicts, and candidate runs in the sandbox.
 
-The checks built on it live in their own modules: `canonical_checks` (ground truth, time limits), `contracts`,
-`original` (OpenAI's canonical and the original tests) and `errata`.
+The checks built on it live in the `checks_<topic>` modules: `checks_canonical` (ground truth, time limits),
+`checks_contracts`, `checks_original` (OpenAI's canonical and the original tests) and `checks_errata`.
 """
 
 from __future__ import annotations

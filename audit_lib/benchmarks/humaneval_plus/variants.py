@@ -4,7 +4,7 @@ A variant is meant to be the full dataset with fewer plus inputs. The structural
 (identical text fields and base inputs, variant plus inputs drawn from the full ones); the detection comparison takes
 the inputs a reference wrong solution fails on the full dataset and asks whether the variant keeps any of them.
 Inputs are matched by `compare.canonical_encoding`, so `1` vs `1.0` and a tuple vs a list are different inputs.
-The `variants` check built on these comparisons is in `variants_check`.
+The `variants` check built on these comparisons is in `checks_variants`.
 """
 
 from __future__ import annotations

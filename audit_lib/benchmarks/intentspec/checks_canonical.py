@@ -12,7 +12,7 @@ from audit_lib.benchmarks.intentspec.data import Canonical, SpecPair
 from audit_lib.benchmarks.intentspec.ivr import outcome_from_verdicts, task_ivr
 from audit_lib.benchmarks.intentspec.load import CANONICALS_KEY, REFERENCE_KEYS, SPEC_PAIRS_KEY
 from audit_lib.benchmarks.intentspec.runs import CandidateRun
-from audit_lib.benchmarks.intentspec.timing_split import with_sandbox_record
+from audit_lib.benchmarks.intentspec.sandbox_record import with_sandbox_record
 from audit_lib.benchmarks.intentspec.verdicts import failing_rows, harness_errors, task_number
 from audit_lib.findings import Result
 

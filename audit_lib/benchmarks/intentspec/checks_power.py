@@ -12,7 +12,7 @@ from audit_lib.benchmarks.intentspec.data import SpecPair
 from audit_lib.benchmarks.intentspec.load import GENERATIONS_KEY_PREFIX, missing_under
 from audit_lib.benchmarks.intentspec.replay import rejected_by_canonical_and_references
 from audit_lib.benchmarks.intentspec.runs import CandidateRun, ordered_constraints
-from audit_lib.benchmarks.intentspec.timing_split import with_sandbox_record
+from audit_lib.benchmarks.intentspec.sandbox_record import with_sandbox_record
 from audit_lib.benchmarks.intentspec.verdicts import ERROR_TEXT_CHARS, role_of
 from audit_lib.findings import Result
 

@@ -12,7 +12,7 @@ from audit_lib.benchmarks.intentspec.data import PublishedOutcome, PublishedRun,
 from audit_lib.benchmarks.intentspec.ivr import OverallIVR, TaskIVR, ivr_by_type, ivr_of_outcomes, outcome_from_verdicts
 from audit_lib.benchmarks.intentspec.load import GENERATIONS_KEY_PREFIX, RESULTS_KEY_PREFIX, missing_under
 from audit_lib.benchmarks.intentspec.runs import CandidateRun
-from audit_lib.benchmarks.intentspec.timing_split import with_sandbox_record
+from audit_lib.benchmarks.intentspec.sandbox_record import with_sandbox_record
 from audit_lib.benchmarks.intentspec.verdicts import ERROR_TEXT_CHARS, error_text, harness_errors
 from audit_lib.findings import Result
 

@@ -8,8 +8,7 @@ Upstream's harness gives every constraint run the same wall-clock limit (`timeou
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from audit_lib import timing
 from audit_lib.benchmarks.intentspec.data import SpecPair
@@ -17,14 +16,9 @@ from audit_lib.benchmarks.intentspec.runs import (
     SOLUTION_NAME,
     CandidateRun,
     constraint_snippet,
-    judged_summary,
     ordered_constraints,
 )
-from audit_lib.findings import Result
 from audit_lib.timing_reruns import SnippetTarget, rerun_snippets_alone
-
-if TYPE_CHECKING:
-    from audit_lib.benchmarks.intentspec.audit import Inputs
 
 DETERMINISTIC_KEY = "runs_failing_deterministic"
 TIMING_KEY = "runs_failing_timing"
@@ -69,22 +63,4 @@ def split_observed(runs: Sequence[CandidateRun], reruns: Mapping[str, timing.Qui
     return observed, {**meta, "failure_headline": split.headline()}
 
 
-def with_sandbox_record(inputs: Inputs, result: Result, judged: Sequence[CandidateRun] | None = None) -> Result:
-    """A result decided by sandboxed runs, with who decided them (`meta.sandbox_trust`); given the runs it
-    `judged`, their failures are also split into deterministic and timing."""
-    runs = inputs.runs
-    constraint_runs = [*runs.canonical.values(), *(r for by_task in runs.references.values() for r in by_task.values()),
-                       *runs.generations]
-    trust = {"constraint_runs": judged_summary(constraint_runs), "probe_runs": judged_summary(runs.probes)}
-    result = replace(result, meta={**result.meta, "sandbox_trust": trust})
-    if judged is None or result.status in ("skipped", "error") or not isinstance(result.observed, dict):
-        return result
-    observed, meta = split_observed(judged, inputs.quiet_reruns, inputs.timeout_s)
-    lead = result.summary.rstrip()
-    return replace(result, observed={**result.observed, **observed}, meta={**result.meta, **meta},
-                   summary=f"{lead}{'' if lead.endswith('.') else '.'} Failing constraint runs: "
-                           f"{meta['failure_headline']}.")
-
-
-__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "failed_runs", "rerun_timeouts", "run_id", "split_observed",
-           "with_sandbox_record"]
+__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "failed_runs", "rerun_timeouts", "run_id", "split_observed"]

@@ -24,7 +24,7 @@ from audit_lib.findings import Check, FindingsBuilder, Result
 from audit_lib.stamp import StampClock
 
 if typing.TYPE_CHECKING:
-    from audit_lib.task_view import TaskView
+    from audit_lib.report.task_view import TaskView
 
 CHECK_NEED_PREFIX = "check:"
 RUN_AS_ENV = "AUDIT_RUN_AS"  # set by the runner: the audit a kernel runs as
@@ -311,7 +311,7 @@ class AuditSession(Generic[I, P]):
 
     def task(self, task_id: str) -> TaskView:
         """One task: prompt, canonical solution(s), per-input verdicts, and its rows in the checks run so far."""
-        from audit_lib.task_view import evidence_frame
+        from audit_lib.report.task_view import evidence_frame
 
         if self.plugin.task_view is None:
             raise NoTaskViewError(f"{self.plugin.name} offers no per-task view (its plugin sets no task_view); "

@@ -10,8 +10,8 @@ from pathlib import Path
 import nbformat
 
 from audit_lib.findings import Check, FindingsBuilder
-from audit_lib.report_evidence import Evidence, drilldown_markup, embed_all, load_evidence
-from audit_lib.report_page import LEGEND, alerts_for, alerts_markup, legend_markup, stamp_markup
+from audit_lib.report.evidence import Evidence, drilldown_markup, embed_all, load_evidence
+from audit_lib.report.page import LEGEND, alerts_for, alerts_markup, legend_markup, stamp_markup
 from audit_lib.runner.html import clean_outputs, report_title
 
 

@@ -12,8 +12,8 @@ import pytest
 from audit_lib.errors import NoTaskViewError, UnknownTaskError
 from audit_lib.findings import Result
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
-from audit_lib.report_tasks import drilldown_markup, explore_evidence, explore_task
-from audit_lib.task_view import VERDICT_COLUMNS, TaskView, near_matches, unknown_task, verdict_frame
+from audit_lib.report.tasks import drilldown_markup, explore_evidence, explore_task
+from audit_lib.report.task_view import VERDICT_COLUMNS, TaskView, near_matches, unknown_task, verdict_frame
 
 LONG_INPUT = "[" + ", ".join(str(n) for n in range(400)) + "]"
 
@@ -188,7 +188,7 @@ def test_explore_helpers_show_a_note_instead_of_failing() -> None:
 
 def test_explore_notes_say_why(monkeypatch: pytest.MonkeyPatch) -> None:
     shown: list[str] = []
-    monkeypatch.setattr("audit_lib.report_tasks.emit", lambda markup: shown.append(markup))
+    monkeypatch.setattr("audit_lib.report.tasks.emit", lambda markup: shown.append(markup))
     audit = _session()
     explore_evidence(audit, "needs_file")
     explore_task(audit, "T/100")

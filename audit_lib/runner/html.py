@@ -31,7 +31,7 @@ def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title:
     import nbformat
     from nbconvert import HTMLExporter
 
-    from audit_lib.report_export import report_parts
+    from audit_lib.report.export import report_parts
 
     exporter = HTMLExporter(template_name="lab", extra_loaders=[jinja2.DictLoader({REPORT_TEMPLATE_NAME:
                                                                                    REPORT_TEMPLATE})])
@@ -89,7 +89,7 @@ def clean_outputs(notebook: Any) -> None:
     """Drop what a reader should not see: stderr (warnings and text progress bars), progress-bar widgets and their
     state, the path that `write()` returns as a cell's last value; show a bare dict as `key: value` lines; shorten
     machine paths."""
-    from audit_lib.report_values import redact_paths, value_lines
+    from audit_lib.report.values import redact_paths, value_lines
 
     notebook.metadata.pop("widgets", None)  # widget state would make the export load a widget manager from a CDN
     for cell in notebook.cells:

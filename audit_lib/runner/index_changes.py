@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.errors import ParameterError
-from audit_lib.report_values import esc, inline_text, value_lines
+from audit_lib.report.values import esc, inline_text, value_lines
 from audit_lib.runner.history import (
     SUMMARY_NAME,
     CheckChange,

@@ -10,8 +10,8 @@ from typing import Any
 
 from audit_lib.atomic_files import atomic_write_text
 from audit_lib.findings import SEVERITY, STATUSES, evidence_csv_path, first_sentence, worst_status
-from audit_lib.report import STYLE, check_finding, status_badge
-from audit_lib.report_page import (
+from audit_lib.report.show import STYLE, check_finding, status_badge
+from audit_lib.report.page import (
     OPEN_TARGET_SCRIPT,
     PAGE_STYLE,
     alerts_for,
@@ -20,9 +20,9 @@ from audit_lib.report_page import (
     not_judged,
     stamp_markup,
 )
-from audit_lib.report_split import SPLIT_STYLE, failure_split_of, overload_of, split_markup
-from audit_lib.report_tables import TABLE_SCRIPT
-from audit_lib.report_values import CELL_TEXT_LIMIT, esc, inline_text, value_lines, value_text
+from audit_lib.report.split import SPLIT_STYLE, failure_split_of, overload_of, split_markup
+from audit_lib.report.tables import TABLE_SCRIPT
+from audit_lib.report.values import CELL_TEXT_LIMIT, esc, inline_text, value_lines, value_text
 from audit_lib.runner.history import CheckChange
 from audit_lib.runner.index_changes import (
     CHANGES_STYLE,

@@ -17,7 +17,7 @@ from audit_lib.benchmarks.humaneval_plus.inputs import Inputs, source_key
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
 from audit_lib.errors import NoTaskViewError
 from audit_lib.sandbox import safe_repr
-from audit_lib.task_view import TaskView, unknown_task, verdict_frame
+from audit_lib.report.task_view import TaskView, unknown_task, verdict_frame
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth

@@ -16,7 +16,7 @@ from typing import Any
 from audit_lib.benchmarks.impossible_lcb.data import task_number
 from audit_lib.benchmarks.impossible_lcb.metrics import ReplayTask, generate_solutions, run_replay
 from audit_lib.errors import DataError, NoTaskViewError
-from audit_lib.task_view import TaskView, unknown_task, verdict_frame
+from audit_lib.report.task_view import TaskView, unknown_task, verdict_frame
 from audit_lib.timing import cause_of
 
 EXPECTED = "assertion holds"

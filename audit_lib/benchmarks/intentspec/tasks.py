@@ -17,7 +17,7 @@ from audit_lib.benchmarks.intentspec.replay import ReplayRuns, build_candidates
 from audit_lib.benchmarks.intentspec.runs import CANONICAL, GENERATION, PROBE, CandidateRun, run_candidates
 from audit_lib.benchmarks.intentspec.verdicts import error_text, role_of, task_number
 from audit_lib.errors import NoTaskViewError
-from audit_lib.task_view import TaskView, unknown_task, verdict_frame
+from audit_lib.report.task_view import TaskView, unknown_task, verdict_frame
 
 EXPECTED = "assertions hold"
 

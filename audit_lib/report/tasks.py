@@ -13,10 +13,10 @@ from collections.abc import Collection
 from typing import Any
 
 from audit_lib.errors import AuditError
-from audit_lib.report import ReportHTML, emit
-from audit_lib.report_tables import table_markup
-from audit_lib.report_values import esc
-from audit_lib.task_view import TASK_VIEW_STYLE, TaskView, task_view_markup, text_block, verdict_table
+from audit_lib.report.show import ReportHTML, emit
+from audit_lib.report.tables import table_markup
+from audit_lib.report.values import esc
+from audit_lib.report.task_view import TASK_VIEW_STYLE, TaskView, task_view_markup, text_block, verdict_table
 
 DRILLDOWN_STATUSES = ("quirk", "defect", "error")
 DRILLDOWN_BUDGET_BYTES = 150_000  # per check: three such checks keep a report well under ~2 MB

@@ -1,4 +1,4 @@
-"""What notebooks show: the provenance banner, checks, tables and figures, as small escaped HTML.
+"""A check, the provenance banner, tables and figures, as small escaped HTML (the report's display core).
 
 Each helper returns a `ReportHTML`. Inside a running kernel it is displayed at once (so helpers work inside
 loops), and being the last expression of a cell does not show it a second time.
@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from audit_lib.findings import SEVERITY, STATUSES, Check, Findings, FindingsBuilder
-from audit_lib.report_split import SPLIT_STYLE, failure_split_of, split_markup
-from audit_lib.report_tables import TABLE_STYLE, rows_and_columns, table_markup
-from audit_lib.report_values import CELL_TEXT_LIMIT, VALUE_TEXT_LIMIT, esc, inline_text, value_lines, value_text
+from audit_lib.report.split import SPLIT_STYLE, failure_split_of, split_markup
+from audit_lib.report.tables import TABLE_STYLE, rows_and_columns, table_markup
+from audit_lib.report.values import CELL_TEXT_LIMIT, VALUE_TEXT_LIMIT, esc, inline_text, value_lines, value_text
 
 PROVENANCE_ROWS_OPEN = 8  # more input files than this are listed in a collapsed section
 FINDINGS_ROWS_OPEN = 12  # with more checks than this, the passing ones are collapsed

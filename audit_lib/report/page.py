@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit_lib.findings import SEVERITY
-from audit_lib.report import check_finding, status_badge
-from audit_lib.report_values import esc, number_text
+from audit_lib.report.show import check_finding, status_badge
+from audit_lib.report.values import esc, number_text
 
 ALERT_STATUSES = ("defect", "quirk")
 ALERT_TEXT_LIMIT = 260

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from audit_lib.errors import UnknownTaskError
-from audit_lib.report_values import esc, number_text, redact_paths
+from audit_lib.report.values import esc, number_text, redact_paths
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,7 +149,7 @@ def evidence_markup(evidence: pd.DataFrame | None, *, max_rows: int = ROWS_SHOWN
     """The task's rows in the session's checks, one table per check (only that check's columns)."""
     if evidence is None or not len(evidence):
         return ""
-    from audit_lib.report_tables import table_markup
+    from audit_lib.report.tables import table_markup
 
     parts = []
     for check_id, group in evidence.groupby("check", sort=False):

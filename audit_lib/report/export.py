@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.findings import STATUSES
-from audit_lib.report import EVIDENCE_SLOT, STYLE, status_badge
-from audit_lib.report_evidence import DOWNLOAD_SCRIPT, DRILLDOWN_STYLE, drilldown_markup, embed_all, load_evidence
-from audit_lib.report_page import PAGE_STYLE, Alert, alerts_for, alerts_markup, legend_markup, not_judged, stamp_markup
-from audit_lib.report_tables import TABLE_SCRIPT
-from audit_lib.report_values import esc
+from audit_lib.report.show import EVIDENCE_SLOT, STYLE, status_badge
+from audit_lib.report.evidence import DOWNLOAD_SCRIPT, DRILLDOWN_STYLE, drilldown_markup, embed_all, load_evidence
+from audit_lib.report.page import PAGE_STYLE, Alert, alerts_for, alerts_markup, legend_markup, not_judged, stamp_markup
+from audit_lib.report.tables import TABLE_SCRIPT
+from audit_lib.report.values import esc
 
 INDEX_LINK = ('<a class="index-link" href="index.html" title="works when the report sits beside index.html">'
               "← index of all audits</a> (when opened beside it)")

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from audit_lib.report_values import cell_markup, esc
+from audit_lib.report.values import cell_markup, esc
 
 FILTER_FROM_ROWS = 6  # smaller tables are read at a glance
 TABLE_CELL_LIMIT = 160  # longer cell text is cut, whole in its tooltip (and in the evidence download)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit_lib.errors import SchemaError
-from audit_lib.report_values import esc, number_text
+from audit_lib.report.values import esc, number_text
 
 SPLIT_META_KEY = "failure_split"
 SPLIT_UNITS = ("tasks", "inputs", "runs")

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.findings import evidence_csv_path, to_jsonable
-from audit_lib.report_tables import table_markup
-from audit_lib.report_values import esc, redact_paths
+from audit_lib.report.tables import table_markup
+from audit_lib.report.values import esc, redact_paths
 
 EMBED_BUDGET_BYTES = 1_200_000  # encoded evidence per report; with the page itself a report stays under ~2 MB
 DRILLDOWN_TASKS = 200

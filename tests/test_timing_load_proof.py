@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from audit_lib import sandbox, timing, timing_reruns
+from audit_lib import sandbox, timing
+from audit_lib.timing import reruns as timing_reruns
 from audit_lib.timing import FailedRun, FailureSplit, QuietRerun, TimingVerdict, split_failures, timing_state
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from audit_lib import timing
-from audit_lib.timing_reruns import (
+from audit_lib.timing.reruns import (
     CallTarget,
     SnippetTarget,
     measured_alone,

@@ -22,7 +22,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import (
 from audit_lib.benchmarks.humaneval_plus.programs import ground_truth_program
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, inputs_of
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import CLOCK_KINDS, RERUN_KINDS, call_alone
-from audit_lib.timing_reruns import measured_alone
+from audit_lib.timing.reruns import measured_alone
 
 InputKey = tuple[str, Split, int]
 
@@ -39,7 +39,7 @@ def canonical_cpu_s(outcome: InputOutcome) -> float:
 
 def rerun_canonical_alone(tasks: Sequence[PlusTask], dataset: Dataset, keys: Iterable[InputKey],
                           limit_s: Mapping[InputKey, float]) -> dict[InputKey, InputOutcome]:
-    """Each input's canonical in its own sandbox call, one at a time (see `timing_reruns.measured_alone`)."""
+    """Each input's canonical in its own sandbox call, one at a time (see `timing.reruns.measured_alone`)."""
     by_id = {task.task_id: task for task in tasks}
     reruns: dict[InputKey, InputOutcome] = {}
     for key in keys:

@@ -23,7 +23,7 @@ from audit_lib.benchmarks.humaneval_plus.replay import (
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, Split, SplitRun, inputs_of
 from audit_lib.findings import Result
 from audit_lib.sandbox import trust_counts
-from audit_lib.timing_reruns import SnippetTarget, rerun_snippets_alone
+from audit_lib.timing.reruns import SnippetTarget, rerun_snippets_alone
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.humaneval_plus.timing_rerun import Classification

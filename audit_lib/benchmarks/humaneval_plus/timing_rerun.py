@@ -26,7 +26,7 @@ from audit_lib.benchmarks.humaneval_plus.runs import (
     SplitRun,
     inputs_of,
 )
-from audit_lib.timing_reruns import measured_alone
+from audit_lib.timing.reruns import measured_alone
 from audit_lib.work_progress import tracked
 
 # Failures a time budget (or a kill by the supervisor, as under load) caused, so a quiet rerun alone can judge them.
@@ -34,7 +34,7 @@ RERUN_KINDS = frozenset({"timeout", "not_run", "killed"})
 # A rerun outcome that leaves the verdict to the clock: out of time again, or never reached (not another output).
 CLOCK_KINDS = frozenset({"timeout", "not_run"})
 EVALPLUS_RERUN_MIN_TIMEOUT_S = 10.0
-# Wider than `timing_reruns`' generic 1.5x: the speed curve asks which inputs pass on a machine up to 4x as fast.
+# Wider than `timing.reruns`' generic 1.5x: the speed curve asks which inputs pass on a machine up to 4x as fast.
 EVALPLUS_RERUN_LIMIT_FACTOR = 4.0
 RerunVerdict = Literal["deterministic", "timing"]
 

@@ -41,7 +41,7 @@ def canonical_time_figure(audit: AuditSession[Inputs, Params]) -> Any:
 def speed_figure(audit: AuditSession[Inputs, Params]) -> Any:
     """Failing tasks of OpenAI's canonical against machine speed, on the full dataset and on each reduced variant,
     from the quiet reruns' CPU times (and the parallel pass's for inputs that passed)."""
-    from audit_lib.timing_figure import speed_figure as figure
+    from audit_lib.timing.figure import speed_figure as figure
 
     check = audit.run("original_canonical_vs_plus")
     if check.status in UNUSABLE_STATUSES or "speed_curve" not in check.observed:
@@ -56,7 +56,7 @@ def speed_figure(audit: AuditSession[Inputs, Params]) -> Any:
 
 def time_limit_figure(audit: AuditSession[Inputs, Params]) -> Any:
     """Inputs whose EvalPlus limit is set by the canonical's time (not the floor) against machine speed."""
-    from audit_lib.timing_figure import speed_figure as figure
+    from audit_lib.timing.figure import speed_figure as figure
 
     check = audit.run("time_limit_sensitivity")
     if check.status in UNUSABLE_STATUSES or not check.observed.get("speed_curve"):

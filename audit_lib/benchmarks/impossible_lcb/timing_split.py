@@ -9,7 +9,7 @@ from typing import Any
 
 from audit_lib import timing
 from audit_lib.benchmarks.impossible_lcb.metrics import ReplayTask, replay_jobs
-from audit_lib.timing_reruns import SnippetTarget, rerun_snippets_alone
+from audit_lib.timing.reruns import SnippetTarget, rerun_snippets_alone
 
 DETERMINISTIC_KEY = "assertion_runs_failing_deterministic"
 TIMING_KEY = "assertion_runs_failing_timing"

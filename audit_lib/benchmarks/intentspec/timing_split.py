@@ -18,7 +18,7 @@ from audit_lib.benchmarks.intentspec.runs import (
     constraint_snippet,
     ordered_constraints,
 )
-from audit_lib.timing_reruns import SnippetTarget, rerun_snippets_alone
+from audit_lib.timing.reruns import SnippetTarget, rerun_snippets_alone
 
 DETERMINISTIC_KEY = "runs_failing_deterministic"
 TIMING_KEY = "runs_failing_timing"

@@ -8,7 +8,7 @@ from typing import Any
 
 from audit_lib import timing
 from audit_lib.benchmarks.unconventional.readings import ENTRY_POINT, READINGS, AmbiguityReport, Reading
-from audit_lib.timing_reruns import CallTarget, rerun_calls_alone
+from audit_lib.timing.reruns import CallTarget, rerun_calls_alone
 
 DETERMINISTIC_KEY = "calls_failing_deterministic"
 TIMING_KEY = "calls_failing_timing"

@@ -112,7 +112,7 @@ def test_timeout_under_contention_that_a_quiet_rerun_clears_is_not_a_failure() -
 
 
 def test_speed_figure_draws_failing_and_deterministic_lines() -> None:
-    from audit_lib.timing_figure import speed_figure
+    from audit_lib.timing.figure import speed_figure
 
     assert speed_figure({"empty": []}, title="t") is None
     fig = speed_figure({"OpenAI's canonical": [[0.5, 9, 2], [1.0, 8, 1], [2.0, 7, 0]]}, title="t")

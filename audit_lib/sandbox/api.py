@@ -29,7 +29,7 @@ import math
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import Any
 
 from audit_lib.errors import ParameterError, SandboxHarnessError
 from audit_lib.sandbox import budget as sandbox_budget
@@ -37,10 +37,15 @@ from audit_lib.sandbox import call_options
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox import pool as sandbox_pool
 from audit_lib.sandbox.limits import Limits
-from audit_lib.sandbox.results import ENVIRONMENT_STATUSES, STATUSES, SnippetResult, Status  # noqa: F401
+from audit_lib.sandbox.results import (  # noqa: F401
+    ENVIRONMENT_STATUSES,
+    STATUSES,
+    CallOutcome,
+    SnippetResult,
+    Status,
+)
 
 EARLY_STOP_KINDS: frozenset[str] = frozenset({"exception", "timeout", "unserializable"})
-OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
 # Extra wall time the supervisor allows past a per-input limit before it kills the child.
 HARD_KILL_GRACE_S = 1.0
 
@@ -57,29 +62,6 @@ class AssertJobResult:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class CallOutcome:
-    """What one call `entry_point(*args)` did; `value` is decoded from tagged JSON, never unpickled."""
-
-    index: int
-    kind: OutcomeKind
-    value: Any = None
-    exc_type: str | None = None
-    exc_message: str | None = None
-    duration_s: float = 0.0  # = wall_s, kept for callers of the first interface
-    # Measured by the supervisor: from the arrival of the previous result line (or the load marker) to this one's,
-    # and the job's CPU time over the same interval. Lines that arrive together: the first carries the interval.
-    wall_s: float = 0.0
-    cpu_s: float = 0.0
-    # True when the supervisor wrote this outcome (the process ended or was killed while running the input): its
-    # exc_type (MemoryError with the cgroup's OOM kill, SIG..., SandboxSetupError) is evidence, not the code's word.
-    by_supervisor: bool = False
-    # An exception raised while the job's memory ran out (its cgroup refused charges or OOM-killed a process, since
-    # the input's group started): the evidence a raised MemoryError needs to be `memory` (as root; never without
-    # cgroups).
-    memory_limit_hit: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import codec as sandbox_codec
-
-if TYPE_CHECKING:
-    from audit_lib.sandbox.api import CallOutcome
+from audit_lib.sandbox.results import CallOutcome
 
 
 def cut_short(outcomes: Sequence[CallOutcome], firsts: list[int]) -> frozenset[int]:

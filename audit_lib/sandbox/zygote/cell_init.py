@@ -34,7 +34,7 @@ import time
 
 from audit_lib.sandbox.zygote import jail
 from audit_lib.sandbox.zygote.child import forget_the_harness
-from audit_lib.sandbox.zygote.template import JOB_FDS, report_exception
+from audit_lib.sandbox.zygote.protocol import JOB_FDS, report_exception
 
 READY = b"R"
 JOB_MOUNTS = ("/tmp", "/dev/shm")

@@ -23,8 +23,7 @@ from audit_lib.sandbox.zygote.harness_io import (
     _SystemExit,
     _type,
 )
-from audit_lib.sandbox.zygote.protocol import RESULT_FD, SAFE_PATH
-from audit_lib.sandbox.zygote.template import JOB_FDS
+from audit_lib.sandbox.zygote.protocol import JOB_FDS, RESULT_FD, SAFE_PATH
 
 CTL_FD, SPEC_FD = 4, 5  # and GO_FD = 6 (call mode)
 JOB_UID_IN_USERNS = 1000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import traceback
 
 RESULT_FD = 3
 FRAME_HEADER = struct.Struct("<Q")
@@ -26,6 +27,15 @@ PR_SET_DUMPABLE = 4
 MAX_RESULT_BYTES = 512 * 1024 * 1024
 MAX_VALUE_BYTES = 64 * 1024 * 1024
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+JOB_FDS = ("spec", "out", "err", "res", "ctl", "go")  # the descriptors a job receives, in this order
+
+
+def report_exception(fd: int) -> None:
+    """Write the current traceback's last 4,000 bytes to `fd`, if anything can still be written."""
+    try:
+        os.write(fd, traceback.format_exc().encode()[-4000:])
+    except BaseException:  # noqa: BLE001, S110 - nothing left to tell
+        pass
 
 
 def _read_exact(fd: int, size: int) -> bytes:

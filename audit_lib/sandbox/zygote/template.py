@@ -25,14 +25,12 @@ import signal
 import socket
 import sys
 import time
-import traceback
 
 from audit_lib.sandbox.zygote import jail, seccomp
-from audit_lib.sandbox.zygote.protocol import PRELOADED_MODULES
+from audit_lib.sandbox.zygote.protocol import PRELOADED_MODULES, report_exception
 
 PR_SET_PDEATHSIG = 1
 CLONE_NEWPID = 0x20000000
-JOB_FDS = ("spec", "out", "err", "res", "ctl", "go")
 CELL_REQUEST = b"cell"
 OOM_SCORE_ADJ_MIN = -1000
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -201,7 +199,7 @@ def _send_failure(sock: socket.socket, exc: BaseException) -> None:
 
 def _start_cell(setup: dict, worker) -> tuple[int, socket.socket]:
     """Fork a cell's leader and init; the init holds no job data and waits for jobs on its socket."""
-    from audit_lib.sandbox.zygote.cell_init import serve_jobs  # noqa: PLC0415 - keeps the import graph acyclic
+    from audit_lib.sandbox.zygote.cell_init import serve_jobs  # noqa: PLC0415 - imported by run_template first
 
     zygote_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid_r, pid_w = os.pipe()
@@ -224,13 +222,6 @@ def _start_cell(setup: dict, worker) -> tuple[int, socket.socket]:
         zygote_end.close()
         raise RuntimeError("the sandbox template could not start a job cell")
     return int(answer), zygote_end
-
-
-def report_exception(fd: int) -> None:
-    try:
-        os.write(fd, traceback.format_exc().encode()[-4000:])
-    except BaseException:  # noqa: BLE001, S110 - nothing left to tell
-        pass
 
 
 def _reap_finished() -> None:

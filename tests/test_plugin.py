@@ -165,3 +165,19 @@ def test_a_need_on_a_skipped_check_skips_the_dependent_without_running_it(tmp_pa
                           CheckSpec("second", "second", second, ("check:first",))))
     second_check = plugin.session({}, out_dir=tmp_path).run("second")
     assert second_check.status == "skipped" and second_check.meta["missing"] == ["check:first"]
+
+
+def test_a_shared_notebook_runs_as_the_audit_the_runner_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+    import types
+
+    module = types.ModuleType("twin_audits")
+    params = dataclasses.make_dataclass("Params", [], frozen=True, namespace={"__module__": "twin_audits"})
+    first = AuditPlugin("first", "First", params, lambda p: None, (), notebook=tmp_path / "shared.ipynb")
+    module.FIRST, module.SECOND = first, dataclasses.replace(first, name="second")
+    module.OTHER = dataclasses.replace(first, name="other", notebook=tmp_path / "other.ipynb")
+    monkeypatch.setitem(sys.modules, "twin_audits", module)
+    monkeypatch.setenv("AUDIT_RUN_AS", "second")
+    assert first.session({}, out_dir=tmp_path).plugin is module.SECOND
+    monkeypatch.setenv("AUDIT_RUN_AS", "other")  # another notebook: never run as it
+    assert first.session({}, out_dir=tmp_path).plugin is first

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from audit_lib.sandbox.codec import _JSON_LEAVES, MAX_DEPTH, SCALAR_TAGS, MalformedTaggedValue, decode_scalar_tag
+from audit_lib.sandbox.codec import JSON_LEAVES as _JSON_LEAVES, MAX_DEPTH, SCALAR_TAGS, MalformedTaggedValue, decode_scalar_tag
 
 # Parsed-plus-decoded bytes per byte of JSON text and per container token: a generous upper estimate of what
 # json.loads and the decoding allocate (measured: `[],` ~64 B per list, `{"$set":[]},` ~460 B, `"ab",` ~10x).

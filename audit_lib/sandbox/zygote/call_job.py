@@ -9,7 +9,7 @@ import time
 from audit_lib.sandbox.zygote.judge import Judge
 from audit_lib.sandbox.zygote.protocol import MAX_RESULT_BYTES
 from audit_lib.sandbox.zygote.state import ZygoteState
-from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, _status_from_exit
+from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, status_from_exit as _status_from_exit
 
 FALSE_TIMEOUT_FRACTION = 0.5
 

@@ -11,17 +11,17 @@ import signal
 import sys
 import traceback
 
-from audit_lib.sandbox.zygote.call_child import GO_FD, _call_child
+from audit_lib.sandbox.zygote.call_child import GO_FD, call_child_main as _call_child
 from audit_lib.sandbox.zygote.judge_child import judge
 from audit_lib.sandbox.zygote.serve_child import serve
 from audit_lib.sandbox.zygote.harness_io import (
-    _BaseException,
-    _flush_std_streams,
-    _fresh_module,
-    _issubclass,
-    _python_exit_code,
-    _SystemExit,
-    _type,
+    PristineBaseException as _BaseException,
+    flush_std_streams as _flush_std_streams,
+    fresh_module as _fresh_module,
+    pristine_issubclass as _issubclass,
+    python_exit_code as _python_exit_code,
+    PristineSystemExit as _SystemExit,
+    pristine_type as _type,
 )
 from audit_lib.sandbox.zygote.protocol import JOB_FDS, RESULT_FD, SAFE_PATH
 

@@ -10,7 +10,7 @@ import time
 
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.budget import JobDecoder
-from audit_lib.sandbox.zygote.protocol import _write_all, read_frames, write_frames
+from audit_lib.sandbox.zygote.protocol import write_all as _write_all, read_frames, write_frames
 from audit_lib.sandbox.zygote.state import ZygoteState
 from audit_lib.sandbox.zygote.template import die_with_parent
 

@@ -19,7 +19,7 @@ from typing import Any
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, read_frame, write_frame
-from audit_lib.sandbox.zygote.harness_io import _exception_fields
+from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
 from audit_lib.sandbox.zygote.serve_child import REMOTE_TAG
 

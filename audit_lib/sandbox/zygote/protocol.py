@@ -49,7 +49,7 @@ def _read_exact(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
@@ -72,4 +72,4 @@ def read_raw_frames(fd: int) -> tuple[bytes, bytes]:
 
 def write_frames(fd: int, header: dict, blob: bytes = b"") -> None:
     encoded = json.dumps(header).encode()
-    _write_all(fd, FRAME_HEADER.pack(len(encoded)) + encoded + FRAME_HEADER.pack(len(blob)) + blob)
+    write_all(fd, FRAME_HEADER.pack(len(encoded)) + encoded + FRAME_HEADER.pack(len(blob)) + blob)

@@ -8,7 +8,7 @@ import select
 import signal
 import time
 
-from audit_lib.sandbox.zygote.protocol import _write_all
+from audit_lib.sandbox.zygote.protocol import write_all as _write_all
 from audit_lib.sandbox.zygote.state import ZygoteState
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -309,7 +309,7 @@ def _stat_cpu(pid: int) -> tuple[float, float] | None:
 
 # ---------------------------------------------------------------------------------------------------- jobs
 
-def _status_from_exit(run: ChildRun, timed_out: bool) -> tuple[str, str, str]:
+def status_from_exit(run: ChildRun, timed_out: bool) -> tuple[str, str, str]:
     """A job's status from evidence taken outside it; no exit code the code can choose maps to harness_error."""
     how, code, signame = run.exit_description()
     if timed_out:

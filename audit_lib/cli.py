@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fail-on", type=parse_fail_on, metavar="STATUS[,STATUS...]",
                      help="exit 3 when any check has one of these statuses (skipped, quirk, error, defect; a comma "
                           "list). A single word means exactly that status: `--fail-on skipped` fails only on a "
-                          "missing input, not on findings (it used to be a threshold: list every status you mean)")
+                          "missing input, not on findings: list every status you mean)")
     run.add_argument("--include-synthetic", action="store_true",
                      help="let quirks and defects found on SYNTHETIC data fail the gate and be JUnit failures")
     run.add_argument("--no-wait", action="store_true",

@@ -19,7 +19,7 @@ from audit_lib.report.values import CELL_TEXT_LIMIT, VALUE_TEXT_LIMIT, esc, inli
 
 PROVENANCE_ROWS_OPEN = 8  # more input files than this are listed in a collapsed section
 FINDINGS_ROWS_OPEN = 12  # with more checks than this, the passing ones are collapsed
-# Where the exported report puts a check's full evidence (download link, per-task view); see report_evidence.
+# Where the exported report puts a check's full evidence (download link, per-task view); see `evidence.py`.
 EVIDENCE_SLOT = '<div class="evidence-slot" data-check="{id}"></div>'
 
 STATUS_COLOURS: dict[str, tuple[str, str]] = {  # status -> (background, text)

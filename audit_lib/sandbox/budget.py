@@ -24,7 +24,7 @@ BYTES_PER_LIST_TOKEN = 64
 BYTES_PER_OBJECT_TOKEN = 480
 # Each element (a comma) holds at least a pointer and, unless a cached small int, an object of ~24-28 bytes; each
 # string (two quotes) a str object of ~50 bytes besides its text: a list of 2-character strings parses to ~14 bytes
-# per text byte, which the per-byte figure alone missed (an attack round's 6 such lines held 5 GB).
+# per text byte, which the per-byte figure alone misses (6 such lines of the attack corpus hold 5 GB).
 BYTES_PER_ELEMENT = 24
 BYTES_PER_STRING = 56
 DIGITS_PER_INT_BIT = 0.30103  # log10(2)

@@ -396,7 +396,7 @@ def test_the_judge_decodes_a_childs_values_within_the_jobs_decode_budget():
     from audit_lib.sandbox.zygote import judge  # noqa: PLC0415 - its comparison is what is tested
 
     expected = {0: ([], b"[]")}
-    # 100,000 empty sets: ~1 MB of text that decodes to ~25 MB (an attack round's 64 MB line took the judge to 1.29 GB)
+    # 100,000 empty sets: ~1 MB of text that decodes to ~25 MB (a 64 MB line of them would take the judge to 1.29 GB)
     line = b"0 value 0.001 [" + b",".join([b'{"$set":[]}'] * 100_000) + b"]"
     small = JobDecoder(DecodeBudget(max_decoded_bytes=8 * 1024 * 1024))
     tracemalloc.start()

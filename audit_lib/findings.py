@@ -162,8 +162,9 @@ class Findings:
         }
 
     def write(self, out_dir: str | os.PathLike[str] | None = None) -> Path:
-        """Write `<audit>.findings.json` and, in the folder `<audit>/`, one `<check>.csv` per check with evidence
-        rows (`evidence_csv_path`); CSVs of checks that no longer have evidence are removed."""
+        """Write `<audit>.findings.json` and one `<audit>/<check>.csv` per check with evidence rows.
+
+        See `evidence_csv_path`; CSVs of checks that no longer have evidence are removed."""
         target_dir = Path(out_dir) if out_dir is not None else paths.reports_dir()
         target_dir.mkdir(parents=True, exist_ok=True)
         written = set()
@@ -233,8 +234,9 @@ def worst_status(statuses: Iterable[str]) -> str:
 
 
 def first_sentence(text: str) -> str:
-    """The first sentence of `text`, without a leading qualifier; dots inside brackets, numbers
-    (`0.5`, `v0.1.9`) and abbreviations (`e.g.`) do not end it."""
+    """The first sentence of `text`, without a leading qualifier.
+
+    Dots inside brackets, numbers (`0.5`, `v0.1.9`) and abbreviations (`e.g.`) do not end it."""
     text = _LEADING_QUALIFIER.sub("", " ".join(str(text or "").split()), count=1)
     depth = 0
     for index, char in enumerate(text):

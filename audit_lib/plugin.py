@@ -342,8 +342,9 @@ PUBLISH_ENV = "AUDIT_PUBLISH"
 
 
 def default_out_dir() -> Path:
-    """Where a session writes: the reports folder under the runner (or with AUDIT_PUBLISH=1), else a scratch
-    folder, so exploring a notebook by hand never overwrites a published report's findings."""
+    """Where a session writes: `reports/` under the runner or with AUDIT_PUBLISH=1, else a scratch folder.
+
+    Exploring a notebook by hand so never overwrites a published report's findings."""
     if os.environ.get("AUDIT_REPORTS_DIR") or os.environ.get(PUBLISH_ENV, "").lower() in ("1", "true", "yes"):
         return paths.reports_dir()
     return paths.reports_dir() / "scratch"

@@ -1,5 +1,8 @@
-"""Evidence that travels with a report: each check's full table embedded (gzip + base64 CSV, downloaded by a few
-lines of inline JS), capped so one report stays small, and a per-task view for checks whose rows name tasks."""
+"""Evidence that travels with a report: each check's full table, embedded, and a per-task view.
+
+Tables are embedded as gzip + base64 CSV, downloaded by a few lines of inline JS, and capped so one report stays small;
+checks whose rows name tasks get a per-task view.
+"""
 
 from __future__ import annotations
 
@@ -54,8 +57,10 @@ class Evidence:
 
 
 def load_evidence(findings: Mapping[str, Any], folder: Path) -> dict[str, Evidence]:
-    """Per check with evidence: the full CSV (`<audit>/<id>.csv` beside the findings; `<audit>.<id>.csv` in reports
-    folders written before the per-audit folders), else the rows kept in the findings JSON."""
+    """Each check's evidence rows: its full CSV, else the rows kept in the findings JSON.
+
+    The CSV is `<audit>/<id>.csv` beside the findings (`<audit>.<id>.csv` in reports folders written before the
+    per-audit folders)."""
     audit = str(findings.get("audit"))
     names = {audit, str(findings.get("notebook_audit") or audit)}
     loaded: dict[str, Evidence] = {}
@@ -114,8 +119,10 @@ class Embedded:
 
 def embed_all(evidence: Mapping[str, Evidence], *, audit: str,
               budget: int = EMBED_BUDGET_BYTES) -> dict[str, Embedded]:
-    """Blobs for every check, smallest first so a huge table cannot crowd out the others; a table that does not
-    fit is embedded up to what remains (halving its rows), and its link says how many rows it carries."""
+    """Blobs for every check, smallest first so a huge table cannot crowd out the others.
+
+    A table that does not fit is embedded up to what remains (halving its rows), and its link says how many rows it
+    carries."""
     embedded: dict[str, Embedded] = {}
     remaining = budget
     for item in sorted(evidence.values(), key=lambda e: len(e.rows)):

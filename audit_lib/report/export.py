@@ -1,5 +1,7 @@
-"""The parts an exported report adds around its notebook: a header that opens with the alerts and the legend,
-each check's full evidence (embedded) and per-task view in its slot, and the inline scripts."""
+"""What an exported report adds around its notebook: header, embedded evidence, scripts.
+
+The header opens with the alerts and the legend; each check's slot gets its full evidence and per-task view.
+"""
 
 from __future__ import annotations
 

@@ -69,8 +69,10 @@ def alerts_for(checks: Sequence[Mapping[str, Any]], *, audit: str, href: str) ->
 
 def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audit: bool = True,
                   not_run: Mapping[str, int] | None = None) -> str:
-    """One line per alert; on the index they are grouped under their audit's name. `not_run` counts the
-    checks that could not say anything (error, skipped): they are no alert, but a reader should know."""
+    """One line per alert, grouped under their audit's name on the index.
+
+    `not_run` counts the checks that could not say anything (error, skipped): they are no alert, but a reader should
+    know."""
     counts = {s: sum(1 for a in alerts if a.status == s) for s in ALERT_STATUSES}
     tally = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items())
     unknown = ", ".join(f"{n} {s}" for s, n in (not_run or {}).items() if n)
@@ -113,8 +115,10 @@ def legend_markup() -> str:
 
 
 def stamp_markup(stamp: Mapping[str, Any] | None) -> str:
-    """The run stamp line (version, commit, machine, load, wall time), with a warning when the machine was
-    busier than its CPUs: timings and timeout verdicts from such a run may not reproduce."""
+    """The run stamp line (version, commit, machine, load, wall time).
+
+    With a warning when the machine was busier than its CPUs: timings and timeout verdicts from such a run may not
+    reproduce."""
     if not stamp:
         return ""
     parts = []

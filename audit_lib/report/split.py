@@ -1,5 +1,7 @@
-"""A check's failures split by cause (`meta["failure_split"]`): deterministic ones are properties of the benchmark,
-timing ones depend on the machine's speed and load. Read, validated and phrased for reports and the index."""
+"""A check's failures split by cause (`meta["failure_split"]`), read, validated and phrased.
+
+Deterministic failures are properties of the benchmark; timing ones depend on the machine's speed and load.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +19,10 @@ SPLIT_COUNTS = ("deterministic", "timing_confirmed", "timing_borderline", "timin
 
 @dataclass(frozen=True)
 class FailureSplit:
-    """How many failing units (tasks, inputs or runs) fail deterministically, by confirmed timing, at the limit
-    (borderline), and how many timed out in the parallel pass but pass when rerun alone (not failures)."""
+    """How many failing units (tasks, inputs or runs) fail, and why.
+
+    Deterministically, by confirmed timing, at the limit (borderline), and how many timed out in the parallel pass but
+    pass when rerun alone (not failures)."""
 
     unit: str
     deterministic: int
@@ -46,8 +50,10 @@ class FailureSplit:
         return cls(unit=str(unit), **counts)
 
     def text(self) -> str:
-        """`failing tasks: 17 deterministic + 5 timing (confirmed), 1 borderline; 3 timed out only in the
-        parallel run (pass alone)`."""
+        """The split in one sentence.
+
+        E.g. `failing tasks: 17 deterministic + 5 timing (confirmed), 1 borderline; 3 timed out only in the parallel run
+        (pass alone)`."""
         line = (f"failing {self.unit}: {number_text(self.deterministic)} deterministic + "
                 f"{number_text(self.timing_confirmed)} timing (confirmed)")
         if self.timing_borderline:
@@ -77,8 +83,10 @@ def overload_of(stamp: Mapping[str, Any] | None) -> tuple[float, int] | None:
 
 
 def split_markup(raw: Any, *, overload: tuple[float, int] | None = None, where: str = "") -> str:
-    """The split as one line beside a check, the load warning next to it; a malformed split is shown as such,
-    naming `where` it came from (e.g. `humaneval_plus.findings.json, check original_canonical_vs_plus`)."""
+    """The split as one line beside a check, the load warning next to it.
+
+    A malformed split is shown as such, naming `where` it came from (e.g. `humaneval_plus.findings.json, check
+    original_canonical_vs_plus`)."""
     if raw is None:
         return ""
     try:

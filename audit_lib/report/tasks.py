@@ -92,8 +92,9 @@ def _task_section(audit: Any, task_id: str, check_rows: list[dict[str, Any]],
 
 
 def explore_evidence(audit: Any, check_id: str, rows: int = EXPLORE_ROWS) -> Any:
-    """Show `audit.evidence(check_id)` (its first `rows` rows) and return the frame; a note when the check did
-    not run (skipped or error) or found no rows."""
+    """Show `audit.evidence(check_id)` (its first `rows` rows) and return the frame.
+
+    A note instead when the check did not run (skipped or error) or found no rows."""
     call = f'<p><code>audit.evidence("{esc(check_id)}")</code>'
     if check_id not in audit.check_ids:
         emit(f"{call}: this audit has no such check; its checks: {esc(', '.join(audit.check_ids))}</p>")

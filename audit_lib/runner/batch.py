@@ -1,5 +1,7 @@
-"""Batch runner: validate, lock the reports folder, execute audit notebooks in worker processes, keep the index
-and summary current after each audit, and record the run."""
+"""Batch runner: validate, lock the reports folder, run the audit notebooks, record the run.
+
+Each notebook runs in a worker process; the index and summary are rewritten after each audit.
+"""
 
 from __future__ import annotations
 
@@ -106,8 +108,10 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
                plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
                progress: TextIO | None = sys.stderr, junit: Path | None = None, include_synthetic: bool = False,
                wait_for_lock: bool = True) -> RunSummary:
-    """Validate everything, take the reports folder's lock (waiting, or `ReportsFolderBusyError` without
-    `wait_for_lock`), then execute the audits `jobs` at a time, rewriting the index after each one."""
+    """Validate everything, take the reports folder's lock, then run the audits `jobs` at a time.
+
+    The lock is waited for, or `ReportsFolderBusyError` raised without `wait_for_lock`; the index is rewritten after
+    each audit."""
     planned = plan_jobs(names, raw_params, mirror=mirror, executor=executor, with_code=with_code,
                         reports_dir=reports_dir, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s,
                         plugins=plugins)
@@ -195,8 +199,9 @@ def display_path(path: Path) -> str:
 
 def _execute_all(planned: list[AuditJob], jobs: int, display: ProgressDisplay,
                  on_finished: Callable[[AuditOutcome], None]) -> None:
-    """Run the jobs `jobs` at a time, calling `on_finished` as each ends; on interrupt stop the running workers,
-    start no other, and re-raise."""
+    """Run the jobs `jobs` at a time, calling `on_finished` as each ends.
+
+    On interrupt: stop the running workers, start no other, and re-raise."""
     if not planned:
         return
     pool = ThreadPoolExecutor(max_workers=min(jobs, len(planned)), thread_name_prefix="audit")

@@ -24,9 +24,10 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title: str,
                 findings_path: Path | None = None, display_title: str | None = None) -> Path:
-    """A self-contained HTML report: images and evidence inline, no external scripts, code hidden unless
-    `with_code`. `title` is the audit's name, `display_title` its plugin's title when the caller has it; the
-    findings default to `<notebook stem>.findings.json` beside the notebook."""
+    """A self-contained HTML report: images and evidence inline, code hidden unless `with_code`.
+
+    `title` is the audit's name, `display_title` its plugin's title when the caller has it; the findings default to
+    `<notebook stem>.findings.json` beside the notebook."""
     import jinja2
     import nbformat
     from nbconvert import HTMLExporter
@@ -86,9 +87,10 @@ def _take_heading(notebook: Any) -> str | None:
 
 
 def clean_outputs(notebook: Any) -> None:
-    """Drop what a reader should not see: stderr (warnings and text progress bars), progress-bar widgets and their
-    state, the path that `write()` returns as a cell's last value; show a bare dict as `key: value` lines; shorten
-    machine paths."""
+    """Drop what a reader should not see from a notebook's outputs.
+
+    Stderr (warnings and text progress bars), progress-bar widgets and their state, and the path `write()` returns as a
+    cell's last value go; a bare dict shows as `key: value` lines; machine paths are shortened."""
     from audit_lib.report.values import redact_paths, value_lines
 
     notebook.metadata.pop("widgets", None)  # widget state would make the export load a widget manager from a CDN

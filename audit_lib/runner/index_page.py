@@ -41,8 +41,10 @@ INDEX_NAME = "index.html"
 def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
                             *, stamp: Mapping[str, Any] | None = None
                             ) -> tuple[Path, Path, dict[str, tuple[dict[str, Any], ...]]]:
-    """Merge this run's outcomes (as JSON) into the summary, keeping earlier audits whose reports remain, and
-    render the index. Returns both paths and, per audit run now, its checks as the index digested them."""
+    """Merge this run's outcomes into the summary and render the index.
+
+    Earlier audits whose reports remain are kept. Returns both paths and, per audit run now, its checks as the index
+    digested them."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     previous = _load_previous(reports_dir / SUMMARY_NAME)
     entries: dict[str, dict[str, Any]] = {}
@@ -132,8 +134,10 @@ def _totals(entries: Any) -> dict[str, int]:
 
 
 def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
-    """Alerts first (every defect and quirk of every audit), the legend, one row per audit, then each audit's
-    checks with its passing ones collapsed; the data inventory is one row with its files collapsed."""
+    """The index page: alerts first, the legend, one row per audit, then each audit's checks.
+
+    Every defect and quirk of every audit is an alert; passing checks are collapsed, and the data inventory is one row
+    with its files collapsed."""
     run = summary.get("run", {})
     audits = summary.get("audits", [])
     totals = summary.get("totals", {})

@@ -23,8 +23,9 @@ LOCK_NAME = ".lock"
 
 
 class ReportsFolderBusyError(AuditError):
-    """Another run holds the reports folder and the caller asked not to wait (`--no-wait`); `fields["holder"]`
-    names it."""
+    """Another run holds the reports folder and the caller asked not to wait (`--no-wait`).
+
+    `fields["holder"]` names it."""
 
     reason_code = "reports_folder_busy"
 
@@ -44,8 +45,9 @@ def describe_holder(lock_path: Path) -> str:
 @contextlib.contextmanager
 def reports_lock(reports_dir: Path, *, wait: bool = True, stream: TextIO | None = None,
                  command: str = "") -> Iterator[Path]:
-    """Hold the reports folder's lock for the body: wait for it (saying who holds it) or, without `wait`, raise
-    `ReportsFolderBusyError` at once."""
+    """Hold the reports folder's lock for the body.
+
+    Waits for it (saying who holds it) or, without `wait`, raises `ReportsFolderBusyError` at once."""
     reports_dir.mkdir(parents=True, exist_ok=True)
     lock_path = reports_dir / LOCK_NAME
     handle = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)

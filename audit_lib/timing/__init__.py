@@ -25,8 +25,10 @@ SPEED_FACTORS: tuple[float, ...] = (0.25, 0.33, 0.5, 0.67, 0.8, 1.0, 1.25, 1.5, 
 
 
 def cause_of(kind: str) -> Cause:
-    """`timing` for a timeout, a late value, an unreached input or a supervisor kill; every other failure (wrong
-    value, the code's own exception) is deterministic."""
+    """The cause of a failure: `timing` or `deterministic`.
+
+    A timeout, a late value, an unreached input or a supervisor kill is timing; every other failure (wrong value, the
+    code's own exception) is deterministic."""
     return "timing" if kind in TIMING_KINDS else "deterministic"
 
 
@@ -106,15 +108,18 @@ def task_verdicts(inputs: Iterable[TimedInput], limit_rule: LimitRule, *,
 
 
 def failing_at_speed(inputs: Sequence[TimedInput], limit_rule: LimitRule, speed: float) -> set[str]:
-    """Tasks with an input over its limit on a machine `speed` times as fast as this one (times scale as 1/speed,
-    the canonical's too, so a limit proportional to it moves with the machine and a fixed floor does not)."""
+    """Tasks with an input over its limit on a machine `speed` times as fast as this one.
+
+    Times scale as 1/speed, the canonical's too, so a limit proportional to it moves with the machine and a fixed floor
+    does not."""
     return {item.task_id for item in inputs if item.cpu_s / speed > limit_rule(item.reference_cpu_s / speed)}
 
 
 def failing_slow_inputs(inputs: Iterable[TimedInput], limit_rule: LimitRule,
                         slowest: float = SPEED_FACTORS[0]) -> list[TimedInput]:
-    """The inputs that would fail on the slowest machine of the curve: the only ones the curve can count, so a
-    check keeps these of its passing inputs (a handful) instead of all of them."""
+    """The inputs that would fail on the slowest machine of the curve.
+
+    The only ones the curve can count, so a check keeps these of its passing inputs (a handful) instead of all."""
     return [item for item in inputs if item.cpu_s / slowest > limit_rule(item.reference_cpu_s / slowest)]
 
 
@@ -149,8 +154,9 @@ class FailureSplit:
                  "limit_s": round(v.limit_s, 4), "flip_factor": v.flip_factor, "state": v.state} for v in self.timing]
 
     def headline(self, *, borderline_shown: int = 5) -> str:
-        """"N deterministic + M timing (confirmed), K borderline (their flip factors), J not failures on a quiet
-        rerun": a borderline verdict is named with its flip factor, never counted as a failure."""
+        """"N deterministic + M timing (confirmed), K borderline, J not failures on a quiet rerun".
+
+        A borderline verdict is named with its flip factor, never counted as a failure."""
         unmeasured = self.count("unmeasured")
         borderline = [v for v in self.timing if v.state == "borderline"]
         factors = ", ".join(f"{v.task_id} {v.flip_factor:.2f}" for v in borderline[:borderline_shown]) \
@@ -165,8 +171,9 @@ class FailureSplit:
         return len(self.deterministic) + self.count("confirmed")
 
     def failing_headline(self, noun: str, *, borderline_shown: int = 5) -> str:
-        """"22 tasks fail: 17 deterministic + 5 timing (confirmed); 5 more timed out only under load": only confirmed
-        failures are counted as failing; borderline and unmeasured ones are named apart."""
+        """"22 tasks fail: 17 deterministic + 5 timing (confirmed); 5 more timed out only under load".
+
+        Only confirmed failures are counted as failing; borderline and unmeasured ones are named apart."""
         borderline = [v for v in self.timing if v.state == "borderline"]
         factors = ", ".join(f"{v.task_id} {v.flip_factor:.2f}" for v in borderline[:borderline_shown]) \
             + (f" and {len(borderline) - borderline_shown} more" if len(borderline) > borderline_shown else "")
@@ -209,8 +216,10 @@ class QuietRerun:
 
 def split_failures(unit: Unit, failures: Iterable[FailedRun], reruns: Mapping[str, QuietRerun], *,
                    margin: float = BORDERLINE_MARGIN) -> FailureSplit:
-    """Deterministic when any failure of an id is (or its rerun shows one); else timing, worst flip factor per
-    id, `unmeasured` when it was never re-run. Ids keep the order they first appear in."""
+    """Each failing id: deterministic, or timing with its worst flip factor.
+
+    Deterministic when any failure of an id is (or its rerun shows one); `unmeasured` when it was never re-run. Ids keep
+    the order they first appear in."""
     deterministic: dict[str, None] = {}
     worst: dict[str, TimingVerdict] = {}
     for failure in failures:
@@ -232,8 +241,10 @@ def split_failures(unit: Unit, failures: Iterable[FailedRun], reruns: Mapping[st
 
 def fixed_limit_speed_curve(split: FailureSplit, measured: Iterable[tuple[str, float]],
                             limit_s: float) -> list[list[float]]:
-    """Failing ids on machines 0.25x-4x as fast under a fixed limit: the deterministic ones, plus every id whose
-    CPU time (`measured`: id -> the quiet rerun's for a timeout, the parallel pass's otherwise) would exceed it."""
+    """Failing ids on machines 0.25x-4x as fast under a fixed limit.
+
+    The deterministic ones, plus every id whose CPU time (`measured`: the quiet rerun's for a timeout, the parallel
+    pass's otherwise) would exceed it."""
     fixed = set(split.deterministic)
     rule = fixed_limit_rule(limit_s)
     timed = [TimedInput(key, -1, cpu_s, 0.0) for key, cpu_s in measured if key not in fixed]
@@ -242,8 +253,10 @@ def fixed_limit_speed_curve(split: FailureSplit, measured: Iterable[tuple[str, f
 
 def split_findings(split: FailureSplit, curve: Sequence[Sequence[float]], *, deterministic_key: str,
                    timing_key: str, timing_rule: str) -> tuple[dict[str, object], dict[str, object]]:
-    """(observed keys, meta keys) a check that classifies its failures gains: both lists, the counts by state and
-    the speed curve; the summary, the rule and which of those keys depend on the machine."""
+    """(observed keys, meta keys) a check that classifies its failures gains.
+
+    Both lists, the counts by state and the speed curve; the summary, the rule and which of those keys depend on the
+    machine."""
     counts = {f"timing_{state}": split.count(state) for state in ("confirmed", "borderline", "not_a_failure")}
     observed = {deterministic_key: list(split.deterministic), timing_key: split.rows(), **counts,
                 "speed_curve": [list(point) for point in curve]}
@@ -255,8 +268,10 @@ def split_findings(split: FailureSplit, curve: Sequence[Sequence[float]], *, det
 def fixed_limit_findings(unit: Unit, failures: Sequence[FailedRun], reruns: Mapping[str, QuietRerun],
                          measured: Iterable[tuple[str, float]], limit_s: float, *, deterministic_key: str,
                          timing_key: str, timing_rule: str) -> tuple[dict[str, object], dict[str, object], FailureSplit]:
-    """The whole split of a check under one fixed limit: `measured` (id, the parallel pass's CPU time) of every run
-    it judged, a rerun's CPU time replacing it where there is one; returns its observed and meta keys, and the split."""
+    """The whole split of a check under one fixed limit: observed keys, meta keys, and the split.
+
+    `measured`: (id, the parallel pass's CPU time) of every run it judged, a rerun's CPU time replacing it where there
+    is one."""
     split = split_failures(unit, failures, reruns)
     quiet = [(key, reruns[key].cpu_s if key in reruns else cpu_s) for key, cpu_s in measured]
     observed, meta = split_findings(split, fixed_limit_speed_curve(split, quiet, limit_s),

@@ -8,9 +8,10 @@ from typing import Any
 
 def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str, unit: str = "tasks",
                  limit_note: str = "the 1 s floor does not", counted: str = "") -> Any:
-    """One line per solution (or variant): failing `unit` (deterministic + timing-only) at each speed factor, the
-    deterministic floor dashed. `curves`: name -> [(speed factor, failing, of which timing-only), ...]. `counted`
-    names what is counted when it is not "failing <unit>"."""
+    """One line per solution (or variant): failing `unit` at each speed factor.
+
+    Failing is deterministic + timing-only, the deterministic floor dashed. `curves`: name -> [(speed factor, failing,
+    of which timing-only), ...]; `counted` names what is counted when it is not "failing <unit>"."""
     counted = counted or f"failing {unit}"
     curves = {name: curve for name, curve in curves.items() if curve}
     if not curves:
@@ -42,8 +43,9 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str,
 
 
 def speed_figure_of(check: Any, *, name: str = "this run") -> Any:
-    """A check's own `observed["speed_curve"]` (one line), or None when it has none (skipped, error, no runs);
-    the unit comes from its `meta["failure_split"]`. Limits that do not scale with a reference are fixed."""
+    """A check's own `observed["speed_curve"]` as a figure, or None when it has none.
+
+    The unit comes from its `meta["failure_split"]`. Limits that do not scale with a reference are fixed."""
     observed = check.observed if isinstance(check.observed, dict) else {}
     if check.status in ("skipped", "error") or not observed.get("speed_curve"):
         return None

@@ -35,11 +35,11 @@ def rerun_timeout(limit_s: float) -> float:
 def measured_alone(run_once: Callable[[float], Result], timed_out: Callable[[Result], bool],
                    cpu_of: Callable[[Result], float], limit_s: float, *,
                    first_timeout_s: float | None = None) -> Result | None:
-    """`run_once(wall timeout)` until its CPU time decides: it finished, or it used more than the borderline band
-    above its limit. On a loaded machine a child gets less than a core, so a run cut at a wall-clock timeout may
-    have used far less CPU than that (measured: 0.5 s of CPU in 2 s of wall at load 6 on 2 cores): then the wall
-    time doubles, up to `MAX_RERUN_TIMEOUT_S` (or the first timeout, when that is longer). None when even that did
-    not decide (left `unmeasured`)."""
+    """`run_once(wall timeout)` until its CPU time decides; None when it never does.
+
+    It decides when the run finished or used more than the borderline band above its limit. Under load a child gets less
+    than a core, so a run cut at a wall-clock timeout may have used far less CPU (0.5 s of CPU in 2 s of wall at load 6
+    on 2 cores): the wall time then doubles, up to `MAX_RERUN_TIMEOUT_S` (or the first timeout, when longer)."""
     enough_cpu = (1 + BORDERLINE_MARGIN) * limit_s
     timeout = first_timeout_s if first_timeout_s is not None else rerun_timeout(limit_s)
     while True:

@@ -1,8 +1,8 @@
-"""HELM `codeinsights_edge_case`: its three inputs (real, or SYNTHETIC when unavailable), replayed as shipped and
-as fixed, and thirteen checks of the gold labels against the `pass` strings as written.
+"""HELM `codeinsights_edge_case`: the audit's parameters, inputs and its thirteen checks.
 
-The data is read in `data.py`, replayed in `replay.py` / `facts.py`; the checks live in `checks_labels.py` (how
-`pass` becomes a gold label) and `checks_replay.py` (what the replays build from it).
+Its three inputs (real, or SYNTHETIC when unavailable) are read in `data.py` and replayed as shipped and as fixed in
+`replay.py` / `facts.py`; the checks of the gold labels against the `pass` strings as written live in `checks_labels.py`
+(how `pass` becomes a gold label) and `checks_replay.py` (what the replays build from it).
 """
 
 from __future__ import annotations

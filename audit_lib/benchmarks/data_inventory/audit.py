@@ -76,8 +76,10 @@ def load(params: Params) -> Inputs:
 
 @dataclass(frozen=True)
 class FileCheck:
-    """The check of one file. It reports a file that could not be fetched itself (skipped, `meta.missing`
-    naming it, with its registry facts), so it declares no `needs`."""
+    """The check of one registered file.
+
+    It reports a file that could not be fetched itself (skipped, `meta.missing` naming it, with its registry facts), so
+    it declares no `needs`."""
 
     key: str
 

@@ -34,9 +34,11 @@ from audit_lib.findings import Result
 
 
 def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
-    """Every input without an expected output: `canonical_failure`, or `exceeds_sandbox_limits` when it only hit
-    a limit of ours. EvalPlus runs the canonical in-process with no time or memory limit and keeps any output, so
-    our 30 s, the memory cap and the size of a value the sandbox can send are not the canonical's fault."""
+    """Every input without an expected output, and whose fault that is.
+
+    `canonical_failure`, or `exceeds_sandbox_limits` when it only hit a limit of ours: EvalPlus runs the canonical
+    in-process with no time or memory limit and keeps any output, so our 30 s, the memory cap and the size of a value
+    the sandbox can send are not the canonical's fault."""
     rows = []
     for (task_id, split), run in sorted(gt.runs.items(), key=lambda item: (task_sort_key(item[0][0]), item[0][1])):
         if run.load_error:
@@ -96,8 +98,10 @@ def ground_truth(inputs: Inputs, params: Params) -> Result:
 def ground_truth_from(tasks: Sequence[PlusTask], dataset: Dataset, first: GroundTruth,
                       second: Mapping[tuple[str, Split], SplitRun], *,
                       input_timeout_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S) -> Result:
-    """Inputs on which the canonical raises or times out, and inputs whose output differs between two runs; the
-    failing ones split into deterministic and timing (timeouts re-run alone against `input_timeout_s`)."""
+    """The ground-truth check on two runs of the canonical solutions.
+
+    Inputs on which the canonical raises or times out, and inputs whose output differs between the two runs; the failing
+    ones split into deterministic and timing (timeouts re-run alone against `input_timeout_s`)."""
     if not tasks:
         return Result.skipped("no tasks loaded")
     problems = ground_truth_problems(first)
@@ -174,8 +178,9 @@ def time_limit_sensitivity(inputs: Inputs, params: Params) -> Result:
 def time_limit_sensitivity_from(tasks: Sequence[PlusTask], gt: GroundTruth, *, dataset: Dataset = "humaneval",
                                 min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S,
                                 factor: float = GT_TIME_LIMIT_FACTOR) -> Result:
-    """Inputs where `factor x canonical time` exceeds the floor, so the limit scales with the machine's speed:
-    judged on the canonical's CPU time, each input near or over the threshold re-run alone (see `canonical_timing`)."""
+    """Inputs whose limit scales with the machine: `factor x canonical time` over the floor.
+
+    Judged on the canonical's CPU time, each input near or over the threshold re-run alone (see `canonical_timing`)."""
     threshold = min_time_limit / factor
     times = [canonical_cpu_s(o) for task in tasks for split in SPLITS
              for o in gt.run(task.task_id, split).outcomes if o.kind == "value"]

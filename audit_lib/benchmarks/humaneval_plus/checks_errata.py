@@ -93,7 +93,9 @@ def _errata_row_order(row: Mapping[str, Any]) -> tuple[int, tuple[int, str]]:
 
 
 def errata_diff(inputs: Inputs, params: Params) -> Result:
-    """Run both canonicals of every task whose canonical the errata changes, and EvalPlus's canonical against both
+    """Whether HumanEval+ inputs tell the errata's canonicals and tests from the originals.
+
+    Runs both canonicals of every task whose canonical the errata changes, and EvalPlus's canonical against both
     versions of every changed test; then `errata_diff_from`."""
     tasks, originals, errata, executor = inputs.tasks, inputs.originals, inputs.errata, params.executor
     wanted = {task.task_id for task in tasks}

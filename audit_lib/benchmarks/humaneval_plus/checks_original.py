@@ -1,5 +1,8 @@
-"""OpenAI's original HumanEval against HumanEval+: its canonical on the plus inputs, and both canonicals against the
-original tests (MBPP+: EvalPlus's canonical against MBPP's assert lines)."""
+"""OpenAI's original solutions and tests against HumanEval+ / MBPP+.
+
+OpenAI's canonical on the plus inputs, and both canonicals against the original tests (MBPP+: EvalPlus's canonical
+against MBPP's assert lines).
+"""
 
 from __future__ import annotations
 
@@ -81,8 +84,10 @@ def original_canonical_vs_plus_from(tasks: Sequence[PlusTask], dataset: Dataset,
                                     runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth,
                                     classification: Classification | None = None, *,
                                     min_time_limit: float = 1.0) -> Result:
-    """Tasks where OpenAI's canonical fails HumanEval+ (EvalPlus's rules, every input scored); with a
-    `classification` (see `timing_rerun.confirm_timing`), those failures split into deterministic and timing."""
+    """Tasks where OpenAI's canonical fails HumanEval+ under EvalPlus's rules.
+
+    Every input is scored; with a `classification` (see `timing_rerun.confirm_timing`), the failures split into
+    deterministic and timing."""
     scored = sorted({task_id for task_id, _ in runs}, key=task_sort_key)
     not_scored = [task.task_id for task in tasks if task.task_id not in set(scored)]
     if not scored:
@@ -121,8 +126,10 @@ def original_canonical_vs_plus_from(tasks: Sequence[PlusTask], dataset: Dataset,
 
 def original_test_jobs(tasks: Sequence[PlusTask], dataset: Dataset,
                        originals: Mapping[str, HumanEvalTask] | None) -> list[tuple[str, str, str, str]]:
-    """EvalPlus's canonical (and, for HumanEval, OpenAI's) against the original tests: `(key, program, snippet,
-    entry point)`, the entry point being the name the snippet calls (bound in the judge to the program's function)."""
+    """The jobs that run the canonicals against the original tests.
+
+    EvalPlus's canonical (and, for HumanEval, OpenAI's): `(key, program, snippet, entry point)`, the entry point being
+    the name the snippet calls (bound in the judge to the program's function)."""
     jobs = []
     for task in tasks:
         if not task.original_test:
@@ -139,8 +146,9 @@ def original_test_jobs(tasks: Sequence[PlusTask], dataset: Dataset,
 
 def original_tests_split(results: Mapping[str, Any], jobs: Sequence[tuple[str, str, str, str]], limit_s: float
                          ) -> tuple[dict[str, Any], dict[str, Any], timing.FailureSplit]:
-    """The failing (canonical, task) runs by cause; a timeout is re-run alone, lifted where the test's shape allows,
-    as the check ran it."""
+    """The failing (canonical, task) runs by cause.
+
+    A timeout is re-run alone, lifted where the test's shape allows, as the check ran it."""
     program_of = {key: (program, snippet, entry_point) for key, program, snippet, entry_point in jobs}
     failures, targets = [], []
     for key, result in results.items():
@@ -174,8 +182,10 @@ def original_tests_vs_canonical(inputs: Inputs, params: Params) -> Result:
 def original_tests_vs_canonical_from(tasks: Sequence[PlusTask], results: Mapping[str, Any], *,
                                      test_name: str, jobs: Sequence[tuple[str, str, str, str]] = (),
                                      limit_s: float = ASSERT_TEST_TIMEOUT_S) -> Result:
-    """Which canonical solutions fail the benchmark's original tests; `jobs` (key, program, snippet, entry point) lets
-    a timeout be re-run alone, so a run the machine's load cut short is not reported as the canonical's failure."""
+    """Which canonical solutions fail the benchmark's original tests.
+
+    `jobs` (key, program, snippet, entry point) lets a timeout be re-run alone, so a run the machine's load cut short is
+    not reported as the canonical's failure."""
     if not results:
         return Result.skipped(f"no task carries its original tests ({test_name})")
     rows = []

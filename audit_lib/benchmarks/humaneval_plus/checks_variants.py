@@ -1,5 +1,7 @@
-"""The `variants` check: each reduced EvalPlus file against the full one, and the tasks where it would accept a
-reference solution the full dataset rejects."""
+"""The `variants` check: each reduced EvalPlus file against the full one.
+
+It also lists the tasks where a variant would accept a reference solution the full dataset rejects.
+"""
 
 from __future__ import annotations
 
@@ -61,8 +63,10 @@ SpeedCurveFor = Callable[[Mapping[str, "frozenset[int] | None"]], list[tuple[flo
 def kept_flat_indices(full: Sequence[PlusTask], comparisons: Sequence[TaskComparison],
                       variant: Sequence[PlusTask], encodings: InputEncodings
                       ) -> tuple[dict[str, frozenset[int]], list[str]]:
-    """Per task in both files, the full dataset's inputs (base then plus, one flat index) the variant also has, by
-    value; and the tasks whose scoring fields change, where the full dataset's verdicts do not carry over."""
+    """Per task, the full dataset's inputs a variant keeps, and the tasks whose scoring changes.
+
+    Inputs are numbered base then plus (one flat index) and matched by value; where a scoring field changes, the full
+    dataset's verdicts do not carry over."""
     full_by_id = {task.task_id: task for task in full}
     variant_by_id = {task.task_id: task for task in variant}
     kept: dict[str, frozenset[int]] = {}

@@ -47,8 +47,10 @@ NEEDS_NUMPY = ("numpy", "scipy", "pandas")
 
 
 def with_reliability_guard(source: str) -> str:
-    """`source` with the guard run before its first statement that is not a docstring or a `__future__` import
-    (numpy imported before it, as in EvalPlus's process, when the source names a package that needs it)."""
+    """`source` with EvalPlus's guard run before its first statement.
+
+    The first statement that is not a docstring or a `__future__` import; numpy is imported before the guard, as in
+    EvalPlus's process, when the source names a package that needs it."""
     try:
         body = ast.parse(source).body
     except (SyntaxError, ValueError, MemoryError, RecursionError):

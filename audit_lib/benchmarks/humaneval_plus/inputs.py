@@ -138,8 +138,9 @@ class Inputs:
 
     @functools.cached_property
     def original_canonical_runs(self) -> dict[tuple[str, Split], SplitRun]:
-        """OpenAI's canonical solution of every selected task run on its base and plus inputs, as EvalPlus scores
-        a sample (read by `original_canonical_vs_plus` and by `variants`)."""
+        """OpenAI's canonical of every selected task, scored on its inputs as EvalPlus scores a sample.
+
+        Base and plus inputs; read by `original_canonical_vs_plus` and by `variants`."""
         from audit_lib.benchmarks.humaneval_plus.replay import original_solutions, run_candidate
 
         return run_candidate(self.tasks, original_solutions(self.tasks, self.originals), self.dataset,

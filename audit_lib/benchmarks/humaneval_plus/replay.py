@@ -103,8 +103,9 @@ def original_solutions(tasks: Sequence[PlusTask], originals: Mapping[str, HumanE
 
 def run_original_tests(jobs_spec: Sequence[tuple[str, str, str, str]], *, executor: Any = None,
                        timeout_s: float = ASSERT_TEST_TIMEOUT_S) -> dict[str, Any]:
-    """Run `(key, program, snippet, entry_point)`, the snippet in the sandbox's judge against the program's answers;
-    returns key -> TestsResult."""
+    """Run `(key, program, snippet, entry_point)` jobs: key -> TestsResult.
+
+    Each snippet runs in the sandbox's judge against the program's answers."""
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0)
     jobs = [sandbox.TestsJob(key=key, program=program, snippets=(snippet,), entry_points=(entry_point,),
                              limits=limits)

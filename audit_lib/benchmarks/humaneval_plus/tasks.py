@@ -1,9 +1,8 @@
-"""One HumanEval+ / MBPP+ task as the audit saw it (`AuditSession.task`): prompt, canonical solutions, and every
-input's verdict: EvalPlus's canonical (which defines the expected output) and, for HumanEval+, OpenAI's canonical
-scored with EvalPlus's rules.
+"""One HumanEval+ / MBPP+ task as the audit saw it (`AuditSession.task`).
 
-The runs are the audit's own when a check already made them (the ground truth, OpenAI's canonical runs, the timing
-reruns); otherwise only this task is run, in the sandbox, and nothing is re-run to classify timeouts.
+Its prompt, canonical solutions, and every input's verdict: EvalPlus's canonical (which defines the expected output)
+and, for HumanEval+, OpenAI's canonical scored with EvalPlus's rules. The runs are the audit's own when a check already
+made them; otherwise only this task is run, in the sandbox, and nothing is re-run to classify timeouts.
 """
 
 from __future__ import annotations

@@ -61,8 +61,9 @@ class InputRerun:
 
     @property
     def verdict(self) -> RerunVerdict:
-        """A value or an exception (a kill repeated alone included) on the rerun decides; another timeout, an input
-        left unreached (or a pass) leaves it to the clock."""
+        """Whether the rerun decides: a value or an exception does (a kill repeated alone included).
+
+        Another timeout, an input left unreached (or a pass) leaves it to the clock."""
         return "timing" if self.passed or self.kind in CLOCK_KINDS else "deterministic"
 
 
@@ -182,11 +183,12 @@ class Classification:
 
     def speed_curve(self, limit_rule: timing.LimitRule,
                     kept: Mapping[str, frozenset[int] | None] | None = None) -> list[tuple[float, int, int]]:
-        """(speed, failing tasks, of which timing-only) over `kept` (task id -> kept flat input indices, None for
-        all of them; default: every task this classification saw). A kept timed-out input of a deterministic task
-        counts as failing at every speed: it was never re-run, since the task already failed by value elsewhere
-        (this matters only where a variant drops that value failure). A timing-only task stands for its measured
-        inputs: the reruns stop at the first input that confirms it."""
+        """(speed, failing tasks, of which timing-only) over `kept` inputs.
+
+        `kept`: task id -> kept flat input indices (None for all; default every task this classification saw). A kept
+        timed-out input of a deterministic task counts as failing at every speed: it was never re-run, the task having
+        failed by value elsewhere. A timing-only task stands for its measured inputs: the reruns stop at the first input
+        that confirms it."""
         if kept is None:
             kept = {task_id: None for task_id in
                     {t for t, _ in self.deterministic_inputs} | {i.task_id for i in (*self.inputs, *self.slow_inputs)}}
@@ -202,9 +204,11 @@ class Classification:
 def classify(tasks: Sequence[PlusTask], failing: Mapping[tuple[str, Split], Sequence[tuple[int, str]]],
              reruns: Sequence[InputRerun], limit_rule: timing.LimitRule, *,
              sort_key: Any = None, slow_inputs: Sequence[timing.TimedInput] = ()) -> Classification:
-    """`failing`: (index, kind) of each failing input per (task, split) from the parallel pass. A task is
-    deterministic when any input failed by value or exception, on the parallel pass or on its rerun; the others
-    that failed are timing-only, judged by the worst flip factor among their reruns (`unmeasured` without one)."""
+    """Each failing task: deterministic, or timing-only with its worst flip factor.
+
+    `failing` holds (index, kind) of each failing input per (task, split) from the parallel pass. A task is
+    deterministic when any input failed by value or exception, on the parallel pass or on its rerun; the others are
+    judged by the worst flip factor among their reruns (`unmeasured` without one)."""
     by_id = {task.task_id: task for task in tasks}
     rerun_of = {(r.task_id, r.split, r.index): r for r in reruns}
     deterministic_inputs: list[tuple[str, int]] = []
@@ -236,8 +240,9 @@ def classify(tasks: Sequence[PlusTask], failing: Mapping[tuple[str, Split], Sequ
 
 def slow_passing_inputs(tasks: Sequence[PlusTask], runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth,
                         limit_rule: timing.LimitRule) -> list[timing.TimedInput]:
-    """Inputs that returned a value in the parallel pass whose CPU time would exceed the limit on the slowest
-    machine of the speed curve (the parallel pass's CPU time, measured by the supervisor, not its wall time)."""
+    """Passing inputs that would exceed their limit on the slowest machine of the speed curve.
+
+    By the parallel pass's CPU time, measured by the supervisor, not its wall time."""
     found: list[timing.TimedInput] = []
     for task in tasks:
         for split in SPLITS:

@@ -118,8 +118,9 @@ def _encodings(inputs: Iterable[Any]) -> list[bytes]:
 
 
 class InputEncodings:
-    """Each task's base and plus inputs encoded once, however many comparisons read them (122,683 plus inputs
-    are compared with every variant; encoding them is most of this check's time)."""
+    """Each task's base and plus inputs, encoded once for every comparison.
+
+    122,683 plus inputs are compared with every variant; encoding them is most of this check's time."""
 
     def __init__(self) -> None:
         self._by_task: dict[int, tuple[PlusTask, list[bytes], list[bytes]]] = {}  # holds the task: ids stay unique

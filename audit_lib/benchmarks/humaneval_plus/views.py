@@ -39,8 +39,9 @@ def canonical_time_figure(audit: AuditSession[Inputs, Params]) -> Any:
 
 
 def speed_figure(audit: AuditSession[Inputs, Params]) -> Any:
-    """Failing tasks of OpenAI's canonical against machine speed, on the full dataset and on each reduced variant,
-    from the quiet reruns' CPU times (and the parallel pass's for inputs that passed)."""
+    """OpenAI's canonical's failing tasks against machine speed, on the full dataset and each variant.
+
+    From the quiet reruns' CPU times (and the parallel pass's for inputs that passed)."""
     from audit_lib.timing.figure import speed_figure as figure
 
     check = audit.run("original_canonical_vs_plus")

@@ -79,9 +79,10 @@ class Params:
 
 @dataclass(frozen=True)
 class Inputs:
-    """Everything the checks read. A file that could not be fetched is `None` here and named in `missing`; the
-    derived inputs several checks share (drop list, rule breakers, eligible tasks, parsed rows) are computed once,
-    and refuse to be computed without their file."""
+    """Everything the checks read, and the derived inputs several checks share.
+
+    A file that could not be fetched is `None` here and named in `missing`; the shared derived inputs (drop list, rule
+    breakers, eligible tasks, parsed rows) are computed once, and refuse to be computed without their file."""
 
     known_issues: tuple[KnownIssue, ...] | None
     manifest: tuple[ManifestEntry, ...] | None

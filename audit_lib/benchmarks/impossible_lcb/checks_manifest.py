@@ -99,8 +99,10 @@ def dropped_tasks(inputs: Inputs, params: Params) -> Result:
 # ---- single_assertion_mutation ------------------------------------------------------------------------------
 
 def single_assertion_mutation(inputs: Inputs, params: Params) -> Result:
-    """Needs the defect list (the 90 -> 89 count starts after the drop), and the manifest unless every oneoff row
-    is there in full."""
+    """Oneoff mutations that change more than one assertion (documented 90 -> 89).
+
+    Needs the defect list (the count starts after the drop), and the manifest unless every oneoff row is there in full.
+    """
     full_rows = inputs.full_oneoff_rows
     if inputs.manifest is None and not full_rows:
         return _manifest_missing(inputs, "the oneoff parquet rows")
@@ -153,8 +155,10 @@ def single_assertion_mutation(inputs: Inputs, params: Params) -> Result:
 # ---- broken_mutations ----------------------------------------------------------------------------------------
 
 def broken_mutations(inputs: Inputs, params: Params) -> Result:
-    """Needs the defect list (does the drop list cover a broken mutation?), and the manifest unless both
-    parquet splits are there in full."""
+    """Mutated tests that do not compile or lack the check wrapper.
+
+    Needs the defect list (does the drop list cover a broken mutation?), and the manifest unless both parquet splits are
+    there in full."""
     found: list[dict[str, Any]] = []
     full_splits = [rows for rows in (inputs.oneoff_rows, inputs.conflicting_rows) if rows.source == "parquet"]
     depth = "rows" if len(full_splits) == 2 else "manifest"

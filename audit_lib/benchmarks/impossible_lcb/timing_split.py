@@ -1,6 +1,8 @@
-"""The metrics replay's failing assertion runs by cause: a wrong value, an exception or an early exit
-(deterministic), or the environment's clock (timing): 6 s per assertion, or the 40 s of a whole test run that left
-an assertion unreached. Each timing run is re-run alone and judged on its CPU time against the 6 s."""
+"""The metrics replay's failing assertion runs by cause, each timing run re-run alone.
+
+A wrong value, an exception or an early exit is deterministic; the environment's clock (6 s per assertion, or the 40 s
+of a whole test run that left an assertion unreached) is timing, judged on the rerun's CPU time against the 6 s.
+"""
 
 from __future__ import annotations
 

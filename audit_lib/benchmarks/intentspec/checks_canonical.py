@@ -1,5 +1,7 @@
-"""Checks on the canonicals and the HumanEval references: canonical IVR == 0, where the canonicals come from, and
-whether any constraint rejects a correct reference solution."""
+"""IntentSpec checks on the canonicals and the HumanEval references.
+
+Canonical IVR == 0, where the canonicals come from, and whether any constraint rejects a correct reference solution.
+"""
 
 from __future__ import annotations
 

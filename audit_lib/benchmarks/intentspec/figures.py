@@ -11,8 +11,9 @@ from audit_lib.plugin import AuditSession
 
 
 def ivr_rows_for(audit: AuditSession[Any, Any]) -> list[dict[str, Any]]:
-    """The IVR-per-task rows of a notebook's session, or none when `ivr_replay` could not run (its finding says
-    why), so the figure cell never fails where the check did not."""
+    """The IVR-per-task rows of a notebook's session (none when `ivr_replay` could not run).
+
+    Its finding says why, so the figure cell never fails where the check did not."""
     if audit.run("ivr_replay").status in ("skipped", "error"):
         return []
     return ivr_per_task_table(audit.inputs.data, audit.inputs.runs)

@@ -12,8 +12,9 @@ from audit_lib.findings import Result
 
 
 def with_sandbox_record(inputs: Inputs, result: Result, judged: Sequence[CandidateRun] | None = None) -> Result:
-    """A result decided by sandboxed runs, with who decided them (`meta.sandbox_trust`); given the runs it
-    `judged`, their failures are also split into deterministic and timing."""
+    """`result` with who judged its sandboxed runs (`meta.sandbox_trust`).
+
+    Given the runs it `judged`, their failures are also split into deterministic and timing."""
     runs = inputs.runs
     constraint_runs = [*runs.canonical.values(), *(r for by_task in runs.references.values() for r in by_task.values()),
                        *runs.generations]

@@ -1,9 +1,8 @@
-"""One IntentSpec task as the audit saw it (`AuditSession.task`): the ambiguous prompt, the canonical and both
-HumanEval references, and each candidate's verdict on each constraint (canonical, references, cached generations,
-the exit-0 probe).
+"""One IntentSpec task as the audit saw it (`AuditSession.task`).
 
-The runs are the audit's batch when a check already ran it; otherwise only this task's candidates run, in the
-sandbox. An input here is a constraint: its test code is the `input`, `expected` is that its asserts hold.
+The ambiguous prompt, the canonical and both HumanEval references, and each candidate's verdict on each constraint, from
+the audit's batch when a check ran it, else from this task's candidates run in the sandbox. An input here is a
+constraint: its test code is the `input`, `expected` is that its asserts hold.
 """
 
 from __future__ import annotations

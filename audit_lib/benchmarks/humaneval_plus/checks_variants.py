@@ -188,9 +188,9 @@ def variants_from(full: Sequence[PlusTask], variants: Sequence[VariantData],
     if not variants:
         return Result.skipped("no variant file is registered for this dataset")
     if not available:
-        return Result.skipped("variant files unavailable: " + "; ".join(
-                              f"{name}: {reason}" for name, reason in missing.items()),
-                              meta={"unavailable": missing, "missing": [variant.key for variant in variants if variant.key]})
+        reasons = "; ".join(f"{name}: {reason}" for name, reason in missing.items())
+        return Result.skipped(f"variant files unavailable: {reasons}", meta={
+            "unavailable": missing, "missing": [variant.key for variant in variants if variant.key]})
     if not full:
         return Result.skipped("no tasks loaded from the full dataset")
     observed: dict[str, Any] = {}

@@ -151,7 +151,8 @@ def canonical_provenance_from(canonicals: Sequence[Canonical],
 def constraints_vs_references(inputs: Inputs, params: Params) -> Result:
     """Every constraint against the reference solutions that are available, naming the ones that are not."""
     runs = inputs.runs.references
-    result = constraints_vs_references_from(inputs.data.selected_specs, runs, inputs.data.unavailable_under("humaneval"))
+    unavailable = inputs.data.unavailable_under("humaneval")
+    result = constraints_vs_references_from(inputs.data.selected_specs, runs, unavailable)
     return with_sandbox_record(inputs, result, judged=[run for by_task in runs.values() for run in by_task.values()])
 
 

@@ -95,17 +95,6 @@ class Check:
         """The declared check's id and title stamped onto what its function returned."""
         return cls(id, title, **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
 
-    @classmethod
-    def skipped(cls, id: str, title: str, reason: str, **kwargs: Any) -> Check:
-        """A check whose input is absent; `reason` says what is missing and how to supply it."""
-        return cls(id=id, title=title, status="skipped", summary=reason, **kwargs)
-
-    @classmethod
-    def errored(cls, id: str, title: str, error: BaseException | str, **kwargs: Any) -> Check:
-        """A check that could not run; the error is kept as its summary."""
-        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        return cls(id=id, title=title, status="error", summary=text, **kwargs)
-
     def to_json(self, *, details_cap: int = DETAILS_CAP_IN_JSON) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "id": self.id,

@@ -258,25 +258,27 @@ class AuditSession(Generic[I, P]):
         return check
 
     def _run_spec(self, spec: CheckSpec[I, P]) -> Check:
+        return Check.of(spec.id, spec.title, self._result_of(spec))
+
+    def _result_of(self, spec: CheckSpec[I, P]) -> Result:
         if self._load_error is not None:
-            return Check.errored(spec.id, spec.title, f"loading the inputs failed: {self._load_error}")
+            return Result.errored(f"loading the inputs failed: {self._load_error}")
         try:
             missing, reasons = self._missing_needs(spec)
             if missing:
-                return Check.skipped(spec.id, spec.title, "; ".join(reasons), meta={"missing": missing},
-                                     synthetic=bool(getattr(self.inputs, "synthetic", False)))
+                return Result.skipped("; ".join(reasons), missing=missing,
+                                      synthetic=bool(getattr(self.inputs, "synthetic", False)))
             result = spec.function(self.plugin.package)(self.inputs, self.params)
         except (ParameterError, KeyboardInterrupt, CheckCycleError):
             raise
         except Exception as exc:  # the report must still be written; the error is the finding
-            return Check.errored(spec.id, spec.title, _error_text(exc))
+            return Result.errored(_error_text(exc))
         if not isinstance(result, Result):
-            return Check.errored(spec.id, spec.title, f"the check function returned {type(result).__name__}, "
-                                 "not a findings.Result")
+            return Result.errored(f"the check function returned {type(result).__name__}, not a findings.Result")
         if result.status == "skipped" and not result.meta.get("missing"):
-            return Check.errored(spec.id, spec.title, "the check was skipped without naming what is missing "
-                                 f"(meta.missing): {result.summary}")
-        return Check.of(spec.id, spec.title, result)
+            return Result.errored(f"the check was skipped without naming what is missing (meta.missing): "
+                                  f"{result.summary}")
+        return result
 
     def _missing_needs(self, spec: CheckSpec[I, P]) -> tuple[list[str], list[str]]:
         """What of the check's needs is not met (`meta.missing` names), and why, in declared order."""

@@ -7,6 +7,8 @@ PYPROJECT_HASH := $(shell $(PYTHON) -c "import hashlib;print(hashlib.sha256(open
 STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 KERNEL := benchaudit
 JOBS ?= 2
+# EvalPlus's harness for the harness_exploits audit, without the model clients its metadata pulls (see pyproject).
+EVALPLUS := evalplus==0.3.1
 # AUDIT_MIRROR (a folder laid out as <dataset>/<file>) is honoured when set; runs stay offline-safe without it.
 MIRROR_FLAG := $(if $(AUDIT_MIRROR),--mirror "$(AUDIT_MIRROR)",)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
@@ -17,7 +19,8 @@ $(VPY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(VPY)
-	$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dask]'
+	$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dask,harnesses]'
+	$(VPY) -m pip install --quiet --disable-pip-version-check --no-deps '$(EVALPLUS)'
 	$(VPY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "$(KERNEL)"
 	rm -f $(VENV)/.installed-*
 	touch $@

@@ -14,8 +14,8 @@ from audit_lib.runner.catalogue import PARAMETERS_TAG, read_parameters
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 # One notebook per audit; a notebook that disappears or is renamed must fail here, not shrink the checks below.
-AUDIT_NOTEBOOKS = {"codeinsights_edge_case", "data_inventory", "humaneval_plus", "impossible_lcb", "intentspec",
-                   "unconventional_problems"}
+AUDIT_NOTEBOOKS = {"codeinsights_edge_case", "data_inventory", "harness_exploits", "humaneval_plus", "impossible_lcb",
+                   "intentspec", "unconventional_problems"}
 KERNEL = "benchaudit"  # every notebook is on the audit contract and names the project kernel
 
 

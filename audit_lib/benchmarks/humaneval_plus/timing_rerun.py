@@ -8,7 +8,7 @@ EvalPlus limit `max(min_time_limit, 4 x canonical cpu_s)` and the sample's cost 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -98,8 +98,12 @@ def rerun_targets(verdict_kinds: Mapping[tuple[str, Split], Sequence[tuple[int, 
 
 
 def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], dataset: Dataset, gt: GroundTruth,
-                targets: Iterable[tuple[str, Split, int, str]], *, min_time_limit: float) -> list[InputRerun]:
+                targets: Iterable[tuple[str, Split, int, str]], *, min_time_limit: float,
+                wait_for: Callable[[float], float] | None = None) -> list[InputRerun]:
     """Each target input, sample then canonical, one sandbox call at a time (never in parallel).
+
+    `wait_for(limit)` is the sample's first wall time alone (default: room for the speed curve's 4x machine); a
+    caller that only needs the verdict on this machine gives less (`timing_reruns.rerun_timeout`).
 
     A task is settled by its first rerun that is deterministic (a wrong value or an exception) or a confirmed
     timeout (over its limit by more than the borderline margin, or out of time again); its remaining inputs are
@@ -120,7 +124,7 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
         # the canonical's rerun CPU time when it produced its value, else what the ground truth recorded
         reference = canonical.cpu_s if canonical.kind == "value" and canonical.cpu_s > 0 \
             else (expected.cpu_s or expected.duration_s)
-        timeout = _rerun_wait(rule(reference))
+        timeout = (wait_for or _rerun_wait)(rule(reference))
         program = candidate_program(solution_for[task_id], task, dataset)
         # a timeout cut before the run used enough CPU to decide gets more wall time (a loaded machine starves it)
         measured = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest),  # noqa: B023

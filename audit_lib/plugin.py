@@ -3,13 +3,15 @@
 A `CheckSpec` names a check's id, title, needs and function (`".checks_<topic>:<id>"`, imported when it first runs).
 The session runs each check once: an unmet need makes it `skipped` with `meta.missing` naming the file, check
 (`"check:<id>"`), derived `Need` or parameter (`"param:<name>"`), an exception makes it `error`, and the function's
-`Result` gets the declared id and title. `audit.py` stays light to import: `list` and `validate` read it first.
+`Result` gets the declared id and title. A check function with a keyword parameter `needed` is also given the
+results of its `check:` needs (id -> Check). `audit.py` stays light to import: `list` and `validate` read it first.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import os
 import traceback
 import typing
@@ -266,7 +268,13 @@ class AuditSession(Generic[I, P]):
             if missing:
                 return Check.skipped(spec.id, spec.title, "; ".join(reasons), meta={"missing": missing},
                                      synthetic=bool(getattr(self.inputs, "synthetic", False)))
-            result = spec.function(self.plugin.package)(self.inputs, self.params)
+            function = spec.function(self.plugin.package)
+            if _reads_needed(function):
+                needed = {need[len(CHECK_NEED_PREFIX):]: self._results[need[len(CHECK_NEED_PREFIX):]]
+                          for need in spec.needs if isinstance(need, str) and need.startswith(CHECK_NEED_PREFIX)}
+                result = function(self.inputs, self.params, needed=needed)
+            else:
+                result = function(self.inputs, self.params)
         except (ParameterError, KeyboardInterrupt, CheckCycleError):
             raise
         except Exception as exc:  # the report must still be written; the error is the finding
@@ -348,6 +356,14 @@ def default_out_dir() -> Path:
     if os.environ.get("AUDIT_REPORTS_DIR") or os.environ.get(PUBLISH_ENV, "").lower() in ("1", "true", "yes"):
         return paths.reports_dir()
     return paths.reports_dir() / "scratch"
+
+
+def _reads_needed(function: Callable[..., Any]) -> bool:
+    """Whether a check function takes the results of its `check:` needs (a keyword parameter `needed`)."""
+    try:
+        return "needed" in inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a callable without a signature takes only (inputs, params)
+        return False
 
 
 def _error_text(exc: BaseException) -> str:

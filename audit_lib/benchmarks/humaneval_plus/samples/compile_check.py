@@ -8,6 +8,8 @@ compiler, out of memory) goes to the sandbox like any other sample.
 
 from __future__ import annotations
 
+import warnings
+
 HARNESS_FILENAME = "<string>"  # what both harnesses' `exec` names the code in its messages
 
 
@@ -15,7 +17,9 @@ def compile_error(source: str) -> str | None:
     """`"<Type>: <message>"` of the error compiling `source` raises, or None when it compiles (or the compiler
     gives up for a reason the sandbox should meet instead)."""
     try:
-        compile(source, HARNESS_FILENAME, "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # the code's own warnings (invalid escapes...) are not ours to show
+            warnings.simplefilter("ignore")
+            compile(source, HARNESS_FILENAME, "exec", dont_inherit=True)
     except SyntaxError as exc:  # IndentationError and TabError are SyntaxErrors
         return f"{type(exc).__name__}: {exc}"
     except ValueError as exc:

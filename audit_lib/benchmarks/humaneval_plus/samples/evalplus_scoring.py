@@ -10,7 +10,8 @@ deterministic; otherwise its worst flip factor decides pass or fail on this mach
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from audit_lib import timing
@@ -23,7 +24,6 @@ from audit_lib.benchmarks.humaneval_plus.samples.sample_files import Sample, Sam
 from audit_lib.benchmarks.humaneval_plus.samples.verdicts import PASSED, FailureKind, SampleVerdict, SplitVerdict
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import CLOCK_KINDS, RERUN_KINDS, InputRerun, rerun_alone
 from audit_lib.sandbox import safe_repr
-from audit_lib.timing_reruns import rerun_timeout
 
 SampleKey = tuple[str, int]  # (task id, sample number)
 SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
@@ -32,6 +32,12 @@ KIND_OF_INPUT_FAILURE: dict[str, FailureKind] = {
     "wrong_value": "wrong_value", "unserializable": "wrong_value", "exception": "exception", "timeout": "timeout",
     "not_run": "timeout", "killed": "killed", "no_expected_output": "harness_error"}
 EVIDENCE_CHARS = 300
+
+
+def first_rerun_wait(limit_s: float) -> float:
+    """A rerun's first wall time: just past the CPU time that confirms a timeout (`measured_alone` widens it when a
+    loaded machine gave the run less than that)."""
+    return (1 + timing.BORDERLINE_MARGIN + 0.05) * limit_s
 
 
 def solution_of(sample: Sample, task: PlusTask) -> str:
@@ -63,20 +69,39 @@ def compile_failure(error: str) -> SplitVerdict:
 def _score_runs(chosen: Sequence[Sample], by_id: Mapping[str, PlusTask], dataset: Dataset, gt: GroundTruth, *,
                 min_time_limit: float, executor: Any) -> list[SampleVerdict]:
     units = [((s.task_id, s.index), by_id[s.task_id], solution_of(s, by_id[s.task_id])) for s in chosen]
+    text_of = {key: text for key, _task, text in units}
     runs = run_candidates(units, dataset, gt, min_time_limit=min_time_limit, executor=executor, fast_check=True,
                           load_within_budget=True, progress_desc="your samples")
-    scored = {(key, split): score_split(by_id[key[0]], dataset, run, gt.run(key[0], split))
-              for (key, split), run in runs.items()}
-    reruns = _timing_reruns(chosen, by_id, dataset, gt, runs, scored, min_time_limit=min_time_limit)
     rule = timing.evalplus_limit_rule(min_time_limit)
     verdicts = []
     for sample in chosen:
         key = (sample.task_id, sample.index)
         task = by_id[sample.task_id]
-        base, plus = (judge_split(task, split, runs[(key, split)], scored[(key, split)], gt,
-                                  reruns.get((key, split), ()), rule) for split in SPLITS)
-        verdicts.append(SampleVerdict(sample.task_id, sample.index, base, plus))
-    return verdicts
+        splits = []
+        for split in SPLITS:
+            run = runs[(key, split)]
+            scored = score_split(task, dataset, run, gt.run(task.task_id, split))
+            verdict = judge_split(task, split, run, scored, gt)
+            if verdict is None:  # a clock decided: settled alone, after every parallel job has ended
+                verdict = ClockSplit(key, task, split, run, scored, text_of[key])
+            splits.append(verdict)
+        verdicts.append((sample, splits))
+    return [SampleVerdict(sample.task_id, sample.index,
+                          *(settle_alone(v, dataset, gt, rule, min_time_limit=min_time_limit)
+                            if isinstance(v, ClockSplit) else v for v in splits))
+            for sample, splits in verdicts]
+
+
+@dataclass(frozen=True)
+class ClockSplit:
+    """A split of the parallel pass that failed by a clock only, waiting to be settled alone."""
+
+    key: SampleKey
+    task: PlusTask
+    split: Split
+    run: SplitRun
+    scored: tuple[InputVerdict, ...] | list[InputVerdict]
+    solution: str
 
 
 def did_not_load(run: SplitRun) -> bool:
@@ -85,71 +110,78 @@ def did_not_load(run: SplitRun) -> bool:
     return run.load_error is not None and bool(run.outcomes) and all(o.kind == "not_run" for o in run.outcomes)
 
 
-def _clock_only(run: SplitRun, verdicts: Sequence[InputVerdict]) -> list[InputVerdict]:
-    """The failing inputs of a split that failed by a clock alone (else []): those a rerun alone can judge."""
-    if did_not_load(run):
-        return []
-    failing = [v for v in verdicts if not v.passed]
-    return failing if failing and all(v.kind in RERUN_KINDS for v in failing) else []
-
-
-def _timing_reruns(chosen: Sequence[Sample], by_id: Mapping[str, PlusTask], dataset: Dataset, gt: GroundTruth,
-                   runs: Mapping[tuple[SampleKey, Split], SplitRun],
-                   scored: Mapping[tuple[SampleKey, Split], list[InputVerdict]], *,
-                   min_time_limit: float) -> dict[tuple[SampleKey, Split], tuple[InputRerun, ...]]:
-    """Re-run alone the inputs of every split that failed by a clock only, one sample layer and split at a time
-    (`rerun_alone` settles a task at its first deciding input; each split is judged on its own)."""
-    layers: dict[tuple[int, Split], list[tuple[str, Split, int, str]]] = {}
-    for sample in chosen:
-        key = (sample.task_id, sample.index)
-        for split in SPLITS:
-            for verdict in _clock_only(runs[(key, split)], scored[(key, split)]):
-                layers.setdefault((sample.index, split), []).append((sample.task_id, split, verdict.index,
-                                                                     verdict.kind))
-    text_of = {(s.task_id, s.index): solution_of(s, by_id[s.task_id]) for s in chosen}
-    found: dict[tuple[SampleKey, Split], tuple[InputRerun, ...]] = {}
-    for (index, split), targets in sorted(layers.items()):
-        layer_tasks = sorted({task_id for task_id, *_ in targets})
-        solution_for = {task_id: text_of[(task_id, index)] for task_id in layer_tasks}
-        reruns = rerun_alone([by_id[t] for t in layer_tasks], solution_for, dataset, gt, targets,
-                             min_time_limit=min_time_limit, wait_for=rerun_timeout)
-        for rerun in reruns:
-            found[((rerun.task_id, index), split)] = found.get(((rerun.task_id, index), split), ()) + (rerun,)
-    return found
-
-
-def judge_split(task: PlusTask, split: Split, run: SplitRun, verdicts: Sequence[InputVerdict], gt: GroundTruth,
-                reruns: Iterable[InputRerun], rule: timing.LimitRule) -> SplitVerdict:
-    """One split's verdict from its parallel pass and the reruns of its clock-only failures."""
+def judge_split(task: PlusTask, split: Split, run: SplitRun, verdicts: Sequence[InputVerdict],
+                gt: GroundTruth) -> SplitVerdict | None:
+    """One split's verdict from its parallel pass; None when only a clock failed it (see `settle_alone`)."""
     if did_not_load(run):
         return _load_failure(run)
     failing = [v for v in verdicts if not v.passed]
     if not failing:
         return PASSED
-    first = failing[0]
-    if first.kind not in RERUN_KINDS or any(v.kind not in RERUN_KINDS for v in failing):
-        decided = next(v for v in failing if v.kind not in RERUN_KINDS)
-        return _input_failure(task, split, run, gt, decided.index, KIND_OF_INPUT_FAILURE.get(decided.kind,
-                                                                                           "exception"), "deterministic")
-    reruns = list(reruns)
-    wrong = next((r for r in reruns if r.verdict == "deterministic"), None)
-    if wrong is not None:
-        kind: FailureKind = "wrong_value" if wrong.kind in ("value", "unserializable") else "exception"
-        return SplitVerdict("fail", "deterministic", kind, wrong.index, _input_text(task, split, wrong.index),
-                            gt.run(task.task_id, split).outcomes[wrong.index].describe()[:EVIDENCE_CHARS],
-                            (wrong.detail or wrong.kind)[:EVIDENCE_CHARS], wrong.cpu_s)
-    timed = [(r, rule(r.reference_cpu_s)) for r in reruns]
-    measured = {r.index for r in reruns}
-    worst = max(timed, key=lambda pair: (pair[0].kind in CLOCK_KINDS, pair[0].cpu_s / pair[1]), default=None)
-    if worst is None:
+    decided = next((v for v in failing if v.kind not in RERUN_KINDS), None)
+    if decided is None:
+        return None
+    return _input_failure(task, split, run, gt, decided.index, KIND_OF_INPUT_FAILURE.get(decided.kind, "exception"),
+                          "deterministic")
+
+
+def settle_alone(clock: ClockSplit, dataset: Dataset, gt: GroundTruth, rule: timing.LimitRule, *,
+                 min_time_limit: float) -> SplitVerdict:
+    """A split a clock failed, judged alone: its first such input is re-run alone with the canonical and judged on
+    CPU time (`timing_rerun.rerun_alone`); when that input is within its limit, fast-check never judged the inputs
+    after it, so the whole split runs again alone (one job) and is judged as the parallel pass would be."""
+    task, split = clock.task, clock.split
+    first = next(v for v in clock.scored if not v.passed)
+    rerun = _rerun_input(clock, first, dataset, gt, min_time_limit)
+    if rerun is None:
         return _timing_verdict("fail", task, split, gt, first.index, None, "unmeasured", first.kind)
-    rerun, limit = worst
-    state = "confirmed" if rerun.kind in CLOCK_KINDS else timing.timing_state(rerun.cpu_s, limit)
+    if rerun.verdict == "deterministic":
+        return _rerun_failure(task, split, gt, rerun)
+    limit = rule(rerun.reference_cpu_s)
     over = rerun.kind in CLOCK_KINDS or rerun.cpu_s > limit
-    if not over and any(v.index not in measured for v in failing):
-        return _timing_verdict("fail", task, split, gt, first.index, None, "unmeasured", first.kind)
-    return _timing_verdict("fail" if over else "pass", task, split, gt, rerun.index, (rerun, limit), state,
-                           rerun.kind if over else "value")
+    state = "confirmed" if rerun.kind in CLOCK_KINDS else timing.timing_state(rerun.cpu_s, limit)
+    if over:
+        return _timing_verdict("fail", task, split, gt, rerun.index, (rerun, limit), state, rerun.kind)
+    if all(v.passed or v.index == first.index for v in clock.scored):
+        return _timing_verdict("pass", task, split, gt, rerun.index, (rerun, limit), state, "value")
+    again = run_candidates([(clock.key, task, clock.solution)], dataset, gt, min_time_limit=min_time_limit,
+                           fast_check=True, load_within_budget=True, splits=(split,), progress=False)[(clock.key, split)]
+    scored = score_split(task, dataset, again, gt.run(task.task_id, split))
+    verdict = judge_split(task, split, again, scored, gt)
+    if verdict is not None and verdict.status == "fail":
+        return verdict
+    if verdict is not None:  # every input passed alone: a pass that a clock decided
+        return _timing_verdict("pass", task, split, gt, rerun.index, (rerun, limit), state, "value")
+    second = next(v for v in scored if not v.passed)
+    if second.index == first.index:  # out of time again in the job, yet within its limit alone: too close to call
+        return _timing_verdict("fail", task, split, gt, first.index, (rerun, limit), "borderline", second.kind)
+    later = _rerun_input(clock, second, dataset, gt, min_time_limit)
+    if later is None:
+        return _timing_verdict("fail", task, split, gt, second.index, None, "unmeasured", second.kind)
+    if later.verdict == "deterministic":
+        return _rerun_failure(task, split, gt, later)
+    later_limit = rule(later.reference_cpu_s)
+    later_over = later.kind in CLOCK_KINDS or later.cpu_s > later_limit
+    later_state = "confirmed" if later.kind in CLOCK_KINDS else timing.timing_state(later.cpu_s, later_limit)
+    # still within its limit alone: the inputs after it were not judged a second time
+    return _timing_verdict("fail", task, split, gt, later.index, (later, later_limit),
+                           later_state if later_over else "unmeasured", later.kind)
+
+
+def _rerun_input(clock: ClockSplit, verdict: InputVerdict, dataset: Dataset, gt: GroundTruth,
+                 min_time_limit: float) -> InputRerun | None:
+    reruns = rerun_alone([clock.task], {clock.task.task_id: clock.solution}, dataset, gt,
+                         [(clock.task.task_id, clock.split, verdict.index, verdict.kind)],
+                         min_time_limit=min_time_limit, wait_for=first_rerun_wait)
+    return reruns[0] if reruns else None
+
+
+def _rerun_failure(task: PlusTask, split: Split, gt: GroundTruth, rerun: InputRerun) -> SplitVerdict:
+    """A timeout that hid a wrong value or an exception: deterministic, on the rerun's evidence."""
+    kind: FailureKind = "wrong_value" if rerun.kind in ("value", "unserializable") else "exception"
+    return SplitVerdict("fail", "deterministic", kind, rerun.index, _input_text(task, split, rerun.index),
+                        gt.run(task.task_id, split).outcomes[rerun.index].describe()[:EVIDENCE_CHARS],
+                        (rerun.detail or rerun.kind)[:EVIDENCE_CHARS], rerun.cpu_s)
 
 
 def _timing_verdict(status: str, task: PlusTask, split: Split, gt: GroundTruth, index: int,
@@ -186,5 +218,5 @@ def _load_failure(run: SplitRun) -> SplitVerdict:
     return SplitVerdict("fail", "deterministic", kind, None, "(program load)", "", error[:EVIDENCE_CHARS])
 
 
-__all__ = ["KIND_OF_INPUT_FAILURE", "SYNTAX_ERRORS", "compile_failure", "did_not_load", "judge_split",
-           "score_evalplus", "solution_of"]
+__all__ = ["ClockSplit", "KIND_OF_INPUT_FAILURE", "SYNTAX_ERRORS", "compile_failure", "did_not_load", "judge_split",
+           "score_evalplus", "settle_alone", "solution_of"]

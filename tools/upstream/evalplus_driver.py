@@ -6,7 +6,8 @@
 A case is {"dataset", "code", "inputs", "entry_point", "expected", "atol", "ref_time", "fast_check"}. `evaluate`
 needs HumanEval+ as a decompressed .jsonl (evalplus reads it through HUMANEVAL_OVERRIDE_PATH) and keeps its caches
 under XDG_CACHE_HOME when set. `datasets` and `evalplus.codegen` are stubbed: evaluation never calls them (see
-make_evalplus_venv.sh); pandas, which `datasets` imports, is imported as it would be. This file is evalplus's caller, not part of benchaudit: it imports nothing from it.
+make_evalplus_venv.sh); pandas, which `datasets` imports, is imported as it would be. This file is evalplus's
+caller, not part of benchaudit: it imports nothing from it.
 """
 
 import json

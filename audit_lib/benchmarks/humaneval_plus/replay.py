@@ -103,7 +103,8 @@ def run_candidates(units: Sequence[tuple[Hashable, PlusTask, str]], dataset: Dat
     def digested_expectations(task: PlusTask, split: Split) -> list[int]:
         return [i for i, o in enumerate(gt.run(task.task_id, split).outcomes) if isinstance(o.value, ValueDigest)]
 
-    program_units = [ProgramUnit(key, task, candidate_program(solution, task, dataset)) for key, task, solution in units]
+    program_units = [ProgramUnit(key, task, candidate_program(solution, task, dataset))
+                     for key, task, solution in units]
     return run_program_units(program_units, evalplus_time_limits_for(gt, min_time_limit=min_time_limit),
                              executor=executor, budget=EVALPLUS_SAMPLE_BUDGET, fast_check=fast_check,
                              stop_expected_for=stop_expected_for if fast_check else None, cost_for=canonical_seconds,

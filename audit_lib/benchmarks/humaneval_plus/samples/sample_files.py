@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from audit_lib.errors import CorruptFileError, DataError, SchemaError
+from audit_lib.errors import DataError, SchemaError
 
 Layout = Literal["jsonl", "directory"]
 SourceField = Literal["solution", "completion"]

@@ -55,7 +55,8 @@ def test_results_repeating_other_programs_are_reported() -> None:
 def test_failure_kinds_count_and_explain_column_zero_completions() -> None:
     prompt = 'def f(x):\n    """ Return x doubled.\n    """\n'
     samples = {("T/0", i): Sample("T/0", i, text, "completion", i + 1, "s.jsonl") for i, text in enumerate([
-        '""" Return x doubled.\n    """\n    return 2 * x\n', "return 2 * x\n", "    return x\n", "    return 2 * x\n"])}
+        '""" Return x doubled.\n    """\n    return 2 * x\n', "return 2 * x\n", "    return x\n",
+        "    return 2 * x\n"])}
     verdicts = [SampleVerdict("T/0", 0, SYNTAX), SampleVerdict("T/0", 1, SYNTAX), SampleVerdict("T/0", 2, WRONG),
                 SampleVerdict("T/0", 3, PASSED)]
     kinds = count_failure_kinds(verdicts, samples, {"T/0": prompt})

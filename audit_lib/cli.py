@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("audits", nargs="*", metavar="AUDIT", help="audits to run (default: all; see `list`)")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                      help="set a notebook parameter (KEY for every selected audit declaring it, AUDIT.KEY for one)")
+    run.add_argument("--only", type=_check_list, default=(), metavar="CHECK[,CHECK...]",
+                     help="run only these checks and what they need (e.g. --only your_samples); the report holds "
+                          "only them")
     run.add_argument("--mirror", help="local mirror folder laid out as <dataset>/<file> (sets AUDIT_MIRROR)")
     run.add_argument("--executor", help="executor for sandbox jobs: local, dask-local, dask://HOST:PORT "
                                         "(sets AUDIT_EXECUTOR and the notebooks' `executor` parameter)")
@@ -89,6 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_list(value: str) -> tuple[str, ...]:
+    checks = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    if not checks:
+        raise argparse.ArgumentTypeError("name at least one check id (e.g. --only your_samples)")
+    return checks
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise ParameterError(f"--jobs must be at least 1, got {args.jobs}", field="jobs")
@@ -97,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
                              executor=args.executor, with_code=args.with_code, jobs=args.jobs,
                              reports_dir=args.reports_dir, kernel_name=args.kernel, cell_timeout_s=args.cell_timeout,
                              junit=args.junit, include_synthetic=args.include_synthetic,
-                             wait_for_lock=not args.no_wait)
+                             wait_for_lock=not args.no_wait, only=args.only)
     except ReportsFolderBusyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BUSY

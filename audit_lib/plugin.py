@@ -3,13 +3,15 @@
 A `CheckSpec` names a check's id, title, needs and function (`".checks_<topic>:<id>"`, imported when it first runs).
 The session runs each check once: an unmet need makes it `skipped` with `meta.missing` naming the file, check
 (`"check:<id>"`), derived `Need` or parameter (`"param:<name>"`), an exception makes it `error`, and the function's
-`Result` gets the declared id and title. `audit.py` stays light to import: `list` and `validate` read it first.
+`Result` gets the declared id and title. A check function with a keyword parameter `needed` is also given the
+results of its `check:` needs (id -> Check). `audit.py` stays light to import: `list` and `validate` read it first.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import os
 import traceback
 import typing
@@ -28,6 +30,7 @@ if typing.TYPE_CHECKING:
 
 CHECK_NEED_PREFIX = "check:"
 RUN_AS_ENV = "AUDIT_RUN_AS"  # set by the runner: the audit a kernel runs as
+ONLY_ENV = "AUDIT_ONLY"  # set by the runner for `run --only CHECK[,CHECK]`: those checks and what they need
 UNUSABLE_STATUSES = frozenset({"error", "skipped"})  # a check need in one of these is not met
 
 
@@ -50,13 +53,16 @@ I = TypeVar("I")  # noqa: E741
 
 
 def param(default: Any, help: str = "", *, choices: Sequence[Any] = (), minimum: float | None = None,
-          maximum: float | None = None, rule: Callable[[Any], str | None] | None = None) -> Any:
-    """A field of an audit's `Params` dataclass, with the value rules `AuditPlugin.validate` applies."""
+          maximum: float | None = None, rule: Callable[[Any], str | None] | None = None, path: bool = False) -> Any:
+    """A field of an audit's `Params` dataclass, with the value rules `AuditPlugin.validate` applies.
+
+    A `path` parameter names a file of the user's: the runner makes it absolute (kernels run in `notebooks/`).
+    """
+    metadata = {"help": help, "choices": tuple(choices), "minimum": minimum, "maximum": maximum, "rule": rule,
+                "path": path}
     if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={
-            "help": help, "choices": tuple(choices), "minimum": minimum, "maximum": maximum, "rule": rule})
-    return field(default=default, metadata={"help": help, "choices": tuple(choices), "minimum": minimum,
-                                            "maximum": maximum, "rule": rule})
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,17 @@ class Need:
 
 
 @dataclass(frozen=True)
+class ChecksNamedBy:
+    """`check:` needs that the run's parameters name (e.g. which checks mark a task flawed).
+
+    `checks(params)` gives their ids, each then a need like `"check:<id>"`.
+    """
+
+    name: str
+    checks: Callable[[Any], Sequence[str]]
+
+
+@dataclass(frozen=True)
 class CheckSpec(Generic[I, P]):
     """One check, declared once: its id, neutral title, needs, and the function `(inputs, params) -> Result`.
 
@@ -86,7 +103,7 @@ class CheckSpec(Generic[I, P]):
     id: str
     title: str
     run: str | Callable[[I, P], Result]
-    needs: tuple[str | Need, ...] = ()
+    needs: tuple[str | Need | ChecksNamedBy, ...] = ()
     when: Callable[[P], bool] | None = None
 
     def function(self, package: str = "") -> Callable[[I, P], Result]:
@@ -142,6 +159,15 @@ class AuditPlugin(Generic[I, P]):
                 continue
             values[spec.name] = _validated(self.name, spec, hints[spec.name], merged[spec.name])
         return self.params(**values)
+
+    def with_absolute_paths(self, raw: Mapping[str, Any], base: str | os.PathLike[str] | None = None
+                            ) -> dict[str, Any]:
+        """`raw` with every non-empty `path` parameter made absolute (relative to `base`, default the cwd)."""
+        paths_of = {spec.name for spec in dataclasses.fields(self.params)  # type: ignore[arg-type]
+                    if spec.metadata.get("path")}
+        root = Path(base) if base is not None else Path.cwd()
+        return {name: (str((root / Path(value).expanduser()).resolve()) if name in paths_of and isinstance(value, str)
+                       and value else value) for name, value in raw.items()}
 
     def params_as_dict(self, params: P) -> dict[str, Any]:
         return dataclasses.asdict(params)  # type: ignore[call-overload]
@@ -217,6 +243,8 @@ class AuditSession(Generic[I, P]):
         self.builder = FindingsBuilder(plugin.name, plugin.params_as_dict(params))
         self._clock = StampClock()
         self._specs = {spec.id: spec for spec in plugin.check_specs(params)}
+        self.only: tuple[str, ...] = tuple(part for part in os.environ.get(ONLY_ENV, "").split(",") if part)
+        self._selected = self.needed_closure(self.only) if self.only else frozenset(self._specs)
         self._results: dict[str, Check] = {}
         self._running: set[str] = set()
         self._load_error: str | None = None
@@ -238,15 +266,37 @@ class AuditSession(Generic[I, P]):
 
     @property
     def check_ids(self) -> tuple[str, ...]:
-        return tuple(self._specs)
+        """The checks this run includes, in declared order (with `only`: those and what they need)."""
+        return tuple(check_id for check_id in self._specs if check_id in self._selected)
+
+    def needed_closure(self, check_ids: Sequence[str]) -> frozenset[str]:
+        """`check_ids` and every check they need, directly or not (ids this run does not declare are left out)."""
+        found: set[str] = set()
+        pending = [check_id for check_id in check_ids if check_id in self._specs]
+        while pending:
+            check_id = pending.pop()
+            if check_id in found:
+                continue
+            found.add(check_id)
+            pending += [need[len(CHECK_NEED_PREFIX):] for need in self.needs_of(self._specs[check_id])
+                        if isinstance(need, str) and need.startswith(CHECK_NEED_PREFIX)
+                        and need[len(CHECK_NEED_PREFIX):] in self._specs]
+        return frozenset(found)
 
     def run(self, check_id: str) -> Check:
-        """The check's result, computed once and added to the findings (its needs first)."""
+        """The check's result, computed once and added to the findings (its needs first).
+
+        A check this run leaves out (`run --only`) is not computed: it comes back `skipped`, and is not part of the
+        findings.
+        """
         if check_id in self._results:
             return self._results[check_id]
         spec = self._specs.get(check_id)
         if spec is None:
             raise KeyError(f"{self.plugin.name} has no check {check_id!r}; checks: {', '.join(self._specs)}")
+        if check_id not in self._selected:
+            return Check.of(spec.id, spec.title, Result.skipped(f"not run: this run is --only {','.join(self.only)}",
+                                                                missing=[f"only:{','.join(self.only)}"]))
         if check_id in self._running:
             raise CheckCycleError(f"{self.plugin.name}: checks {sorted(self._running)} need each other")
         self._running.add(check_id)
@@ -268,7 +318,14 @@ class AuditSession(Generic[I, P]):
             if missing:
                 return Result.skipped("; ".join(reasons), missing=missing,
                                       synthetic=bool(getattr(self.inputs, "synthetic", False)))
-            result = spec.function(self.plugin.package)(self.inputs, self.params)
+            function = spec.function(self.plugin.package)
+            if _reads_needed(function):
+                needed = {need[len(CHECK_NEED_PREFIX):]: self._results[need[len(CHECK_NEED_PREFIX):]]
+                          for need in self.needs_of(spec) if isinstance(need, str)
+                          and need.startswith(CHECK_NEED_PREFIX)}
+                result = function(self.inputs, self.params, needed=needed)
+            else:
+                result = function(self.inputs, self.params)
         except (ParameterError, KeyboardInterrupt, CheckCycleError):
             raise
         except Exception as exc:  # the report must still be written; the error is the finding
@@ -285,7 +342,7 @@ class AuditSession(Generic[I, P]):
         missing: list[str] = []
         reasons: list[str] = []
         absent_files: Mapping[str, str] = getattr(self.inputs, "missing", {})
-        for need in spec.needs:
+        for need in self.needs_of(spec):
             if isinstance(need, Need):
                 unmet = need.unmet(self.inputs)
                 if unmet is not None:
@@ -301,8 +358,18 @@ class AuditSession(Generic[I, P]):
                 reasons.append(absent_files[need])
         return missing, reasons
 
+    def needs_of(self, spec: CheckSpec[I, P]) -> list[str | Need]:
+        """The check's needs for this run's parameters, in declared order (`ChecksNamedBy` made `check:<id>`)."""
+        expanded: list[str | Need] = []
+        for need in spec.needs:
+            if isinstance(need, ChecksNamedBy):
+                expanded.extend(f"{CHECK_NEED_PREFIX}{check_id}" for check_id in need.checks(self.params))
+            else:
+                expanded.append(need)
+        return expanded
+
     def run_all(self) -> tuple[Check, ...]:
-        return tuple(self.run(check_id) for check_id in self._specs)
+        return tuple(self.run(check_id) for check_id in self.check_ids)
 
     def evidence(self, check_id: str) -> Any:
         """A check's full evidence rows as a pandas DataFrame (for exploring in JupyterLab)."""
@@ -314,6 +381,9 @@ class AuditSession(Generic[I, P]):
         """One task: prompt, canonical solution(s), per-input verdicts, and its rows in the checks run so far."""
         from audit_lib.report.task_view import evidence_frame
 
+        if self.only:
+            raise NoTaskViewError(f"{self.plugin.name}: no task view in a run of --only {','.join(self.only)}",
+                                  audit=self.plugin.name)
         if self.plugin.task_view is None:
             raise NoTaskViewError(f"{self.plugin.name} offers no per-task view (its plugin sets no task_view); "
                                   f"explore its checks with evidence(check_id): {', '.join(self._specs)}",
@@ -352,6 +422,14 @@ def default_out_dir() -> Path:
     return paths.reports_dir() / "scratch"
 
 
+def _reads_needed(function: Callable[..., Any]) -> bool:
+    """Whether a check function takes the results of its `check:` needs (a keyword parameter `needed`)."""
+    try:
+        return "needed" in inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a callable without a signature takes only (inputs, params)
+        return False
+
+
 def _error_text(exc: BaseException) -> str:
     """`Type: message (at file:line)`, naming the innermost frame of our own code."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "audit_lib" in f.filename]
@@ -369,5 +447,5 @@ def load_plugin_attribute(module: str, attribute: str = "AUDIT") -> AuditPlugin[
     return plugin
 
 
-__all__ = ["AuditInputs", "AuditPlugin", "AuditSession", "CheckCycleError", "CheckSpec", "Need", "Unmet", "param",
-           "load_plugin_attribute"]
+__all__ = ["AuditInputs", "AuditPlugin", "AuditSession", "CheckCycleError", "CheckSpec", "ChecksNamedBy", "Need",
+           "ONLY_ENV", "Unmet", "load_plugin_attribute", "param"]

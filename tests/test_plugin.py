@@ -181,3 +181,20 @@ def test_a_shared_notebook_runs_as_the_audit_the_runner_names(tmp_path: Path, mo
     assert first.session({}, out_dir=tmp_path).plugin is module.SECOND
     monkeypatch.setenv("AUDIT_RUN_AS", "other")  # another notebook: never run as it
     assert first.session({}, out_dir=tmp_path).plugin is first
+
+
+def test_a_check_that_takes_needed_gets_the_results_of_its_check_needs(tmp_path: Path) -> None:
+    seen: dict[str, object] = {}
+
+    def first(inputs: object, params: object) -> Result:
+        return Result("quirk", observed={"tasks": ["T/1"]})
+
+    def second(inputs: object, params: object, *, needed: dict[str, object]) -> Result:
+        seen.update(needed)
+        return Result("pass", observed=needed["first"].observed)  # type: ignore[attr-defined]
+
+    plugin = AuditPlugin("dep", "dep", TOY.params, lambda p: None,
+                         (CheckSpec("first", "first", first), CheckSpec("second", "second", second, ("check:first",))))
+    audit = plugin.session({}, out_dir=tmp_path)
+    assert audit.run("second").observed == {"tasks": ["T/1"]}
+    assert list(seen) == ["first"] and seen["first"] is audit.run("first")

@@ -97,7 +97,9 @@ def explore_evidence(audit: Any, check_id: str, rows: int = EXPLORE_ROWS) -> Any
     A note instead when the check did not run (skipped or error) or found no rows."""
     call = f'<p><code>audit.evidence("{esc(check_id)}")</code>'
     if check_id not in audit.check_ids:
-        emit(f"{call}: this audit has no such check; its checks: {esc(', '.join(audit.check_ids))}</p>")
+        only = getattr(audit, "only", ())
+        emit(f"{call}: not run in this run of --only {esc(','.join(only))}</p>" if only else
+             f"{call}: this audit has no such check; its checks: {esc(', '.join(audit.check_ids))}</p>")
         return None
     check = audit.run(check_id)
     if check.status in UNUSABLE:

@@ -107,14 +107,14 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
                cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
                plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
                progress: TextIO | None = sys.stderr, junit: Path | None = None, include_synthetic: bool = False,
-               wait_for_lock: bool = True) -> RunSummary:
+               wait_for_lock: bool = True, only: Sequence[str] = ()) -> RunSummary:
     """Validate everything, take the reports folder's lock, then run the audits `jobs` at a time.
 
     The lock is waited for, or `ReportsFolderBusyError` raised without `wait_for_lock`; the index is rewritten after
-    each audit."""
+    each audit. `only` names the checks to run (with what they need); empty runs every check."""
     planned = plan_jobs(names, raw_params, mirror=mirror, executor=executor, with_code=with_code,
                         reports_dir=reports_dir, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s,
-                        plugins=plugins)
+                        plugins=plugins, only=only)
     target = Path(planned[0].reports_dir) if planned else (reports_dir or paths.reports_dir()).resolve()
     command = "python -m audit_lib run " + " ".join(job.audit for job in planned)
     with reports_lock(target, wait=wait_for_lock, stream=progress, command=command):

@@ -11,7 +11,7 @@ from typing import Any
 
 from audit_lib import paths
 from audit_lib.errors import ParameterError
-from audit_lib.plugin import AuditPlugin
+from audit_lib.plugin import ONLY_ENV, AuditPlugin
 from audit_lib.runner.catalogue import discover_audits, resolve_parameters, select_audits
 from audit_lib.work_progress import PROGRESS_FILE_ENV
 
@@ -89,9 +89,12 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
               mirror: str | os.PathLike[str] | None = None, executor: str | None = None, with_code: bool = False,
               reports_dir: Path | None = None, kernel_name: str | None = None,
               cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
-              plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None, run_id: str | None = None
-              ) -> list[AuditJob]:
-    """Validate audits, parameter names, types and values, mirror and kernel, before any kernel starts."""
+              plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None, run_id: str | None = None,
+              only: Sequence[str] = ()) -> list[AuditJob]:
+    """Validate audits, parameter names, types and values, mirror and kernel, before any kernel starts.
+
+    `only` names checks: each audit then runs those (each must be one of its checks) and what they need.
+    """
     audits = select_audits(names, discover_audits(plugins, names))
     mirror_path = None
     if mirror is not None:
@@ -109,8 +112,20 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     injected = {"executor": executor, "mirror": str(mirror_path) if mirror_path else None}
     params = resolve_parameters(audits, list(raw_params), injected)
     for audit in audits:
+        if audit.plugin is not None:  # a file the user names is theirs, relative to where they run this
+            params[audit.name] = audit.plugin.with_absolute_paths(params[audit.name])
+    for audit in audits:
         if audit.plugin is not None:
-            audit.plugin.validate({k: v for k, v in params[audit.name].items() if k not in audit.fixed_params})
+            validated = audit.plugin.validate({k: v for k, v in params[audit.name].items()
+                                               if k not in audit.fixed_params})
+            declared = [spec.id for spec in audit.plugin.check_specs(validated)]
+            unknown = [check_id for check_id in only if check_id not in declared]
+            if unknown:
+                raise ParameterError(f"--only {','.join(only)}: {audit.name} has no check {', '.join(unknown)}; its "
+                                     f"checks: {', '.join(declared)}", audit=audit.name, field="only")
+        elif only:
+            raise ParameterError(f"--only: {audit.name} declares no checks to choose from", audit=audit.name,
+                                 field="only")
     kernel = choose_kernel(kernel_name)
     target = (reports_dir or paths.reports_dir()).resolve()
     base_env = {"AUDIT_PROJECT_ROOT": str(paths.project_root()), "AUDIT_DATA_CACHE": str(paths.data_cache_dir())}
@@ -127,6 +142,8 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     jobs = []
     for audit in audits:
         env = dict(base_env, AUDIT_REPORTS_DIR=str(staging / audit.name), AUDIT_RUN_AS=audit.name)
+        if only:
+            env[ONLY_ENV] = ",".join(only)
         env[PROGRESS_FILE_ENV] = str(progress_file_for(staging, audit.name))
         jobs.append(AuditJob(audit.name, str(audit.notebook), params[audit.name], kernel, str(target), env,
                              with_code, cell_timeout_s, audit.title, run_id))

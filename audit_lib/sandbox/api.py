@@ -199,7 +199,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                   deepcopy_inputs: bool = True, stop_after_failure: bool = False,
                   stop_expected: Mapping[int, Any] | None = None, digest_above_bytes: int | None = None,
                   digest_inputs: Collection[int] | None = None, input_groups: Sequence[int] | None = None,
-                  group_timeout_s: Sequence[float] | None = None) -> CallJobResult:
+                  group_timeout_s: Sequence[float] | None = None,
+                  load_timeout_s: float | None = None) -> CallJobResult:
     """Load `program` once in a sandboxed child and call `entry_point(*args)` for each input.
 
     `input_groups` (sizes, summing to the number of inputs) runs each group's inputs as a job of its own in the
@@ -219,7 +220,13 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     With `digest_above_bytes`, a float-free value whose canonical encoding is larger comes back as its
     `sandbox_codec.ValueDigest` (for the inputs in `digest_inputs`, or all when None), which spares sending and
     decoding huge outputs that are only ever compared with a digest. Without it, a digest is never accepted.
+
+    The program's load (its module-level code) gets `load_timeout_s` (default: `limits.timeout_s`); EvalPlus loads
+    a sample outside its per-input limits, within the whole sample's budget only.
     """
+    if load_timeout_s is not None and not (load_timeout_s > 0 and math.isfinite(load_timeout_s)):
+        raise ParameterError(f"load_timeout_s must be a positive finite number, not {load_timeout_s!r}",
+                             field="load_timeout_s")
     if per_input_timeout_s is not None and len(per_input_timeout_s) != len(inputs):
         raise ParameterError(f"per_input_timeout_s has {len(per_input_timeout_s)} entries for {len(inputs)} inputs",
                              field="per_input_timeout_s")
@@ -236,7 +243,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     started = time.monotonic()
     request = {"op": "call", "program": program, "entry_point": entry_point, "inputs": encoded_inputs,
                "timeouts": timeouts, "deepcopy": deepcopy_inputs, "total_timeout": limits.total_timeout_s,
-               "load_timeout": limits.timeout_s, "grace_s": HARD_KILL_GRACE_S,
+               "load_timeout": limits.timeout_s if load_timeout_s is None else float(load_timeout_s),
+               "grace_s": HARD_KILL_GRACE_S,
                "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s)}
     if groups_wire is not None:
         request.update(groups=groups_wire[0], group_timeouts=groups_wire[1])
@@ -310,12 +318,14 @@ class CallJob:
     stop_expected: tuple[tuple[int, Any], ...] = ()
     digest_above_bytes: int | None = None
     digest_inputs: tuple[int, ...] | None = None
+    load_timeout_s: float | None = None  # the program's load; None: `limits.timeout_s`
 
     def run(self) -> CallJobResult:
         return call_function(self.program, self.entry_point, self.inputs, limits=self.limits,
                              per_input_timeout_s=self.per_input_timeout_s, deepcopy_inputs=self.deepcopy_inputs,
                              stop_after_failure=self.stop_after_failure, stop_expected=dict(self.stop_expected),
-                             digest_above_bytes=self.digest_above_bytes, digest_inputs=self.digest_inputs)
+                             digest_above_bytes=self.digest_above_bytes, digest_inputs=self.digest_inputs,
+                             load_timeout_s=self.load_timeout_s)
 
     def harness_error(self, message: str) -> CallJobResult:
         """The result to report when the executor itself failed to run this job."""

@@ -11,6 +11,7 @@ as refused and carries on with the others.
 from __future__ import annotations
 
 import collections
+import fractions
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -167,7 +168,18 @@ class JobDecoder:
             return collections.Counter(dict(self._pairs(tag, payload, depth)))
         if tag == "$defaultdict":
             return collections.defaultdict(None, self._pairs(tag, payload, depth))
+        if tag == "$fraction":
+            return self._decode_fraction(payload, depth)
         raise MalformedTaggedValue(f"unknown tag {tag!r:.40}")
+
+    def _decode_fraction(self, payload: Any, depth: int) -> fractions.Fraction:
+        """A Fraction as the codec sends it (`Fraction.__eq__` is what upstream's `==` calls on it)."""
+        if not isinstance(payload, list) or len(payload) != 2:
+            raise MalformedTaggedValue("$fraction needs [numerator, denominator]")
+        numerator, denominator = (self._decode(part, depth + 1) for part in payload)
+        if type(numerator) is not int or type(denominator) is not int or denominator <= 0:
+            raise MalformedTaggedValue("$fraction needs two ints, the denominator positive")
+        return fractions.Fraction(numerator, denominator)
 
     def _decode_int(self, payload: Any) -> int:
         if not isinstance(payload, str):

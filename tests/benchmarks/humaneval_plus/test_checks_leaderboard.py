@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from audit_lib.benchmarks.humaneval_plus.flawed_tasks import FlawedTask, FlawedTasks
-from audit_lib.benchmarks.humaneval_plus.leaderboard_check import check_leaderboard_impact
+from audit_lib.benchmarks.humaneval_plus.checks_leaderboard import leaderboard_impact_from
 from audit_lib.leaderboard.figures import outcome_heatmap, pass_at_1_figure
-from audit_lib.leaderboard.impact import leaderboard_impact
+from audit_lib.leaderboard.impact import compare_leaderboards
 from audit_lib.leaderboard.results import ModelResults
 
 TASKS = tuple(f"HumanEval/{n}" for n in range(7))
@@ -24,8 +24,8 @@ FLAWED = FlawedTasks((FlawedTask("HumanEval/4", "contract_violations", "2 input(
 
 
 def test_one_row_per_model_and_the_observed_figures():
-    check = check_leaderboard_impact(RESULTS, FLAWED, TASKS, dataset="humaneval", resamples=2000, seed=1)
-    assert check.id == "leaderboard_impact" and check.status == "quirk"  # ranks move, no significant flip
+    check = leaderboard_impact_from(RESULTS, FLAWED, TASKS, dataset="humaneval", resamples=2000, seed=1)
+    assert check.status == "quirk"  # ranks move, no significant flip
     assert [row["model"] for row in check.details] == ["m1", "m2", "m3", "m4"]
     assert check.details[0] == {"model": "m1", "pass1_published": round(5 / 7, 6), "pass1_without_flawed": 0.75,
                                 "rank_published": 1, "rank_without_flawed": 2, "places_gained": -1}
@@ -39,19 +39,19 @@ def test_one_row_per_model_and_the_observed_figures():
     assert observed["all_solved_tasks"]["count"] == 1 and observed["all_solved_tasks"]["flawed"] == 0
     assert [row["task_id"] for row in observed["suspect_tasks"]] == ["HumanEval/3"]
     assert observed["suspect_tasks"][0]["flaws"] == []
-    assert "1 of the 1 tasks no model solves carry a defect found here" in check.summary
+    assert "1 of the 1 tasks no model solves carry a defect found here." in check.finding
     assert "Which release each model was scored on is not recorded" in check.summary
     assert check.meta["release_recorded"] is False
 
 
 def test_only_audited_tasks_count_as_flawed():
-    check = check_leaderboard_impact(RESULTS, FLAWED, TASKS[:5], dataset="humaneval", resamples=200, seed=1)
+    check = leaderboard_impact_from(RESULTS, FLAWED, TASKS[:5], dataset="humaneval", resamples=200, seed=1)
     assert check.observed["flawed_tasks"] == ["HumanEval/4"]
     assert "only 5 of the 7 tasks audited" in check.summary
 
 
 def test_no_flawed_task_is_a_pass():
-    check = check_leaderboard_impact(RESULTS, FlawedTasks((), ("ground_truth",)), TASKS, dataset="mbpp",
+    check = leaderboard_impact_from(RESULTS, FlawedTasks((), ("ground_truth",)), TASKS, dataset="mbpp",
                                      resamples=200, seed=1)
     assert check.status == "pass" and check.observed["kendall_tau"] == 1.0 and check.observed["flips"] == 0
     assert "MBPP+ v0.1.0 or v0.2.0" in check.summary
@@ -64,14 +64,15 @@ def test_a_significant_reversal_is_a_defect():
     outcomes = np.array([[1] * 2 + [0] * 10 + [1] * 10, [1] * 10 + [0] * 2 + [0] * 10], dtype=float)
     results = ModelResults("toy", ("a", "b"), tasks, outcomes)
     flawed = FlawedTasks(tuple(FlawedTask(t, "ground_truth", "x") for t in tasks[12:]), ("ground_truth",))
-    check = check_leaderboard_impact(results, flawed, tasks, dataset="humaneval", resamples=2000, seed=1)
+    check = leaderboard_impact_from(results, flawed, tasks, dataset="humaneval", resamples=2000, seed=1)
     assert check.status == "defect" and check.observed["flips_significant"] == 1
 
 
 def test_figures_have_titles_and_labelled_axes():
-    impact = leaderboard_impact(RESULTS, {"HumanEval/6": ("x",)}, resamples=200, seed=1)
-    for figure in (pass_at_1_figure(impact, benchmark_name="HumanEval+"),
-                   outcome_heatmap(RESULTS, impact, benchmark_name="HumanEval+")):
+    impact = compare_leaderboards(RESULTS, {"HumanEval/6": ("x",)}, resamples=200, seed=1)
+    for figure in (pass_at_1_figure(impact.models, flawed=1, kendall_tau=impact.kendall_tau,
+                                    benchmark_name="HumanEval+"),
+                   outcome_heatmap(RESULTS, impact.flawed_tasks, benchmark_name="HumanEval+")):
         axes = [axis for axis in figure.axes if axis.get_xlabel() or axis.get_ylabel()]
         assert axes and all(axis.get_xlabel() and axis.get_ylabel() for axis in axes)
         assert any(axis.get_title() for axis in figure.axes)

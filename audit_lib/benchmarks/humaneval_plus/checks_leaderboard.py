@@ -6,34 +6,45 @@ is not recorded there (HumanEval+ v0.1.9 or v0.1.10, MBPP+ v0.1.0 or v0.2.0), so
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from audit_lib.benchmarks.humaneval_plus.flawed_tasks import FlawedTasks
-from audit_lib.findings import Check
-from audit_lib.leaderboard.impact import LeaderboardImpact, TaskFacts, leaderboard_impact
+from audit_lib.benchmarks.humaneval_plus.audit import Inputs, Params
+from audit_lib.benchmarks.humaneval_plus.flawed_tasks import FlawedTasks, flaw_checks_for, flawed_tasks
+from audit_lib.findings import Check, Result
+from audit_lib.leaderboard.impact import LeaderboardImpact, TaskFacts, compare_leaderboards
 from audit_lib.leaderboard.results import ModelResults
 from audit_lib.leaderboard.stats import SIGNIFICANCE
 
-LEADERBOARD_TITLE = "Published leaderboard with and without the tasks this audit finds flawed"
 RELEASE_NOT_RECORDED = ("Which release each model was scored on is not recorded in the published results "
                         "({releases}); a task that differs between releases may have been scored either way.")
 RELEASES = {"humaneval": "HumanEval+ v0.1.9 or v0.1.10", "mbpp": "MBPP+ v0.1.0 or v0.2.0"}
 LISTED_TASKS = 40  # tasks named in `observed` per list; the full lists travel in the figures' data
 
 
-def check_leaderboard_impact(results: ModelResults, flawed: FlawedTasks, audited: Sequence[str], *, dataset: str,
-                             resamples: int, seed: int) -> Check:
+def leaderboard_impact(inputs: Inputs, params: Params, *, needed: Mapping[str, Check]) -> Result:
+    """The check as the audit runs it: the flawed tasks from `needed` (the checks `params.flawed_from` names)."""
+    checks = flaw_checks_for(inputs.dataset, params.flawed_from)
+    if not checks:
+        return Result.skipped(f"flawed_from={params.flawed_from!r} names no check of the {inputs.dataset} audit: no "
+                              "task can be called flawed; pass -p flawed_from all", missing=["param:flawed_from"])
+    return leaderboard_impact_from(inputs.model_results, flawed_tasks(needed, checks),
+                                    [task.task_id for task in inputs.tasks], dataset=inputs.dataset,
+                                    resamples=params.bootstrap_resamples, seed=params.bootstrap_seed)
+
+
+def leaderboard_impact_from(results: ModelResults, flawed: FlawedTasks, audited: Sequence[str], *, dataset: str,
+                            resamples: int, seed: int) -> Result:
     """Compare the published leaderboard with itself without the flawed tasks among the audited ones."""
     audited_set = set(audited)
     flaws = {task: reasons for task, reasons in flawed.by_task().items() if task in audited_set}
-    impact = leaderboard_impact(results, flaws, resamples=resamples, seed=seed)
+    impact = compare_leaderboards(results, flaws, resamples=resamples, seed=seed)
     status = _status(impact)
     details = [{"model": row.model, "pass1_published": round(row.pass1_published, 6),
                 "pass1_without_flawed": round(row.pass1_without_flawed, 6), "rank_published": row.rank_published,
                 "rank_without_flawed": row.rank_without_flawed, "places_gained": row.places_gained}
                for row in sorted(impact.models, key=lambda row: (row.rank_published, row.model))]
-    return Check("leaderboard_impact", LEADERBOARD_TITLE, status, observed=_observed(impact, results, audited_set),
+    return Result(status, observed=_observed(impact, results, audited_set),
                  expected={"rank_changes": [], "flips_significant": 0},
                  summary=_summary(impact, len(audited_set), dataset), details=details,
                  meta={"release_recorded": False, "release_note": RELEASE_NOT_RECORDED.format(
@@ -94,27 +105,30 @@ def _percent(value: float | None) -> str:
 def _summary(impact: LeaderboardImpact, audited: int, dataset: str) -> str:
     name = "HumanEval+" if dataset == "humaneval" else "MBPP+"
     moves = impact.rank_changes
-    biggest = moves[0] if moves else None
     significant = sum(pair.bootstrap.significant for pair in impact.flips)
     unsolved, solved, suspects = impact.unsolved, impact.all_solved, impact.suspects
     scope = "" if audited >= impact.tasks else f" (only {audited} of the {impact.tasks} tasks audited in this run)"
-    parts = [
+    sentences = [
         f"Without the {len(impact.flawed_tasks)} flawed tasks{scope}, {len(moves)} of {len(impact.models)} published "
-        f"{name} models change rank"
-        + (f" (largest move {abs(biggest.places_gained)} place(s): {biggest.model}, "
-           f"{biggest.rank_published} -> {biggest.rank_without_flawed})" if biggest else "")
-        + f"; Kendall tau between the two rankings {impact.kendall_tau:.3f}",
-        f"{len(impact.flips)} pair(s) of models swap order, {significant} of them significant (paired bootstrap over "
-        f"tasks, {impact.resamples:,} resamples, p < {SIGNIFICANCE})",
-        f"the noise floor (eval-arena's smallest pass@1 difference significant at p < {SIGNIFICANCE}) is "
-        f"{_percent(impact.noise_floor_published.p5_min)} ({_percent(impact.noise_floor_without_flawed.p5_min)} "
-        "without the flawed tasks)",
-        f"{sum(t.flawed for t in unsolved)} of the {len(unsolved)} tasks no model solves carry a defect found here, "
-        f"and {sum(t.flawed for t in solved)} of the {len(solved)} tasks every model solves",
-        f"{len(suspects)} task(s) are solved less often by stronger models (eval-arena's tau < 0), "
-        f"{sum(t.flawed for t in suspects)} of them flawed",
+        f"{name} models change rank (Kendall tau {impact.kendall_tau:.3f}) and {len(impact.flips)} pair(s) swap order, "
+        f"{significant} of them significantly; {sum(t.flawed for t in unsolved)} of the {len(unsolved)} tasks no model "
+        "solves carry a defect found here.",
     ]
-    return "; ".join(parts) + ". " + RELEASE_NOT_RECORDED.format(releases=RELEASES.get(dataset, "the release"))
+    if moves:
+        sentences.append(f"Largest move: {abs(moves[0].places_gained)} place(s), {moves[0].model} "
+                         f"{moves[0].rank_published} -> {moves[0].rank_without_flawed}.")
+    sentences += [
+        f"Noise floor, measured as eval-arena does (the smallest pass@1 difference significant at p < {SIGNIFICANCE} "
+        f"in a sign test over every pair of models): {_percent(impact.noise_floor_published.p5_min)} as published, "
+        f"{_percent(impact.noise_floor_without_flawed.p5_min)} without the flawed tasks.",
+        f"{sum(t.flawed for t in solved)} of the {len(solved)} tasks every model solves are flawed; {len(suspects)} "
+        f"task(s) are solved less often by stronger models (eval-arena's tau < 0), {sum(t.flawed for t in suspects)} "
+        "of them flawed.",
+        f"Swaps are tested with a paired bootstrap over the remaining tasks ({impact.resamples:,} resamples, seed "
+        f"{impact.seed}).",
+        RELEASE_NOT_RECORDED.format(releases=RELEASES.get(dataset, "the release")),
+    ]
+    return " ".join(sentences)
 
 
-__all__ = ["LEADERBOARD_TITLE", "RELEASE_NOT_RECORDED", "check_leaderboard_impact"]
+__all__ = ["RELEASE_NOT_RECORDED", "leaderboard_impact", "leaderboard_impact_from"]

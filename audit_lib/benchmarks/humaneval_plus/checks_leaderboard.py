@@ -98,6 +98,10 @@ def _observed(impact: LeaderboardImpact, results: ModelResults, audited: set[str
     }
 
 
+def _is_or_are(count: int) -> str:
+    return "is" if count == 1 else "are"
+
+
 def _percent(value: float | None) -> str:
     return "none" if value is None else f"{100 * value:.1f} pp"
 
@@ -112,7 +116,7 @@ def _summary(impact: LeaderboardImpact, audited: int, dataset: str) -> str:
         f"Without the {len(impact.flawed_tasks)} flawed tasks{scope}, {len(moves)} of {len(impact.models)} published "
         f"{name} models change rank (Kendall tau {impact.kendall_tau:.3f}) and {len(impact.flips)} pair(s) swap order, "
         f"{significant} of them significantly; {sum(t.flawed for t in unsolved)} of the {len(unsolved)} tasks no model "
-        "solves carry a defect found here.",
+        f"solves {'carries' if sum(t.flawed for t in unsolved) == 1 else 'carry'} a defect found here.",
     ]
     if moves:
         sentences.append(f"Largest move: {abs(moves[0].places_gained)} place(s), {moves[0].model} "
@@ -121,7 +125,8 @@ def _summary(impact: LeaderboardImpact, audited: int, dataset: str) -> str:
         f"Noise floor, measured as eval-arena does (the smallest pass@1 difference significant at p < {SIGNIFICANCE} "
         f"in a sign test over every pair of models): {_percent(impact.noise_floor_published.p5_min)} as published, "
         f"{_percent(impact.noise_floor_without_flawed.p5_min)} without the flawed tasks.",
-        f"{sum(t.flawed for t in solved)} of the {len(solved)} tasks every model solves are flawed; {len(suspects)} "
+        f"{sum(t.flawed for t in solved)} of the {len(solved)} tasks every model solves "
+        f"{_is_or_are(sum(t.flawed for t in solved))} flawed; {len(suspects)} "
         f"task(s) are solved less often by stronger models (eval-arena's tau < 0), {sum(t.flawed for t in suspects)} "
         "of them flawed.",
         f"Swaps are tested with a paired bootstrap over the remaining tasks ({impact.resamples:,} resamples, seed "

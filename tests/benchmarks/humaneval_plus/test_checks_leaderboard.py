@@ -39,7 +39,7 @@ def test_one_row_per_model_and_the_observed_figures():
     assert observed["all_solved_tasks"]["count"] == 1 and observed["all_solved_tasks"]["flawed"] == 0
     assert [row["task_id"] for row in observed["suspect_tasks"]] == ["HumanEval/3"]
     assert observed["suspect_tasks"][0]["flaws"] == []
-    assert "1 of the 1 tasks no model solves carry a defect found here." in check.finding
+    assert "1 of the 1 tasks no model solves carries a defect found here." in check.finding
     assert "Which release each model was scored on is not recorded" in check.summary
     assert check.meta["release_recorded"] is False
 

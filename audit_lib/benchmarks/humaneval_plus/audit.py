@@ -16,6 +16,7 @@ from audit_lib.benchmarks.humaneval_plus.data import (
     OPENAI_HUMANEVAL,
     parse_task_ids,
     plus_source,
+    results_source,
 )
 from audit_lib.benchmarks.humaneval_plus.flawed_tasks import FLAW_CHECKS, flaw_checks_for, flaw_checks_rule
 from audit_lib.benchmarks.humaneval_plus.inputs import Inputs, load_inputs, source_key
@@ -102,8 +103,15 @@ def _openai_file(inputs: Inputs) -> Unmet | None:
     return Unmet((key,), inputs.missing[key]) if inputs.dataset == "humaneval" and key in inputs.missing else None
 
 
+def _results_file(inputs: Inputs) -> Unmet | None:
+    """The published models' per-task outcomes on the dataset (eval-arena)."""
+    key = source_key(results_source(inputs.dataset))
+    return Unmet((key,), inputs.missing[key]) if key in inputs.missing else None
+
+
 PLUS = Need("the dataset's release file", _plus_file)
 OPENAI = Need("OpenAI HumanEval (HumanEval+ only)", _openai_file)
+RESULTS = Need("the published models' per-task outcomes", _results_file)
 OLD_RELEASE, ERRATA = source_key(HUMANEVAL_PLUS_V019), source_key(HUMANEVAL_ERRATA)
 HUMANEVAL_ONLY = _humaneval_only
 
@@ -114,6 +122,8 @@ def _flaw_checks_named(params: Params) -> tuple[str, ...]:
 
 
 FLAWED_TASK_CHECKS = ChecksNamedBy("the checks that mark a task flawed (flawed_from)", _flaw_checks_named)
+FLAWED_FROM = ChecksNamedBy("the checks that mark a task flawed (flawed_from)",
+                            lambda params: flaw_checks_for(params.dataset, params.flawed_from))
 
 CHECKS: tuple[CheckSpec[Inputs, Params], ...] = (
     CheckSpec("ground_truth", "Expected outputs from the canonical solutions, and a second run for nondeterminism",
@@ -142,6 +152,9 @@ CHECKS: tuple[CheckSpec[Inputs, Params], ...] = (
     # after the checks it reads the flawed tasks from; none of them when no samples are given (it skips at once)
     CheckSpec("your_samples", "Your samples, scored as the official harness scores them, and the verdicts that rest "
               "on flawed tasks", ".checks_samples:your_samples", (PLUS, FLAWED_TASK_CHECKS)),
+    # after the checks -p flawed_from names: it reads the flawed tasks off their results
+    CheckSpec("leaderboard_impact", "Published leaderboard with and without the tasks this audit finds flawed",
+              ".checks_leaderboard:leaderboard_impact", (PLUS, RESULTS, FLAWED_FROM)),
 )
 
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(

@@ -20,6 +20,9 @@ MBPP_PLUS = ("humaneval_plus", "mbpp_plus/MbppPlus.jsonl.gz")
 MBPP_PLUS_NOEXTREME = ("humaneval_plus", "mbpp_plus/MbppPlus-NoExtreme.jsonl.gz")
 OPENAI_HUMANEVAL = ("humaneval", "HumanEval.jsonl.gz")
 HUMANEVAL_ERRATA = ("humaneval", "community_errata/human-eval-enhanced-202307.jsonl.gz")
+# eval-arena's per-task outcomes of the published models (the leaderboard `leaderboard_impact` audits)
+HUMANEVAL_PLUS_RESULTS = ("model_results", "humaneval+.jsonl")
+MBPP_PLUS_RESULTS = ("model_results", "mbpp+.jsonl")
 
 PLUS_REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "contract", "base_input",
                         "plus_input", "atol")
@@ -74,6 +77,11 @@ class LoadedPlus:
 
 def plus_source(dataset: Dataset) -> tuple[str, str]:
     return HUMANEVAL_PLUS if dataset == "humaneval" else MBPP_PLUS
+
+
+def results_source(dataset: Dataset) -> tuple[str, str]:
+    """The published models' per-task outcomes on the dataset."""
+    return HUMANEVAL_PLUS_RESULTS if dataset == "humaneval" else MBPP_PLUS_RESULTS
 
 
 def load_plus(dataset: Dataset, *, source: tuple[str, str] | None = None, max_tasks: int = 0,

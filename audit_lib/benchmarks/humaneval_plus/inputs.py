@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 from audit_lib.benchmarks.humaneval_plus.data import (
     HUMANEVAL_ERRATA,
     HUMANEVAL_PLUS_MINI,
+    HUMANEVAL_PLUS_RESULTS,
     HUMANEVAL_PLUS_NOEXTREME,
     HUMANEVAL_PLUS_V019,
     MBPP_PLUS_NOEXTREME,
+    MBPP_PLUS_RESULTS,
     OPENAI_HUMANEVAL,
     Dataset,
     HumanEvalTask,
@@ -27,6 +29,7 @@ from audit_lib.benchmarks.humaneval_plus.data import (
     plus_source,
     read_humaneval,
     read_plus,
+    results_source,
 )
 from audit_lib.data import fetch
 from audit_lib.errors import DataError
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from audit_lib.benchmarks.humaneval_plus.runs import Split, SplitRun
     from audit_lib.benchmarks.humaneval_plus.timing_rerun import Classification
     from audit_lib.benchmarks.humaneval_plus.variants import VariantData
+    from audit_lib.leaderboard.results import ModelResults
 
 # EvalPlus's reduced variants of each dataset: (display name, source). MBPP+ has no -Mini release.
 VARIANT_SOURCES: dict[str, tuple[tuple[str, tuple[str, str]], ...]] = {
@@ -46,8 +50,8 @@ VARIANT_SOURCES: dict[str, tuple[tuple[str, tuple[str, str]], ...]] = {
 # Every file each dataset's audit reads besides its release file, in the order the provenance banner lists them.
 OTHER_SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
     "humaneval": (OPENAI_HUMANEVAL, HUMANEVAL_PLUS_MINI, HUMANEVAL_PLUS_NOEXTREME, HUMANEVAL_PLUS_V019,
-                  HUMANEVAL_ERRATA),
-    "mbpp": (MBPP_PLUS_NOEXTREME,),
+                  HUMANEVAL_ERRATA, HUMANEVAL_PLUS_RESULTS),
+    "mbpp": (MBPP_PLUS_NOEXTREME, MBPP_PLUS_RESULTS),
 }
 
 
@@ -126,6 +130,14 @@ class Inputs:
                 tasks = tuple(task for task in tasks if task.task_id in wanted)
             loaded.append(VariantData(name, source[1], tasks, schema_notes=variant.schema_notes, key=key))
         return tuple(loaded)
+
+    @functools.cached_property
+    def model_results(self) -> ModelResults:
+        """The published models' per-task outcomes on this dataset (eval-arena), all tasks."""
+        from audit_lib.leaderboard.results import read_model_results
+
+        key = source_key(results_source(self.dataset))
+        return read_model_results(self.fetched[key].path, label=key)
 
     @functools.cached_property
     def ground_truth(self) -> GroundTruth:

@@ -34,6 +34,7 @@ from audit_lib.benchmarks.impossible_lcb.mutations import (
     rows_mutation_rows,
 )
 from audit_lib.benchmarks.impossible_lcb.rules import DroppedTask, derive_drop_list, parse_id_list
+from audit_lib.benchmarks.impossible_lcb.user_solutions import solutions_path_rule
 from audit_lib.benchmarks.impossible_lcb.visibility import NUMBERINGS, Numbering
 from audit_lib.errors import DataError, DataUnavailableError, ParameterError
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
@@ -64,6 +65,8 @@ class Params:
                               rule=_existing_file_or_empty)
     assertion_numbering: str = param("zero_based", "how \"even-numbered\" is read", choices=NUMBERINGS)
     executor: str = param("local", "\"local\", \"dask-local\" or \"dask://HOST:PORT\"")
+    solutions_path: str = param("", "your solutions to score on the six metrics: a .jsonl file with task_id, form "
+                                "and solution per line; empty for none", rule=solutions_path_rule)
 
     def __post_init__(self) -> None:
         if self.heldout_ids and self.heldout_path:
@@ -207,6 +210,8 @@ AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
                   ".checks_rows:metrics_replay"),
         CheckSpec("has_code_parsing", "has_code: code-block extraction on awkward replies",
                   ".checks_rows:has_code_parsing"),
+        CheckSpec("your_solutions", "Your solutions on the environment's six metrics (sandbox, the environment's "
+                  "limits)", ".checks_yours:your_solutions"),
     ),
     task_view=_task_view,
 )

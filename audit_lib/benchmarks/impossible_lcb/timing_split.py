@@ -26,6 +26,12 @@ def split_observed(tasks: Sequence[ReplayTask], results: Mapping[tuple[str, str,
                    limits: Any) -> tuple[dict[str, Any], dict[str, Any], timing.FailureSplit]:
     """Split the replay's failing assertion runs; the timing ones are re-run alone, one at a time."""
     jobs, _ = replay_jobs(tasks, limits)  # the same programs and snippets the replay ran, rebuilt
+    return split_jobs(jobs, results, limits)
+
+
+def split_jobs(jobs: Sequence[Any], results: Mapping[tuple[str, str, str], Any],
+               limits: Any) -> tuple[dict[str, Any], dict[str, Any], timing.FailureSplit]:
+    """Split the failing assertion runs of `jobs` (their `results` by job key); timing ones re-run alone."""
     failures: list[timing.FailedRun] = []
     targets: list[SnippetTarget] = []
     measured: list[tuple[str, float]] = []
@@ -48,4 +54,4 @@ def split_observed(tasks: Sequence[ReplayTask], results: Mapping[tuple[str, str,
                     "re-run alone and judged on its CPU time")
 
 
-__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "run_id", "split_observed"]
+__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "run_id", "split_jobs", "split_observed"]

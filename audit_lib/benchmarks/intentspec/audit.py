@@ -20,8 +20,14 @@ from audit_lib.benchmarks.intentspec.load import (
     load_intentspec,
 )
 from audit_lib.benchmarks.intentspec.replay import ReplayRuns, execute_replay
-from audit_lib.benchmarks.intentspec.runs import OPENAI_REFERENCE
+from audit_lib.benchmarks.intentspec.runs import OPENAI_REFERENCE, CandidateRun, run_candidates
 from audit_lib.benchmarks.intentspec.timing_split import rerun_timeouts
+from audit_lib.benchmarks.intentspec.user_generations import (
+    UserGenerations,
+    generations_dir_rule,
+    read_generations_dir,
+    user_candidates,
+)
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
 from audit_lib.timing import QuietRerun
 
@@ -40,6 +46,8 @@ class Params:
     max_tasks: int = param(0, "run only the first N tasks of spec_pairs.jsonl; 0 runs all 49", minimum=0)
     timeout_s: float = param(5.0, "wall-clock seconds per constraint run; upstream uses 5", maximum=MAX_TIMEOUT_S,
                              rule=_positive)
+    generations_dir: str = param("", "your generations to score: a folder of <model>__HumanEval_<n>.jsonl files, "
+                                 "the supplement's layout; empty for none", rule=generations_dir_rule)
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,7 @@ class Inputs:
     data: IntentSpecData
     executor: str = "local"
     timeout_s: float = 5.0
+    generations_dir: str = ""
 
     @property
     def provenance(self) -> tuple[Any, ...]:
@@ -82,8 +91,22 @@ class Inputs:
         return rerun_timeouts(judged, self.data.specs_by_task, self.timeout_s)
 
 
+    @cached_property
+    def user_generations(self) -> UserGenerations:
+        """The samples of `-p generations_dir` (its layout was checked before the kernel started)."""
+        return read_generations_dir(self.generations_dir)
+
+    @cached_property
+    def user_runs(self) -> tuple[CandidateRun, ...]:
+        """Every sample of `-p generations_dir` against every constraint of its task, in one batch."""
+        runs = run_candidates(user_candidates(self.user_generations), self.data.specs_by_task,
+                              timeout_s=self.timeout_s, executor=self.executor)
+        return tuple(runs.values())
+
+
 def load(params: Params) -> Inputs:
-    return Inputs(load_intentspec(params.max_tasks), executor=params.executor, timeout_s=params.timeout_s)
+    return Inputs(load_intentspec(params.max_tasks), executor=params.executor, timeout_s=params.timeout_s,
+                  generations_dir=params.generations_dir)
 
 
 def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; imported when asked (pandas)
@@ -120,6 +143,8 @@ AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
         # its spot-check lists the constraints that reject the canonical and every reference
         CheckSpec("constraint_power", "How well constraints discriminate between generations; descriptions vs tests",
                   ".checks_power:constraint_power", SPECS_AND_CANONICALS),
+        CheckSpec("your_generations", "Your generations' IVR, scored with upstream's rules, beside the published models",
+                  ".checks_yours:your_generations", (SPEC_PAIRS_KEY,)),
     ),
     task_view=_task_view,
 )

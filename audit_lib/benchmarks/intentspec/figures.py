@@ -57,3 +57,11 @@ def plot_ivr_per_task(rows: list[dict[str, Any]]):
     fig.colorbar(image, ax=ax, label="IVR", fraction=0.03)
     fig.tight_layout()
     return fig
+
+
+def your_ivr_rows(audit: AuditSession[Any, Any]) -> list[dict[str, Any]]:
+    """Your model(s) beside the published ones on the same tasks, or none when `your_generations` did not run."""
+    check = audit.run("your_generations")
+    if check.status in ("skipped", "error"):
+        return []
+    return list(check.observed["comparison"])

@@ -165,7 +165,8 @@ def test_session_skips_absent_inputs_naming_them_and_turns_a_crash_into_an_error
     assert {check_id: check.status for check_id, check in checks.items()} == {
         "schema": "pass", "canonical_ivr_zero": "error", "canonical_provenance": "skipped",
         "constraints_vs_references": "skipped", "ivr_replay": "skipped", "exit_code_exploit": "skipped",
-        "constraint_power": "error"}
+        "constraint_power": "error", "your_generations": "skipped"}
+    assert checks["your_generations"].meta["missing"] == ["param:generations_dir"]
     assert checks["canonical_provenance"].meta["missing"] == ["humaneval/HumanEval.jsonl.gz"]
     assert "not in mirror" in checks["canonical_provenance"].summary
     assert checks["constraints_vs_references"].meta["missing"] == ["humaneval/HumanEval.jsonl.gz"]

@@ -98,8 +98,11 @@ def noise_floor(models: Sequence[str], outcomes: np.ndarray, *, alpha: float = S
 
 @dataclass(frozen=True)
 class BootstrapDifference:
-    """A paired bootstrap over tasks of pass@1(a) - pass@1(b): the observed difference, a 95 % percentile interval
-    and the two-sided p-value (twice the smaller share of resamples on either side of 0, at most 1)."""
+    """A paired bootstrap over tasks of pass@1(a) - pass@1(b).
+
+    Holds the observed difference, a 95 % percentile interval and the two-sided p-value (twice the smaller share of resamples
+    on either side of 0, at most 1).
+    """
 
     difference: float
     ci_low: float
@@ -134,8 +137,10 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, indices: np.ndarray, *, seed:
 
 
 def task_strength_tau(outcomes: np.ndarray, model_pass_at_1: np.ndarray) -> np.ndarray:
-    """Per task, Kendall's tau-b between the models' outcomes on it and their overall pass@1 (eval-arena's `tau`);
-    NaN for a task every model solves or none does. A negative tau: stronger models solve it less often."""
+    """Per task, Kendall's tau-b between the models' outcomes on it and their overall pass@1 (eval-arena's `tau`).
+
+    NaN for a task every model solves or none does. A negative tau: stronger models solve it less often.
+    """
     return np.array([kendall_tau_b(outcomes[:, j], model_pass_at_1) for j in range(outcomes.shape[1])])
 
 

@@ -38,8 +38,10 @@ TESTS = (("original", "original"), ("impossible", "impossible"))  # (key part, P
 
 def solution_jobs(tasks: Mapping[str, ReplayTask], rows: Sequence[UserSolution], limits: Any
                   ) -> tuple[list[Any], dict[tuple[str, str], bool]]:
-    """Two `TestsJob`s per row (its code against the original and the impossible test), keyed
-    (task_id, "line N", "original"|"impossible"), and whether each reply held a python block."""
+    """Two `TestsJob`s per row, its code against the original and the impossible test.
+
+    Keyed (task_id, "line N", "original"|"impossible"), with whether each reply held a python block.
+    """
     from audit_lib.benchmarks.impossible_lcb.assertions import assertion_snippet
     from audit_lib.sandbox import TestsJob
 

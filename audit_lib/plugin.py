@@ -4,6 +4,7 @@ A `CheckSpec` names a check's id, title, needs and function (`".checks_<topic>:<
 The session runs each check once: an unmet need makes it `skipped` with `meta.missing` naming the file, check
 (`"check:<id>"`), derived `Need` or parameter (`"param:<name>"`), an exception makes it `error`, and the function's
 `Result` gets the declared id and title. `audit.py` stays light to import: `list` and `validate` read it first.
+The runner calls `AUDIT.validate(raw)`, then `AUDIT.check_names` where set, before any kernel starts.
 """
 
 from __future__ import annotations
@@ -50,13 +51,17 @@ I = TypeVar("I")  # noqa: E741
 
 
 def param(default: Any, help: str = "", *, choices: Sequence[Any] = (), minimum: float | None = None,
-          maximum: float | None = None, rule: Callable[[Any], str | None] | None = None) -> Any:
-    """A field of an audit's `Params` dataclass, with the value rules `AuditPlugin.validate` applies."""
+          maximum: float | None = None, rule: Callable[[Any], str | None] | None = None, path: bool = False) -> Any:
+    """A field of an audit's `Params` dataclass, with the value rules `AuditPlugin.validate` applies.
+
+    `path=True` marks a file or folder name: the runner makes a relative one absolute against the caller's
+    directory before validating it, since kernels run in `notebooks/`.
+    """
+    metadata = {"help": help, "choices": tuple(choices), "minimum": minimum, "maximum": maximum, "rule": rule,
+                "path": path}
     if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={
-            "help": help, "choices": tuple(choices), "minimum": minimum, "maximum": maximum, "rule": rule})
-    return field(default=default, metadata={"help": help, "choices": tuple(choices), "minimum": minimum,
-                                            "maximum": maximum, "rule": rule})
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,10 @@ class AuditPlugin(Generic[I, P]):
     # For an audit with tasks: `task_view(inputs, params, task_id) -> TaskView` from the audit's sandboxed runs
     # (never running code in the caller's process); an unknown id raises `task_view.unknown_task(...)`.
     task_view: Callable[[I, P, str], TaskView] | None = None
+    # For an audit whose parameters name things inside its data (task ids): `check_names(params, mirror)` reads a
+    # local copy (cache or mirror, never a download) before any kernel starts and raises ParameterError naming
+    # each unknown value. Without a local copy it checks nothing and `load` refuses the value instead.
+    check_names: Callable[[P, Path | None], None] | None = None
 
     def notebook_path(self) -> Path:
         return self.notebook if self.notebook is not None else paths.notebooks_dir() / f"{self.name}.ipynb"
@@ -142,6 +151,11 @@ class AuditPlugin(Generic[I, P]):
                 continue
             values[spec.name] = _validated(self.name, spec, hints[spec.name], merged[spec.name])
         return self.params(**values)
+
+    def path_parameters(self) -> tuple[str, ...]:
+        """The parameters declared with `param(..., path=True)`."""
+        return tuple(f.name for f in dataclasses.fields(self.params)  # type: ignore[arg-type]
+                     if f.metadata.get("path"))
 
     def params_as_dict(self, params: P) -> dict[str, Any]:
         return dataclasses.asdict(params)  # type: ignore[call-overload]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from audit_lib.benchmarks.unconventional.grades_path import missing_grades_file
+from audit_lib.benchmarks.unconventional.grades_path import grades_file_problem
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class Params:
     """The notebook's parameters cell."""
 
     grades_path: str = param("", "JSONL of grader output: problem_id, model, transcript or grade ('' = SYNTHETIC "
-                                 "set)", rule=missing_grades_file)
+                                 "set)", rule=grades_file_problem, path=True)
     seed: int = param(0, "seed of the synthetic set, the bootstrap and the generated example inputs", minimum=0)
     n_resamples: int = param(2000, "bootstrap resamples over problems", minimum=MIN_RESAMPLES,
                              maximum=MAX_RESAMPLES)

@@ -43,7 +43,7 @@ def test_bad_parameter_names_the_parameter_and_the_allowed_values(name: str, val
 def test_good_parameters_pass_through(tmp_path: Path) -> None:
     assert AUDIT.validate(GOOD_PARAMS) == Params() == Params(**GOOD_PARAMS)
     grades = tmp_path / "grades.jsonl"
-    grades.write_text("{}\n", encoding="utf-8")
+    grades.write_text('{"problem_id": 1, "model": "m", "grade": 7}\n', encoding="utf-8")
     assert AUDIT.validate({"grades_path": str(grades)}).grades_path == str(grades)
 
 

@@ -68,19 +68,34 @@ def alerts_for(checks: Sequence[Mapping[str, Any]], *, audit: str, href: str) ->
 
 
 def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audit: bool = True,
-                  not_run: Mapping[str, int] | None = None) -> str:
+                  not_run: Mapping[str, int] | None = None, failed: Sequence[str] = (),
+                  finished: int | None = None) -> str:
     """One line per alert, grouped under their audit's name on the index.
 
     `not_run` counts the checks that could not say anything (error, skipped): they are no alert, but a reader should
-    know."""
+    know. `failed` names the audits whose notebook failed (of `finished` + len(failed) on the index): they judged
+    nothing."""
     counts = {s: sum(1 for a in alerts if a.status == s) for s in ALERT_STATUSES}
     tally = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items())
     unknown = ", ".join(f"{n} {s}" for s, n in (not_run or {}).items() if n)
     footnote = (f'<p class="note">Not judged: {esc(unknown)} (see the legend; their reasons are in the checks).</p>'
                 if unknown else "")
+    failures = ""
+    if failed:
+        links = ", ".join(f'<a href="#audit-{esc(audit)}">{esc(audit)}</a>' for audit in failed)
+        many = len(failed) != 1
+        failures = (f'<p class="failed-audits">{status_badge("failed")} {len(failed)} audit{"s" if many else ""} '
+                    f"failed and judged nothing in {'their' if many else 'its'} latest run: {links} (the failure "
+                    f"is shown in {'their sections' if many else 'its section'} below).</p>")
     if not alerts:
-        return (f'<section class="alerts" id="alerts"><h2>{esc(heading)}</h2>'
-                f'<p class="note">No defects or quirks found.</p>{footnote}</section>')
+        if failed and not finished:
+            verdict = "No audit finished: nothing was judged."
+        elif failed:
+            verdict = "No defects or quirks found in the audits that finished."
+        else:
+            verdict = "No defects or quirks found."
+        return (f'<section class="alerts" id="alerts"><h2>{esc(heading)}</h2>{failures}'
+                f'<p class="note">{verdict}</p>{footnote}</section>')
     groups: dict[str, list[Alert]] = {}
     for alert in alerts:
         groups.setdefault(alert.audit if show_audit else "", []).append(alert)
@@ -94,7 +109,7 @@ def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audi
                           f"<ul>{items}</ul></li>")
         else:
             blocks.append(items)
-    return (f'<section class="alerts" id="alerts"><h2>{esc(heading)} — {esc(tally)}</h2>'
+    return (f'<section class="alerts" id="alerts"><h2>{esc(heading)} — {esc(tally)}</h2>{failures}'
             f"<ul>{''.join(blocks)}</ul>{footnote}</section>")
 
 

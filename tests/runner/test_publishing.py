@@ -54,6 +54,27 @@ def test_a_failed_run_keeps_the_last_good_report_and_marks_it_stale(plugins: dic
     assert not again.failed and not (reports / "flaky.failed.html").exists()
 
 
+def alerts_section(reports: Path) -> str:
+    index = (reports / "index.html").read_text()
+    return index[index.index('<section class="alerts"'):index.index("</section>", index.index('class="alerts"'))]
+
+
+def test_the_index_never_says_nothing_was_found_when_the_audit_failed(plugins: dict, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    run(plugins, reports, fail="true")
+    alerts = alerts_section(reports)
+    assert "No defects or quirks found" not in alerts
+    assert "No audit finished: nothing was judged." in alerts
+    assert '1 audit failed and judged nothing in its latest run: <a href="#audit-flaky">flaky</a>' in alerts
+    assert sorted(path.name for path in reports.iterdir()) == [  # a run leaves nothing behind: no lock, no staging
+        "flaky.failed.html", "flaky.failed.ipynb", "index.html", "runs", "summary.json"]
+    run(plugins, reports, limit="3")  # a defect
+    run(plugins, reports, fail="true")
+    alerts = alerts_section(reports)
+    assert "flaky (its last good run; the latest failed)" in alerts and "1 defect" in alerts
+    assert "1 audit failed" in alerts
+
+
 def test_evidence_lives_in_a_per_audit_folder_replaced_only_by_a_good_run(plugins: dict, tmp_path: Path) -> None:
     reports = tmp_path / "reports"
     run(plugins, reports, limit="4")

@@ -134,8 +134,9 @@ def _run_locked(planned: list[AuditJob], target: Path, run_info: dict[str, Any],
     clock = StampClock(workers=workers)
     finished: list[AuditOutcome] = []
 
-    def publish_index(stamp: Mapping[str, Any] | None = None) -> tuple[Path, Path, dict[str, Any]]:
-        return write_index_and_summary(target, [outcome_to_json(o) for o in finished], run_info, stamp=stamp)
+    def publish_index(stamp: Mapping[str, Any] | None = None, **about_run: Any) -> tuple[Path, Path, dict[str, Any]]:
+        return write_index_and_summary(target, [outcome_to_json(o) for o in finished], {**run_info, **about_run},
+                                       stamp=stamp)
 
     def on_finished(outcome: AuditOutcome) -> None:
         finished.append(outcome)
@@ -148,7 +149,9 @@ def _run_locked(planned: list[AuditJob], target: Path, run_info: dict[str, Any],
             with _terminate_as_interrupt():
                 _execute_all(planned, jobs, ProgressDisplay(progress, planned), on_finished)
         except KeyboardInterrupt:
-            publish_index(stamp=clock.finish(jobs=jobs).to_json())
+            done = {outcome.audit for outcome in finished}
+            publish_index(stamp=clock.finish(jobs=jobs).to_json(),
+                          interrupted=[job.audit for job in planned if job.audit not in done])
             raise
     finally:
         remove_staging(staging)

@@ -170,6 +170,7 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
         f"{totals.get('audits', 0)} audit{'s' if totals.get('audits', 0) != 1 else ''}, "
         f"{totals.get('failed_audits', 0)} failed · checks: {tally}</p>",
         stamp_markup(summary.get("stamp") or run.get("stamp")),
+        _interrupted_markup(run.get("interrupted")),
         since_previous_markup(summary.get("since_previous")),
     ]
     if any(e.get("synthetic") for e in audits):
@@ -187,6 +188,15 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
         parts.append(_audit_section(entry, reports_dir, since, batch_overload))
     parts.append(f"</div>{TABLE_SCRIPT}{OPEN_TARGET_SCRIPT}</body></html>\n")
     return "".join(parts)
+
+
+def _interrupted_markup(unfinished: Sequence[str] | None) -> str:
+    """The run was stopped (Ctrl-C, SIGTERM) before these audits finished: what the index shows of them is older."""
+    if unfinished is None:
+        return ""
+    names = ", ".join(f"<code>{esc(audit)}</code>" for audit in unfinished) or "none"
+    return (f'<div class="failure"><b>This run was interrupted.</b> Audits it did not finish: {names}; any report '
+            "of theirs shown here is from an earlier run.</div>")
 
 
 def _is_inventory(entry: Mapping[str, Any]) -> bool:

@@ -4,6 +4,7 @@ nothing behind: no staging folder, no lock file, no kernel still running."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import signal
@@ -84,7 +85,10 @@ def test_an_interrupted_batch_publishes_what_finished_and_leaves_nothing_behind(
     # Mid-run, the first audit's report and the index it links to were both there.
     assert seen_mid_run == {"index_names_first": True, "links": ["index.html"], "links_live": True}
     # After the interrupt: the index names what finished, and nothing of the run is left.
-    assert "audit-first" in (reports / "index.html").read_text()
+    index = (reports / "index.html").read_text()
+    assert "audit-first" in index
+    assert "This run was interrupted.</b> Audits it did not finish: <code>second</code>" in index
+    assert json.loads((reports / "summary.json").read_text())["run"]["interrupted"] == ["second"]
     left = sorted(path.name for path in reports.iterdir())
     assert left == ["first.findings.json", "first.html", "first.ipynb", "index.html", "summary.json"], left
     kernel = int(pid_file.read_text())

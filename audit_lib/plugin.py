@@ -272,7 +272,7 @@ class AuditSession(Generic[I, P]):
         return check
 
     def _run_spec(self, spec: CheckSpec[I, P]) -> Check:
-        return Check.of(spec.id, spec.title, self._result_of(spec))
+        return Check.of(spec.id, spec.title, _naming_refused_copies(self._result_of(spec)))
 
     def _result_of(self, spec: CheckSpec[I, P]) -> Result:
         if self._load_error is not None:
@@ -364,6 +364,17 @@ def default_out_dir() -> Path:
     if os.environ.get("AUDIT_REPORTS_DIR") or os.environ.get(PUBLISH_ENV, "").lower() in ("1", "true", "yes"):
         return paths.reports_dir()
     return paths.reports_dir() / "scratch"
+
+
+def _naming_refused_copies(check: Result) -> Result:
+    """A skipped check's missing files whose copy was found but refused (checksum, does not parse) are named again
+    in `meta.rejected` with the reason code: "replace this copy" is another fix than "supply this file"."""
+    if check.status != "skipped":
+        return check
+    from audit_lib.data import fetch
+
+    rejected = {str(key): code for key in check.meta.get("missing", ()) if (code := fetch.refusal(str(key)))}
+    return dataclasses.replace(check, meta={**check.meta, "rejected": rejected}) if rejected else check
 
 
 def _error_text(exc: BaseException) -> str:

@@ -107,6 +107,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
                 str(check.get("summary") or "")), "synthetic": bool(check.get("synthetic")) or all_inputs_synthetic,
             "details_total": check.get("details_total", 0),
             "missing": list((check.get("meta") or {}).get("missing", [])),
+            "rejected": dict((check.get("meta") or {}).get("rejected", {})),
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
         })
         split = failure_split_of(check)

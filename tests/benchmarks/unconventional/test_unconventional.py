@@ -79,6 +79,10 @@ def test_table2_analysis_reports_the_discordant_pair_and_n() -> None:
     assert gaps == {"CodeGen-Mono-350M": 6, "CodeGen-Mono-16.1B": 9, "Replit": 15, "StarCoder": 17,
                     "phi-1-base": 8, "phi-1-small": 0, "phi-1": 1}
     assert "n = 7" in check.summary and "2306.11644v2" in check.summary
+    # The finding says what is wrong before any statistic: which pair the two metrics order oppositely.
+    assert check.finding == ("The LLM-graded score and HumanEval pass@1 rank 1 of Table 2's 21 model pairs "
+                             "oppositely: StarCoder vs phi-1-small (score +6 points, HumanEval -11).")
+    assert check.summary.startswith(check.finding + " 2 more pairs are tied on one of the two. Kendall tau-b = 0.85")
 
 
 def _grade_file(tmp_path: Path, rows: list[dict]) -> str:

@@ -120,6 +120,8 @@ class AuditPlugin(Generic[I, P]):
     # local copy (cache or mirror, never a download) before any kernel starts and raises ParameterError naming
     # each unknown value. Without a local copy it checks nothing and `load` refuses the value instead.
     check_names: Callable[[P, Path | None], None] | None = None
+    # A report title naming what the parameters chose (which dataset and release); default: `title`.
+    titled: Callable[[P], str] | None = None
 
     def notebook_path(self) -> Path:
         return self.notebook if self.notebook is not None else paths.notebooks_dir() / f"{self.name}.ipynb"
@@ -151,6 +153,15 @@ class AuditPlugin(Generic[I, P]):
                 continue
             values[spec.name] = _validated(self.name, spec, hints[spec.name], merged[spec.name])
         return self.params(**values)
+
+    def title_for(self, params: Mapping[str, Any]) -> str:
+        """The title of a report run with `params` (as its findings record them); `title` when they do not say."""
+        if self.titled is None:
+            return self.title
+        try:
+            return self.titled(self.validate({k: v for k, v in params.items() if k in self.parameter_names()}))
+        except ParameterError:  # findings of an older parameter set: the general title
+            return self.title
 
     def path_parameters(self) -> tuple[str, ...]:
         """The parameters declared with `param(..., path=True)`."""

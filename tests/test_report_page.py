@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from audit_lib.findings import Check, FindingsBuilder
 from audit_lib.report.evidence import Evidence, drilldown_markup, embed_all, load_evidence
@@ -168,3 +169,21 @@ def test_export_keeps_the_notebooks_richer_drilldown_instead_of_the_generic_one(
     html = export_html(notebook, tmp_path / "demo.html", with_code=False, title="demo").read_text(encoding="utf-8")
     assert "Per task: 1 task" in html and "PROMPT" in html and "Per task (1 task" not in html
     assert 'class="evidence-download"' in html  # the full evidence still travels with the report
+
+
+@pytest.mark.parametrize(("audit", "params", "title"), [
+    ("humaneval_plus", {"dataset": "humaneval"}, "HumanEval+ v0.1.10 (EvalPlus)"),
+    ("humaneval_plus", {"dataset": "mbpp"}, "MBPP+ v0.2.0 (EvalPlus)"),  # the parameter, not the audit's name
+    ("mbpp_plus", {"dataset": "mbpp"}, "MBPP+ v0.2.0 (EvalPlus)"),
+    ("humaneval_plus", {}, "HumanEval+ v0.1.10 (EvalPlus)"),  # the default dataset
+])
+def test_the_evalplus_report_title_names_the_dataset_and_release(audit: str, params: dict, title: str) -> None:
+    assert report_title(audit, "HumanEval+ / MBPP+ (EvalPlus) audit", {"params": params}) == title
+
+
+def test_the_release_names_in_titles_are_the_registry_files() -> None:
+    from audit_lib.benchmarks.humaneval_plus.data import RELEASES, plus_source
+    from audit_lib.data.sources import get_source
+
+    for dataset, release in RELEASES.items():
+        assert get_source(*plus_source(dataset)).description == f"{release} release asset"

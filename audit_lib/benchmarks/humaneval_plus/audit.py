@@ -15,6 +15,7 @@ from audit_lib.benchmarks.humaneval_plus.data import (
     HUMANEVAL_ERRATA,
     HUMANEVAL_PLUS_V019,
     OPENAI_HUMANEVAL,
+    RELEASES,
     local_task_ids,
     parse_task_ids,
     plus_source,
@@ -55,6 +56,11 @@ def check_task_ids(params: Params, mirror: Path | None) -> None:
     known = local_task_ids(params.dataset, mirror=mirror) if wanted else None  # type: ignore[arg-type]
     if known is not None:
         refuse_unknown_task_ids(wanted, known, file="/".join(plus_source(params.dataset)))  # type: ignore[arg-type]
+
+
+def report_title(params: Params) -> str:
+    """`HumanEval+ v0.1.10 (EvalPlus)` or `MBPP+ v0.2.0 (EvalPlus)`: a report says which release it audited."""
+    return f"{RELEASES[params.dataset]} (EvalPlus)"
 
 
 def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; imported when asked (pandas)
@@ -112,10 +118,10 @@ CHECKS: tuple[CheckSpec[Inputs, Params], ...] = (
 
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     name="humaneval_plus", title="HumanEval+ / MBPP+ (EvalPlus)", params=Params, load=load, checks=CHECKS,
-    task_view=_task_view, check_names=check_task_ids)
+    task_view=_task_view, check_names=check_task_ids, titled=report_title)
 MBPP_AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     name="mbpp_plus", title="MBPP+ (EvalPlus): the HumanEval+ audit notebook run on MBPP+", params=Params, load=load,
     checks=CHECKS, notebook=AUDIT.notebook_path(), fixed_params={"dataset": "mbpp"}, task_view=_task_view,
-    check_names=check_task_ids)
+    check_names=check_task_ids, titled=report_title)
 
 __all__ = ["AUDIT", "CHECKS", "MBPP_AUDIT", "Params", "check_task_ids", "load"]

@@ -12,6 +12,7 @@ from audit_lib.errors import DataError, ParameterError, SchemaError
 
 Dataset = Literal["humaneval", "mbpp"]
 DATASETS: tuple[str, ...] = ("humaneval", "mbpp")
+RELEASES: dict[str, str] = {"humaneval": "HumanEval+ v0.1.10", "mbpp": "MBPP+ v0.2.0"}  # the registry's files
 
 HUMANEVAL_PLUS = ("humaneval_plus", "HumanEvalPlus.jsonl.gz")
 HUMANEVAL_PLUS_V019 = ("humaneval_plus", "v0.1.9/HumanEvalPlus.jsonl.gz")

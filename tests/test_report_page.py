@@ -34,6 +34,27 @@ def test_alerts_list_defects_then_quirks_as_findings_with_links() -> None:
     assert "Not judged: 1 error, 7 skipped" in alerts_markup(alerts, not_run={"error": 1, "skipped": 7})
 
 
+def test_many_alerts_on_the_index_fold_to_one_line_per_audit_and_few_stay_open() -> None:
+    from audit_lib.report_page import ALERTS_SHOWN_OPEN, Alert
+
+    many = [Alert(f"audit{n % 3}", "quirk", f"finding {n}", f"#c{n}") for n in range(ALERTS_SHOWN_OPEN + 1)]
+    folded = alerts_markup(many)
+    assert folded.count('<details><summary><span class="audit-name">') == 3 and "<details open>" not in folded
+    assert folded.count('<li class="alert">') == len(many)  # folded, not dropped
+    assert 'audit0</span> <span class="badge status-quirk"' in folded
+    few = alerts_markup(many[:ALERTS_SHOWN_OPEN])
+    assert few.count("<details open><summary>") == 3
+
+
+def test_a_long_alert_is_cut_between_words() -> None:
+    from audit_lib.report_page import shortened
+
+    text = "lcbhard_77/conflicting (syntax_error: unterminated string literal (detected at line 26)) " * 4
+    cut = shortened(text, 70)
+    assert cut == "lcbhard_77/conflicting (syntax_error: unterminated string literal …"
+    assert len(cut) <= 70 and shortened("short enough", 70) == "short enough"
+
+
 def test_legend_has_one_line_per_status() -> None:
     html = legend_markup()
     assert [status for status, _ in LEGEND] == ["pass", "quirk", "defect", "error", "skipped"]

@@ -10,11 +10,11 @@ def test_a_flat_curve_is_said_in_the_title_and_the_axis_starts_at_zero() -> None
     figure = speed_figure(flat, title="Failing runs vs machine speed", unit="runs")
     axes = figure.axes[0]
     assert axes.get_ylim()[0] == 0
-    assert axes.get_title() == ("Failing runs vs machine speed\nthe same at every speed (435 failing runs): none of "
-                                "them depends on how fast the machine is")
+    assert axes.get_title() == ("Failing runs vs machine speed\nflat: 435 failing runs at every speed, none of them "
+                                "timing-dependent")
 
 
 def test_a_curve_that_moves_gets_no_note() -> None:
     assert flat_note({"a": [[0.5, 12, 3], [1.0, 10, 1], [2.0, 9, 0]]}, "failing tasks") == ""
     assert flat_note({"a": [[0.5, 9, 2], [1.0, 9, 2]]}, "failing tasks") == \
-        "\nthe same at every speed shown (9 failing tasks)"  # timing-only failures: no claim about them
+        "\nflat: 9 failing tasks at every speed shown"  # timing-only failures: no claim about them

@@ -37,7 +37,7 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str,
     ax.set_ylabel(counted)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of tasks, inputs or runs
     ax.set_ylim(bottom=0)  # counts from zero: a narrow automatic range makes one input look like a cliff
-    ax.set_title(title + flat_note(curves, counted))
+    ax.set_title(title + flat_note(curves, counted), fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over a line
     fig.tight_layout()
     return fig
@@ -49,8 +49,8 @@ def flat_note(curves: Mapping[str, Sequence[Sequence[float]]], counted: str) -> 
         return ""
     levels = " / ".join(f"{level:,}" for level in sorted({int(curve[0][1]) for curve in curves.values()}))
     if all(point[2] == 0 for curve in curves.values() for point in curve):
-        return f"\nthe same at every speed ({levels} {counted}): none of them depends on how fast the machine is"
-    return f"\nthe same at every speed shown ({levels} {counted})"
+        return f"\nflat: {levels} {counted} at every speed, none of them timing-dependent"
+    return f"\nflat: {levels} {counted} at every speed shown"
 
 
 def speed_figure_of(check: Any, *, name: str = "this run") -> Any:

@@ -134,12 +134,22 @@ def run_batch(label: str, command: Sequence[str], reports_dir: Path, *, hog_proc
     started = time.monotonic()
     process = subprocess.Popen(list(command), cwd=ROOT, env=env)
     try:
-        exit_code = process.wait()
+        exit_code = wait_interruptibly(process)
     except BaseException:
         stop_process(process, first_signal=signal.SIGINT)
         raise
     return BatchRun(label, str(reports_dir), exit_code, round(time.monotonic() - started, 2),
                     read_stamp(reports_dir), hog_processes, tuple(command), started_at)
+
+
+def wait_interruptibly(process: subprocess.Popen[Any], poll_s: float = 0.5) -> int:
+    """`process.wait()` in short steps: a Ctrl-C the kernel hands to another thread of this process does not end a
+    blocking wait, so the main thread returns to Python code often enough to act on it."""
+    while True:
+        try:
+            return process.wait(timeout=poll_s)
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def run_batches_together(batches: Sequence[tuple[str, Sequence[str], Path]], *,

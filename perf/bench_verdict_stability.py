@@ -263,14 +263,14 @@ def comparison_lines(comparison: SplitComparison, labels: tuple[str, str] = ("id
 
 
 def run_lines(runs: Sequence[BatchRun]) -> list[str]:
-    lines = [f"{'run':6}{'hog':>5}{'exit':>8}{'wall s':>9}{'stamp wall s':>14}{'load_start':>12}{'load_end':>10}"
+    lines = [f"{'run':11}{'hog':>5}{'exit':>8}{'wall s':>9}{'stamp wall s':>14}{'load_start':>12}{'load_end':>10}"
              f"{'cpus':>6}{'workers':>9}  reports"]
     for run in runs:
         stamp = run.stamp or {}
         exit_text = "reused" if run.exit_code is None else str(run.exit_code)
         hog_text = "?" if run.hog_processes is None else str(run.hog_processes)
         wall = "-" if run.wall_s is None else f"{run.wall_s:.1f}"
-        lines.append(f"{run.label:6}{hog_text:>5}{exit_text:>8}{wall:>9}{stamp.get('wall_s', '-'):>14}"
+        lines.append(f"{run.label:11}{hog_text:>5}{exit_text:>8}{wall:>9}{stamp.get('wall_s', '-'):>14}"
                      f"{stamp.get('load_start', '-'):>12}{stamp.get('load_end', '-'):>10}{stamp.get('cpus', '-'):>6}"
                      f"{stamp.get('workers', '-'):>9}  {run.reports_dir}")
     return lines

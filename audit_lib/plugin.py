@@ -378,8 +378,10 @@ def default_out_dir() -> Path:
 
 
 def _naming_refused_copies(check: Result) -> Result:
-    """A skipped check's missing files whose copy was found but refused (checksum, does not parse) are named again
-    in `meta.rejected` with the reason code: "replace this copy" is another fix than "supply this file"."""
+    """A skipped result with `meta.rejected` naming its missing files whose copy was refused.
+
+    A copy found but refused (checksum, does not parse) gets its reason code: "replace this copy" is another fix
+    than "supply this file"."""
     if check.status != "skipped":
         return check
     from audit_lib.data import fetch

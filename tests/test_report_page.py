@@ -35,7 +35,7 @@ def test_alerts_list_defects_then_quirks_as_findings_with_links() -> None:
 
 
 def test_many_alerts_on_the_index_fold_to_one_line_per_audit_and_few_stay_open() -> None:
-    from audit_lib.report_page import ALERTS_SHOWN_OPEN, Alert
+    from audit_lib.report.page import ALERTS_SHOWN_OPEN, Alert
 
     many = [Alert(f"audit{n % 3}", "quirk", f"finding {n}", f"#c{n}") for n in range(ALERTS_SHOWN_OPEN + 1)]
     folded = alerts_markup(many)
@@ -47,7 +47,7 @@ def test_many_alerts_on_the_index_fold_to_one_line_per_audit_and_few_stay_open()
 
 
 def test_a_long_alert_is_cut_between_words() -> None:
-    from audit_lib.report_page import shortened
+    from audit_lib.report.page import shortened
 
     text = "lcbhard_77/conflicting (syntax_error: unterminated string literal (detected at line 26)) " * 4
     cut = shortened(text, 70)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from audit_lib.timing_figure import flat_note, speed_figure
+from audit_lib.timing.figure import flat_note, speed_figure
 
 
 def test_a_flat_curve_is_said_in_the_title_and_the_axis_starts_at_zero() -> None:

@@ -32,8 +32,8 @@ from audit_lib.stamp import StampClock
 from audit_lib.worker_budget import budget_size, create_budget
 
 __all__ = ["EXIT_BAD_ARGUMENTS", "EXIT_BUSY", "EXIT_GATE", "EXIT_NOTEBOOK_FAILED", "EXIT_OK", "FAIL_ON_CHOICES",
-           "RESULT_MARKER", "RunSummary", "job_to_json", "missing_inputs", "rejected_inputs", "run_audits", "run_job_in_child",
-           "worker_main"]
+           "RESULT_MARKER", "RunSummary", "job_to_json", "missing_inputs", "rejected_inputs", "run_audits",
+           "run_job_in_child", "worker_main"]
 
 FAIL_ON_CHOICES = GATE_STATUSES  # `--fail-on` takes any comma list of these (audit_lib.runner.gate)
 EXIT_OK = 0
@@ -44,8 +44,9 @@ EXIT_BUSY = 4  # `--no-wait` and another run holds the reports folder
 
 
 def missing_inputs(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[str]]:
-    """Data files that skipped checks name in `meta.missing` and no copy of which was found: file key -> audits
-    that needed it (a copy found and refused is in `rejected_inputs`)."""
+    """Files that skipped checks name in `meta.missing`, no copy found: file key -> audits that needed it.
+
+    A file whose copy was found and refused is in `rejected_inputs` instead."""
     return {key: users for (key, code), users in _skipped_files(checks_by_audit).items() if code is None}
 
 

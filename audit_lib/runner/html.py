@@ -61,9 +61,9 @@ def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title:
 
 def report_title(audit: str, heading: str | None, findings: dict[str, Any] | None, *,
                  plugin_title: str | None = None) -> str:
-    """The registered audit plugin's title for the parameters the findings record (which dataset, which release);
-    else `plugin_title` (the caller's plugin); else the notebook's heading, naming the audit when the notebook
-    serves several."""
+    """The report's title: the registered plugin's for the findings' parameters, else `plugin_title`.
+
+    Without either, the notebook's heading, naming the audit when the notebook serves several."""
     try:
         from audit_lib import benchmarks
 

@@ -86,8 +86,9 @@ def choose_kernel(requested: str | None = None) -> str:
 
 
 def absolute_paths(values: Mapping[str, Any], path_names: Sequence[str], cwd: Path | None = None) -> dict[str, Any]:
-    """`values` with each relative path parameter that names something in `cwd` made absolute: kernels run in
-    `notebooks/`, so `-p grades_path mine.jsonl` would otherwise name another file there (or none)."""
+    """`values` with each relative path parameter that names something in `cwd` made absolute.
+
+    Kernels run in `notebooks/`, so `-p grades_path mine.jsonl` would otherwise name another file there (or none)."""
     here = cwd or Path.cwd()
     resolved = dict(values)
     for name in path_names:

@@ -6,8 +6,8 @@ their `state`). Two runs of the same audits (say one on an idle machine, one wit
 when, check by check, the deterministic ids and the confirmed timing ids are the same sets. Borderline and
 not-failing timing verdicts are shown but never decide: by definition they move with the machine. So does an id
 confirmed in one run and borderline in the other whose two flip factors agree within the borderline margin (one
-measurement each side of the band's upper edge): it is shown apart, as a move across the band. ("idle" and "hog" name the two runs: the reference run and the
-one compared with it.)
+measurement each side of the band's upper edge): it is shown apart, as a move across the band. ("idle" and "hog"
+name the two runs: the reference run and the one compared with it.)
 """
 
 from __future__ import annotations
@@ -186,8 +186,9 @@ def _difference(idle: frozenset[str], hog: frozenset[str]) -> SetDifference:
 
 
 def moved_across_the_band(item: str, confirmed_in: ObservedSplit, other: ObservedSplit) -> bool:
-    """An id confirmed in one run and borderline in the other, its two flip factors within the borderline margin
-    of each other: one measurement on either side of the band's upper edge, not a verdict that changed."""
+    """Whether `item`, confirmed in one run, is borderline in the other with a flip factor within the margin.
+
+    One measurement on either side of the band's upper edge, not a verdict that changed."""
     if item not in other.timing.get("borderline", frozenset()):
         return False
     factors = (confirmed_in.flip_factors.get(item), other.flip_factors.get(item))
@@ -275,4 +276,5 @@ def overall_agreement(comparisons: Sequence[SplitComparison]) -> Agreement:
 
 
 __all__ = ["KNOWN_SPLITS", "TIMING_STATES", "ObservedSplit", "SetDifference", "SplitComparison", "compare_audit",
-           "compare_findings", "compare_folders", "moved_across_the_band", "overall_agreement", "read_failure_split", "sort_ids"]
+           "compare_findings", "compare_folders", "moved_across_the_band", "overall_agreement", "read_failure_split",
+           "sort_ids"]

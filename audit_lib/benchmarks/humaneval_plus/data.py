@@ -115,8 +115,9 @@ def refuse_unknown_task_ids(task_ids: Sequence[str], known: Sequence[str], *, fi
 
 
 def local_task_ids(dataset: Dataset, *, mirror: str | os.PathLike[str] | None = None) -> tuple[str, ...] | None:
-    """The release file's task ids, in file order, read from a verified copy in the cache or the mirror (never
-    downloaded); None when there is no usable local copy (the audit's `load` then decides)."""
+    """The release file's task ids, in file order, from a verified local copy; None without one.
+
+    The copy comes from the cache or the mirror, never a download; without one the audit's `load` decides."""
     try:
         fetched = fetch.fetch(*plus_source(dataset), mirror=mirror, offline=True)
         return tuple(str(row["task_id"]) for row in readers.iter_jsonl(fetched.path, required=("task_id",)))

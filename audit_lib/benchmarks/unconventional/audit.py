@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from audit_lib.benchmarks.unconventional.grades_path import grades_file_problem
+from audit_lib.benchmarks.unconventional.grades_path import missing_grades_file, resolve_grades_path
+from audit_lib.errors import DataError
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
 
 if TYPE_CHECKING:
@@ -20,6 +21,22 @@ if TYPE_CHECKING:
 NAME = "unconventional_problems"
 MIN_RESAMPLES = 100
 MAX_RESAMPLES = 1_000_000
+
+
+def grades_file_problem(grades_path: str) -> str | None:
+    """The `grades_path` rule: None for '' or a file whose every line reads as a grade, else what is wrong.
+
+    What is wrong: the places tried, or the file, line and field of the first bad line."""
+    missing = missing_grades_file(grades_path)
+    if missing or not grades_path:
+        return missing
+    from audit_lib.benchmarks.unconventional.user_grades import load_grade_file  # parsing: imported when used
+
+    try:
+        load_grade_file(resolve_grades_path(grades_path))
+    except (DataError, UnicodeDecodeError) as exc:
+        return f"names a file that does not read as grades: {exc}"
+    return None
 
 
 @dataclass(frozen=True)

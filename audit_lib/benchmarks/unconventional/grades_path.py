@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from audit_lib import paths
-from audit_lib.errors import DataError, ParameterError
+from audit_lib.errors import ParameterError
 
 FILE_HINT = ("give a JSONL file with problem_id, model and transcript or grade per line, or '' for the "
              "synthetic set")
@@ -23,21 +23,6 @@ def missing_grades_file(grades_path: str) -> str | None:
         return None
     tried = ", ".join(map(str, grades_path_candidates(grades_path)))
     return f"names no file (tried {tried}); {FILE_HINT}"
-
-
-def grades_file_problem(grades_path: str) -> str | None:
-    """The `grades_path` rule: None for '' or a file whose every line reads as a grade, else what is wrong (the
-    places tried, or the file, line and field of the first bad line)."""
-    missing = missing_grades_file(grades_path)
-    if missing or not grades_path:
-        return missing
-    from audit_lib.benchmarks.unconventional.user_grades import load_grade_file  # parsing: imported when used
-
-    try:
-        load_grade_file(resolve_grades_path(grades_path))
-    except (DataError, UnicodeDecodeError) as exc:
-        return f"names a file that does not read as grades: {exc}"
-    return None
 
 
 def resolve_grades_path(grades_path: str) -> Path:

@@ -20,6 +20,7 @@ from audit_lib.runner import (
     ReportsFolderBusyError,
     missing_inputs,
     parse_fail_on,
+    rejected_inputs,
     run_audits,
 )
 from audit_lib.runner.catalogue import discover_audits
@@ -128,6 +129,14 @@ def _run(args: argparse.Namespace) -> int:
         for dataset, files, audits in _group_by_dataset(missing):
             shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
             print(f"    {dataset}/: {shown}  (needed by {', '.join(audits)})")
+    rejected = rejected_inputs(summary.checks)
+    if rejected:
+        print(f"rejected data ({len(rejected)} file(s): a copy was found but refused, so their checks are reported "
+              "as skipped). Each skipped check's reason names the copy; replace it with a good one, then run "
+              "`python -m audit_lib fetch --refresh DATASET` (an unpinned file that changed upstream: "
+              "`python -m audit_lib fetch --accept DATASET/FILE`):")
+        for key, (code, audits) in sorted(rejected.items()):
+            print(f"    {key}: {REFUSAL_TEXT.get(code, code)}  (needed by {', '.join(audits)})")
     gate = Gate.of(args.fail_on, include_synthetic=args.include_synthetic)
     if gate is not None:
         for audit, count in summary.gate_hits(gate).items():
@@ -137,6 +146,10 @@ def _run(args: argparse.Namespace) -> int:
                   "(--include-synthetic gates them)")
     print(f"reports: {summary.index_path}")
     return summary.exit_code(gate)
+
+
+REFUSAL_TEXT = {"checksum_mismatch": "checksum does not match (pin or lock.json)",
+                "corrupt_file": "does not parse (truncated or damaged)"}
 
 
 def _group_by_dataset(missing: dict[str, list[str]]) -> list[tuple[str, list[str], list[str]]]:

@@ -5,6 +5,7 @@ The session runs each check once: an unmet need makes it `skipped` with `meta.mi
 (`"check:<id>"`), derived `Need` or parameter (`"param:<name>"`), an exception makes it `error`, and the function's
 `Result` gets the declared id and title. A check function with a keyword parameter `needed` is also given the
 results of its `check:` needs (id -> Check). `audit.py` stays light to import: `list` and `validate` read it first.
+The runner calls `AUDIT.validate(raw)`, then `AUDIT.check_names` where set, before any kernel starts.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def param(default: Any, help: str = "", *, choices: Sequence[Any] = (), minimum:
           maximum: float | None = None, rule: Callable[[Any], str | None] | None = None, path: bool = False) -> Any:
     """A field of an audit's `Params` dataclass, with the value rules `AuditPlugin.validate` applies.
 
-    A `path` parameter names a file of the user's: the runner makes it absolute (kernels run in `notebooks/`).
+    `path=True` marks a file or folder name: the runner makes a relative one absolute against the caller's
+    directory before validating it, since kernels run in `notebooks/`.
     """
     metadata = {"help": help, "choices": tuple(choices), "minimum": minimum, "maximum": maximum, "rule": rule,
                 "path": path}
@@ -128,6 +130,12 @@ class AuditPlugin(Generic[I, P]):
     # For an audit with tasks: `task_view(inputs, params, task_id) -> TaskView` from the audit's sandboxed runs
     # (never running code in the caller's process); an unknown id raises `task_view.unknown_task(...)`.
     task_view: Callable[[I, P, str], TaskView] | None = None
+    # For an audit whose parameters name things inside its data (task ids): `check_names(params, mirror)` reads a
+    # local copy (cache or mirror, never a download) before any kernel starts and raises ParameterError naming
+    # each unknown value. Without a local copy it checks nothing and `load` refuses the value instead.
+    check_names: Callable[[P, Path | None], None] | None = None
+    # A report title naming what the parameters chose (which dataset and release); default: `title`.
+    titled: Callable[[P], str] | None = None
 
     def notebook_path(self) -> Path:
         return self.notebook if self.notebook is not None else paths.notebooks_dir() / f"{self.name}.ipynb"
@@ -160,14 +168,19 @@ class AuditPlugin(Generic[I, P]):
             values[spec.name] = _validated(self.name, spec, hints[spec.name], merged[spec.name])
         return self.params(**values)
 
-    def with_absolute_paths(self, raw: Mapping[str, Any], base: str | os.PathLike[str] | None = None
-                            ) -> dict[str, Any]:
-        """`raw` with every non-empty `path` parameter made absolute (relative to `base`, default the cwd)."""
-        paths_of = {spec.name for spec in dataclasses.fields(self.params)  # type: ignore[arg-type]
-                    if spec.metadata.get("path")}
-        root = Path(base) if base is not None else Path.cwd()
-        return {name: (str((root / Path(value).expanduser()).resolve()) if name in paths_of and isinstance(value, str)
-                       and value else value) for name, value in raw.items()}
+    def title_for(self, params: Mapping[str, Any]) -> str:
+        """The title of a report run with `params` (as its findings record them); `title` when they do not say."""
+        if self.titled is None:
+            return self.title
+        try:
+            return self.titled(self.validate({k: v for k, v in params.items() if k in self.parameter_names()}))
+        except ParameterError:  # findings of an older parameter set: the general title
+            return self.title
+
+    def path_parameters(self) -> tuple[str, ...]:
+        """The parameters declared with `param(..., path=True)`."""
+        return tuple(f.name for f in dataclasses.fields(self.params)  # type: ignore[arg-type]
+                     if f.metadata.get("path"))
 
     def params_as_dict(self, params: P) -> dict[str, Any]:
         return dataclasses.asdict(params)  # type: ignore[call-overload]
@@ -308,7 +321,7 @@ class AuditSession(Generic[I, P]):
         return check
 
     def _run_spec(self, spec: CheckSpec[I, P]) -> Check:
-        return Check.of(spec.id, spec.title, self._result_of(spec))
+        return Check.of(spec.id, spec.title, _naming_refused_copies(self._result_of(spec)))
 
     def _result_of(self, spec: CheckSpec[I, P]) -> Result:
         if self._load_error is not None:
@@ -428,6 +441,19 @@ def _reads_needed(function: Callable[..., Any]) -> bool:
         return "needed" in inspect.signature(function).parameters
     except (TypeError, ValueError):  # a callable without a signature takes only (inputs, params)
         return False
+
+
+def _naming_refused_copies(check: Result) -> Result:
+    """A skipped result with `meta.rejected` naming its missing files whose copy was refused.
+
+    A copy found but refused (checksum, does not parse) gets its reason code: "replace this copy" is another fix
+    than "supply this file"."""
+    if check.status != "skipped":
+        return check
+    from audit_lib.data import fetch
+
+    rejected = {str(key): code for key in check.meta.get("missing", ()) if (code := fetch.refusal(str(key)))}
+    return dataclasses.replace(check, meta={**check.meta, "rejected": rejected}) if rejected else check
 
 
 def _error_text(exc: BaseException) -> str:

@@ -46,8 +46,22 @@ def test_validate_fills_defaults_and_applies_the_shared_executor_rule() -> None:
     class WithExecutor:
         executor: str = param("local")
         mode: str = param("a", choices=("a", "b"))
+        rounds: int = param(5, minimum=2, maximum=9)
+        share: float = param(0.5, minimum=0.25, maximum=0.75)
 
     plugin = AuditPlugin("x", "x", WithExecutor, lambda p: None, ())
+    for bound in (2, 9):  # the bounds themselves are allowed, one step past them is not
+        assert plugin.validate({"rounds": bound}).rounds == bound
+    for bound in (0.25, 0.75):
+        assert plugin.validate({"share": bound}).share == bound
+    with pytest.raises(ParameterError, match="'rounds' must be at least 2, got 1"):
+        plugin.validate({"rounds": 1})
+    with pytest.raises(ParameterError, match="'rounds' must be at most 9, got 10"):
+        plugin.validate({"rounds": 10})
+    with pytest.raises(ParameterError, match="'share' must be at most 0.75, got 0.76"):
+        plugin.validate({"share": 0.76})
+    fixed = AuditPlugin("y", "y", WithExecutor, lambda p: None, (), fixed_params={"mode": "b"})
+    assert fixed.validate({"mode": "a"}).mode == "b"  # an audit's fixed parameter wins over the caller's value
     assert plugin.validate({"executor": "dask://host:8786"}).executor == "dask://host:8786"
     with pytest.raises(ParameterError, match="'executor' must be 'local', 'dask-local' or 'dask://HOST:PORT'"):
         plugin.validate({"executor": "gpu"})
@@ -85,9 +99,10 @@ def test_a_check_need_runs_first_and_a_failed_one_skips_the_dependent(tmp_path: 
     assert audit.run("first").status == "error" and calls == ["first"]
 
 
-def test_a_skip_that_names_nothing_is_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("meta", [{}, {"missing": []}, {"missing": ()}])
+def test_a_skip_that_names_nothing_is_an_error(meta: dict, tmp_path: Path) -> None:
     plugin = AuditPlugin("vague", "vague", TOY.params, lambda p: None,
-                         (CheckSpec("c", "c", lambda i, p: Result.skipped("something is missing")),))
+                         (CheckSpec("c", "c", lambda i, p: Result.skipped("something is missing", meta=meta)),))
     check = plugin.session({}, out_dir=tmp_path).run("c")
     assert check.status == "error" and "meta.missing" in check.summary
 

@@ -12,6 +12,9 @@ from audit_lib.report.values import esc, number_text
 
 ALERT_STATUSES = ("defect", "quirk")
 ALERT_TEXT_LIMIT = 260
+# On the index, more alerts than this are folded per audit (one line each, opened on a click), so the audits
+# table follows within the first screen; fewer stay open.
+ALERTS_SHOWN_OPEN = 8
 
 # One line per status; the README's legend says the same.
 LEGEND: tuple[tuple[str, str], ...] = (
@@ -30,6 +33,7 @@ PAGE_STYLE = """<style>
 .ba .alerts li.alert-audit{margin-top:6px}
 .ba .alerts li.alert-audit>ul{padding-left:14px}
 .ba .alerts .audit-name{font-weight:600}
+.ba .alerts li.alert-audit summary{cursor:pointer}
 .ba .legend{display:flex;flex-wrap:wrap;gap:2px 18px;font-size:12px;color:#424a53;margin:6px 0;padding:0;
   list-style:none}
 .ba .legend li{white-space:nowrap}
@@ -68,19 +72,34 @@ def alerts_for(checks: Sequence[Mapping[str, Any]], *, audit: str, href: str) ->
 
 
 def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audit: bool = True,
-                  not_run: Mapping[str, int] | None = None) -> str:
+                  not_run: Mapping[str, int] | None = None, failed: Sequence[str] = (),
+                  finished: int | None = None) -> str:
     """One line per alert, grouped under their audit's name on the index.
 
     `not_run` counts the checks that could not say anything (error, skipped): they are no alert, but a reader should
-    know."""
+    know. `failed` names the audits whose notebook failed (of `finished` + len(failed) on the index): they judged
+    nothing."""
     counts = {s: sum(1 for a in alerts if a.status == s) for s in ALERT_STATUSES}
     tally = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items())
     unknown = ", ".join(f"{n} {s}" for s, n in (not_run or {}).items() if n)
     footnote = (f'<p class="note">Not judged: {esc(unknown)} (see the legend; their reasons are in the checks).</p>'
                 if unknown else "")
+    failures = ""
+    if failed:
+        links = ", ".join(f'<a href="#audit-{esc(audit)}">{esc(audit)}</a>' for audit in failed)
+        many = len(failed) != 1
+        failures = (f'<p class="failed-audits">{status_badge("failed")} {len(failed)} audit{"s" if many else ""} '
+                    f"failed and judged nothing in {'their' if many else 'its'} latest run: {links} (the failure "
+                    f"is shown in {'their sections' if many else 'its section'} below).</p>")
     if not alerts:
-        return (f'<section class="alerts" id="alerts"><h2>{esc(heading)}</h2>'
-                f'<p class="note">No defects or quirks found.</p>{footnote}</section>')
+        if failed and not finished:
+            verdict = "No audit finished: nothing was judged."
+        elif failed:
+            verdict = "No defects or quirks found in the audits that finished."
+        else:
+            verdict = "No defects or quirks found."
+        return (f'<section class="alerts" id="alerts"><h2>{esc(heading)}</h2>{failures}'
+                f'<p class="note">{verdict}</p>{footnote}</section>')
     groups: dict[str, list[Alert]] = {}
     for alert in alerts:
         groups.setdefault(alert.audit if show_audit else "", []).append(alert)
@@ -90,11 +109,14 @@ def alerts_markup(alerts: Sequence[Alert], *, heading: str = "Alerts", show_audi
         items = "".join(_alert_item(alert, mark_synthetic=not show_audit and mixed) for alert in members)
         if show_audit:
             synthetic = " <b>(synthetic data)</b>" if any(a.synthetic for a in members) else ""
-            blocks.append(f'<li class="alert-audit"><span class="audit-name">{esc(audit)}</span>{synthetic}'
-                          f"<ul>{items}</ul></li>")
+            found = {s: sum(1 for a in members if a.status == s) for s in ALERT_STATUSES}
+            badges = " ".join(f"{status_badge(s)}&nbsp;{n}" for s, n in found.items() if n)
+            opened = " open" if len(alerts) <= ALERTS_SHOWN_OPEN else ""
+            blocks.append(f'<li class="alert-audit"><details{opened}><summary><span class="audit-name">{esc(audit)}'
+                          f"</span>{synthetic} {badges}</summary><ul>{items}</ul></details></li>")
         else:
             blocks.append(items)
-    return (f'<section class="alerts" id="alerts"><h2>{esc(heading)} — {esc(tally)}</h2>'
+    return (f'<section class="alerts" id="alerts"><h2>{esc(heading)} — {esc(tally)}</h2>{failures}'
             f"<ul>{''.join(blocks)}</ul>{footnote}</section>")
 
 
@@ -102,8 +124,17 @@ def not_judged(checks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return {s: sum(1 for c in checks if c.get("status") == s) for s in ("error", "skipped")}
 
 
+def shortened(text: str, limit: int = ALERT_TEXT_LIMIT) -> str:
+    """`text` whole when it fits, else cut at the last space before `limit` (never inside a word) with "…"."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit - 1]
+    cut = head.rsplit(" ", 1)[0] if " " in head else head
+    return cut.rstrip(" ,;:(") + " …"
+
+
 def _alert_item(alert: Alert, *, mark_synthetic: bool) -> str:
-    text = alert.finding if len(alert.finding) <= ALERT_TEXT_LIMIT else alert.finding[:ALERT_TEXT_LIMIT - 1] + "…"
+    text = shortened(alert.finding)
     synthetic = " <b>(synthetic data)</b>" if alert.synthetic and mark_synthetic else ""
     return (f'<li class="alert">{status_badge(alert.status)} {esc(text)}{synthetic} '
             f'<a class="alert-evidence" href="{esc(alert.href)}">evidence&nbsp;→</a></li>')

@@ -32,8 +32,8 @@ from audit_lib.stamp import StampClock
 from audit_lib.worker_budget import budget_size, create_budget
 
 __all__ = ["EXIT_BAD_ARGUMENTS", "EXIT_BUSY", "EXIT_GATE", "EXIT_NOTEBOOK_FAILED", "EXIT_OK", "FAIL_ON_CHOICES",
-           "RESULT_MARKER", "RunSummary", "job_to_json", "missing_inputs", "run_audits", "run_job_in_child",
-           "worker_main"]
+           "RESULT_MARKER", "RunSummary", "job_to_json", "missing_inputs", "rejected_inputs", "run_audits",
+           "run_job_in_child", "worker_main"]
 
 FAIL_ON_CHOICES = GATE_STATUSES  # `--fail-on` takes any comma list of these (audit_lib.runner.gate)
 EXIT_OK = 0
@@ -44,16 +44,31 @@ EXIT_BUSY = 4  # `--no-wait` and another run holds the reports folder
 
 
 def missing_inputs(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[str]]:
-    """Data files that skipped checks name in `meta.missing`: file key -> audits that needed it."""
-    needed_by: dict[str, list[str]] = {}
+    """Files that skipped checks name in `meta.missing`, no copy found: file key -> audits that needed it.
+
+    A file whose copy was found and refused is in `rejected_inputs` instead."""
+    return {key: users for (key, code), users in _skipped_files(checks_by_audit).items() if code is None}
+
+
+def rejected_inputs(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]
+                    ) -> dict[str, tuple[str, list[str]]]:
+    """Data files whose copy was found but refused (`meta.rejected`): file key -> (reason code, audits)."""
+    return {key: (code, users) for (key, code), users in _skipped_files(checks_by_audit).items() if code is not None}
+
+
+def _skipped_files(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]
+                   ) -> dict[tuple[str, str | None], list[str]]:
+    needed_by: dict[tuple[str, str | None], list[str]] = {}
     for audit, checks in checks_by_audit.items():
         for check in checks:
             if check.get("status") != "skipped":
                 continue
-            for key in check.get("missing") or (check.get("meta") or {}).get("missing", ()):
+            meta = check.get("meta") or {}
+            rejected = check.get("rejected") or meta.get("rejected") or {}
+            for key in check.get("missing") or meta.get("missing", ()):
                 if ":" in str(key):  # "check:<id>", "param:<name>": not a file to supply
                     continue
-                users = needed_by.setdefault(str(key), [])
+                users = needed_by.setdefault((str(key), rejected.get(key)), [])
                 if audit not in users:
                     users.append(audit)
     return needed_by
@@ -134,8 +149,9 @@ def _run_locked(planned: list[AuditJob], target: Path, run_info: dict[str, Any],
     clock = StampClock(workers=workers)
     finished: list[AuditOutcome] = []
 
-    def publish_index(stamp: Mapping[str, Any] | None = None) -> tuple[Path, Path, dict[str, Any]]:
-        return write_index_and_summary(target, [outcome_to_json(o) for o in finished], run_info, stamp=stamp)
+    def publish_index(stamp: Mapping[str, Any] | None = None, **about_run: Any) -> tuple[Path, Path, dict[str, Any]]:
+        return write_index_and_summary(target, [outcome_to_json(o) for o in finished], {**run_info, **about_run},
+                                       stamp=stamp)
 
     def on_finished(outcome: AuditOutcome) -> None:
         finished.append(outcome)
@@ -148,7 +164,9 @@ def _run_locked(planned: list[AuditJob], target: Path, run_info: dict[str, Any],
             with _terminate_as_interrupt():
                 _execute_all(planned, jobs, ProgressDisplay(progress, planned), on_finished)
         except KeyboardInterrupt:
-            publish_index(stamp=clock.finish(jobs=jobs).to_json())
+            done = {outcome.audit for outcome in finished}
+            publish_index(stamp=clock.finish(jobs=jobs).to_json(),
+                          interrupted=[job.audit for job in planned if job.audit not in done])
             raise
     finally:
         remove_staging(staging)

@@ -45,7 +45,7 @@ def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title:
     findings_path = findings_path or notebook_path.with_name(f"{notebook_path.stem}.findings.json")
     findings = json.loads(findings_path.read_text(encoding="utf-8")) if findings_path.is_file() else None
     heading = _take_heading(notebook)
-    shown_title = display_title or report_title(title, heading, findings)
+    shown_title = report_title(title, heading, findings, plugin_title=display_title)
     clean_outputs(notebook)
     notebook.metadata["title"] = f"benchaudit · {shown_title}"
     body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": shown_title}})
@@ -59,14 +59,21 @@ def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title:
     return html_path
 
 
-def report_title(audit: str, heading: str | None, findings: dict[str, Any] | None) -> str:
-    """The audit plugin's title; else the notebook's heading, naming the audit when the notebook serves several."""
+def report_title(audit: str, heading: str | None, findings: dict[str, Any] | None, *,
+                 plugin_title: str | None = None) -> str:
+    """The report's title: the registered plugin's for the findings' parameters, else `plugin_title`.
+
+    Without either, the notebook's heading, naming the audit when the notebook serves several."""
     try:
         from audit_lib import benchmarks
 
-        return str(benchmarks.load(audit).title)
+        plugin = benchmarks.load(audit)
     except Exception:  # an unregistered or not yet converted audit: fall back to the notebook
-        pass
+        plugin = None
+    if plugin is not None:
+        return str(plugin.title_for((findings or {}).get("params") or {}))
+    if plugin_title:
+        return plugin_title
     if not heading:
         return audit
     shared = findings is not None and findings.get("notebook_audit") not in (None, audit)

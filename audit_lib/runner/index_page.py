@@ -107,6 +107,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
                 str(check.get("summary") or "")), "synthetic": bool(check.get("synthetic")) or all_inputs_synthetic,
             "details_total": check.get("details_total", 0),
             "missing": list((check.get("meta") or {}).get("missing", [])),
+            "rejected": dict((check.get("meta") or {}).get("rejected", {})),
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
         })
         split = failure_split_of(check)
@@ -146,7 +147,10 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
     alerts = []
     # Real data first, synthetic after, the data inventory last: the first screen shows real findings.
     for entry in sorted(audits, key=lambda e: (_is_inventory(e), bool(e.get("synthetic")))):
-        alerts.extend(alerts_for(entry.get("checks", []), audit=str(entry.get("audit")),
+        # A failed audit shows its last good run's checks: their alerts are that run's, and say so.
+        label = str(entry.get("audit")) + (" (its last good run; the latest failed)"
+                                           if entry.get("status") == "failed" else "")
+        alerts.extend(alerts_for(entry.get("checks", []), audit=label,
                                  href=_report_href(entry, reports_dir) + "#check-{id}"))
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -164,8 +168,10 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
         "<h1>benchaudit — audit reports</h1>",
         f"<p class=\"note\">Generated {esc(summary.get('generated_at', ''))} · kernel "
         f"<code>{esc(run.get('kernel') or '?')}</code> · mirror <code>{mirror}</code> · "
-        f"{totals.get('audits', 0)} audits, {totals.get('failed_audits', 0)} failed · checks: {tally}</p>",
+        f"{totals.get('audits', 0)} audit{'s' if totals.get('audits', 0) != 1 else ''}, "
+        f"{totals.get('failed_audits', 0)} failed · checks: {tally}</p>",
         stamp_markup(summary.get("stamp") or run.get("stamp")),
+        _interrupted_markup(run.get("interrupted")),
         since_previous_markup(summary.get("since_previous")),
     ]
     if any(e.get("synthetic") for e in audits):
@@ -173,7 +179,9 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
                      "real data is public; their figures show that the checks work, not what the benchmark "
                      "contains.</div>")
     parts.append(legend_markup())
-    parts.append(alerts_markup(alerts, not_run=not_judged([c for e in audits for c in e.get("checks", [])])))
+    failed = [str(e.get("audit")) for e in audits if e.get("status") == "failed"]
+    parts.append(alerts_markup(alerts, not_run=not_judged([c for e in audits for c in e.get("checks", [])]),
+                               failed=failed, finished=len(audits) - len(failed)))
     since = summary.get("since_previous")
     parts.append("<h2>Audits</h2>" + _overview_table(audits, reports_dir, since))
     batch_overload = overload_of(summary.get("stamp"))
@@ -181,6 +189,15 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
         parts.append(_audit_section(entry, reports_dir, since, batch_overload))
     parts.append(f"</div>{TABLE_SCRIPT}{OPEN_TARGET_SCRIPT}</body></html>\n")
     return "".join(parts)
+
+
+def _interrupted_markup(unfinished: Sequence[str] | None) -> str:
+    """The run was stopped (Ctrl-C, SIGTERM) before these audits finished: what the index shows of them is older."""
+    if unfinished is None:
+        return ""
+    names = ", ".join(f"<code>{esc(audit)}</code>" for audit in unfinished) or "none"
+    return (f'<div class="failure"><b>This run was interrupted.</b> Audits it did not finish: {names}; any report '
+            "of theirs shown here is from an earlier run.</div>")
 
 
 def _is_inventory(entry: Mapping[str, Any]) -> bool:

@@ -85,6 +85,21 @@ def choose_kernel(requested: str | None = None) -> str:
     return PROJECT_KERNEL if PROJECT_KERNEL in kernels else FALLBACK_KERNEL
 
 
+def absolute_paths(values: Mapping[str, Any], path_names: Sequence[str], cwd: Path | None = None) -> dict[str, Any]:
+    """`values` with each relative path parameter that names something in `cwd` made absolute.
+
+    Kernels run in `notebooks/`, so `-p grades_path mine.jsonl` would otherwise name another file there (or none)."""
+    here = cwd or Path.cwd()
+    resolved = dict(values)
+    for name in path_names:
+        value = resolved.get(name)
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            candidate = here / Path(value).expanduser()
+            if candidate.exists():
+                resolved[name] = str(candidate.resolve())
+    return resolved
+
+
 def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), *,
               mirror: str | os.PathLike[str] | None = None, executor: str | None = None, with_code: bool = False,
               reports_dir: Path | None = None, kernel_name: str | None = None,
@@ -112,13 +127,17 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     injected = {"executor": executor, "mirror": str(mirror_path) if mirror_path else None}
     params = resolve_parameters(audits, list(raw_params), injected)
     for audit in audits:
-        if audit.plugin is not None:  # a file the user names is theirs, relative to where they run this
-            params[audit.name] = audit.plugin.with_absolute_paths(params[audit.name])
-    for audit in audits:
         if audit.plugin is not None:
-            validated = audit.plugin.validate({k: v for k, v in params[audit.name].items()
-                                               if k not in audit.fixed_params})
-            declared = [spec.id for spec in audit.plugin.check_specs(validated)]
+            params[audit.name] = absolute_paths(params[audit.name], audit.plugin.path_parameters())
+            typed = audit.plugin.validate({k: v for k, v in params[audit.name].items()
+                                           if k not in audit.fixed_params})
+            if audit.plugin.check_names is not None:
+                try:
+                    audit.plugin.check_names(typed, paths.mirror_dir(mirror_path))
+                except ParameterError as exc:  # the hook does not know which audit it serves (mbpp_plus shares it)
+                    raise ParameterError(f"{audit.name}: {exc.message}", **{**exc.fields, "audit": audit.name}
+                                         ) from None
+            declared = [spec.id for spec in audit.plugin.check_specs(typed)]
             unknown = [check_id for check_id in only if check_id not in declared]
             if unknown:
                 raise ParameterError(f"--only {','.join(only)}: {audit.name} has no check {', '.join(unknown)}; its "

@@ -36,10 +36,21 @@ def speed_figure(curves: Mapping[str, Sequence[Sequence[float]]], *, title: str,
     ax.set_xlabel(f"machine speed relative to this one (CPU time scales as 1/speed; {limit_note})")
     ax.set_ylabel(counted)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of tasks, inputs or runs
-    ax.set_title(title)
+    ax.set_ylim(bottom=0)  # counts from zero: a narrow automatic range makes one input look like a cliff
+    ax.set_title(title + flat_note(curves, counted), fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over a line
     fig.tight_layout()
     return fig
+
+
+def flat_note(curves: Mapping[str, Sequence[Sequence[float]]], counted: str) -> str:
+    """A title's second line when no curve moves with speed: a flat line is the finding, said in words."""
+    if any(len({point[1] for point in curve}) > 1 for curve in curves.values()):
+        return ""
+    levels = " / ".join(f"{level:,}" for level in sorted({int(curve[0][1]) for curve in curves.values()}))
+    if all(point[2] == 0 for curve in curves.values() for point in curve):
+        return f"\nflat: {levels} {counted} at every speed, none of them timing-dependent"
+    return f"\nflat: {levels} {counted} at every speed shown"
 
 
 def speed_figure_of(check: Any, *, name: str = "this run") -> Any:
@@ -54,4 +65,4 @@ def speed_figure_of(check: Any, *, name: str = "this run") -> Any:
                         title=f"Failing {unit} vs machine speed ({check.id}, CPU time)")
 
 
-__all__ = ["speed_figure", "speed_figure_of"]
+__all__ = ["flat_note", "speed_figure", "speed_figure_of"]

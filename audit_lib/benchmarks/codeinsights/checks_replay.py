@@ -101,13 +101,19 @@ def qid_lookup(inputs: Inputs, params: Params) -> Result:
                 "skipped_as_shipped": audit.shipped.skip_counts(), "skipped_as_fixed": audit.fixed.skip_counts(),
                 "skips_not_counted_by_helm": len(uncounted), "helm_run_aborts": bool(aborts)}
     status = "defect" if format_only or aborts else "quirk" if skips else "pass"
+    shipped_counts = ", ".join(f"{k} {v}" for k, v in audit.shipped.skip_counts().items()) or "none"
     return result(audit, status,
-                  f"{len(first)} students; as shipped {len(audit.shipped.skipped)} skipped "
-                  f"({', '.join(f'{k} {v}' for k, v in audit.shipped.skip_counts().items()) or 'none'}), as fixed {len(audit.fixed.skipped)}; {len(uncounted)} skips are "
-                  f"not in HELM's printed counts; {len(format_only)} missed only because str() of a float id ends in "
-                  "'.0'." + (" HELM would raise and emit no instance at all." if aborts else ""),
+                  f"{_students(len(first))}; as shipped {len(audit.shipped.skipped)} skipped ({shipped_counts}), as "
+                  f"fixed {len(audit.fixed.skipped)}; {len(uncounted)} "
+                  f"{'skip is' if len(uncounted) == 1 else 'skips are'} not in HELM's printed counts; "
+                  f"{len(format_only)} missed only because str() of a float id ends in '.0'."
+                  + (" HELM would raise and emit no instance at all." if aborts else ""),
                   observed=observed, expected={"first_rows_missed_only_by_id_format": 0, "helm_run_aborts": False},
                   details=skips, meta={"instance_counts": instance_counts(data)})
+
+
+def _students(count: int) -> str:
+    return f"{count} student" + ("" if count == 1 else "s")
 
 
 def timestamp_ties(inputs: Inputs, params: Params) -> Result:
@@ -141,8 +147,10 @@ def timestamp_ties(inputs: Inputs, params: Params) -> Result:
                             for i in (helm_pick, by_time)]
     status = "defect" if tied_differs or order_differs else "quirk" if tied else "pass"
     return result(audit, status,
-                  f"{tied} students share their earliest timestamp between rows ({tied_differs} with different "
-                  f"question or pass); {order_differs} students' first row by text is not their earliest by time. "
+                  f"{_students(tied)} {'shares' if tied == 1 else 'share'} their earliest timestamp between rows "
+                  f"({tied_differs} with different question or pass); {order_differs} "
+                  f"{'student' if order_differs == 1 else 'students'}' first row by text is not their earliest by "
+                  "time. "
                   f"Which tied row wins depends on pandas' unstable default sort (pandas {pd.__version__} here).",
                   observed={"tied_students": tied, "tied_with_different_target": tied_differs,
                             "text_order_differs_from_time_order": order_differs},

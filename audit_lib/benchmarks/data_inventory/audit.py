@@ -46,7 +46,7 @@ class Params:
     datasets: list[str] = param([], "dataset names to inventory; empty: every registered dataset",
                                 rule=_known_datasets)
     mirror: str = param("", "local mirror folder laid out as <dataset>/<file>; empty: AUDIT_MIRROR, else none",
-                        rule=_existing_folder)
+                        rule=_existing_folder, path=True)
     offline: bool = param(False, "True: never download, use only the cache and the mirror")
 
 

@@ -8,15 +8,19 @@ the function named as its id in one of the package's `checks_<topic>.py` modules
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from audit_lib.benchmarks.humaneval_plus.data import (
     DATASETS,
     HUMANEVAL_ERRATA,
     HUMANEVAL_PLUS_V019,
     OPENAI_HUMANEVAL,
+    RELEASES,
+    local_task_ids,
     parse_task_ids,
     plus_source,
     results_source,
+    refuse_unknown_task_ids,
 )
 from audit_lib.benchmarks.humaneval_plus.flawed_tasks import FLAW_CHECKS, flaw_checks_for, flaw_checks_rule
 from audit_lib.benchmarks.humaneval_plus.inputs import Inputs, load_inputs, source_key
@@ -79,6 +83,19 @@ def load(params: Params) -> Inputs:
                          min_time_limit=params.min_time_limit, recompute_ground_truth=params.recompute_ground_truth)
     check_known_sample_tasks(inputs, params)
     return inputs
+
+
+def check_task_ids(params: Params, mirror: Path | None) -> None:
+    """Refuse `task_ids` naming no task of the release file, before any kernel starts (from a local copy only)."""
+    wanted = parse_task_ids(params.task_ids)
+    known = local_task_ids(params.dataset, mirror=mirror) if wanted else None  # type: ignore[arg-type]
+    if known is not None:
+        refuse_unknown_task_ids(wanted, known, file="/".join(plus_source(params.dataset)))  # type: ignore[arg-type]
+
+
+def report_title(params: Params) -> str:
+    """`HumanEval+ v0.1.10 (EvalPlus)` or `MBPP+ v0.2.0 (EvalPlus)`: a report says which release it audited."""
+    return f"{RELEASES[params.dataset]} (EvalPlus)"
 
 
 def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; imported when asked (pandas)
@@ -159,9 +176,10 @@ CHECKS: tuple[CheckSpec[Inputs, Params], ...] = (
 
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     name="humaneval_plus", title="HumanEval+ / MBPP+ (EvalPlus)", params=Params, load=load, checks=CHECKS,
-    task_view=_task_view)
+    task_view=_task_view, check_names=check_task_ids, titled=report_title)
 MBPP_AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     name="mbpp_plus", title="MBPP+ (EvalPlus): the HumanEval+ audit notebook run on MBPP+", params=Params, load=load,
-    checks=CHECKS, notebook=AUDIT.notebook_path(), fixed_params={"dataset": "mbpp"}, task_view=_task_view)
+    checks=CHECKS, notebook=AUDIT.notebook_path(), fixed_params={"dataset": "mbpp"}, task_view=_task_view,
+    check_names=check_task_ids, titled=report_title)
 
-__all__ = ["AUDIT", "CHECKS", "MBPP_AUDIT", "Params", "load"]
+__all__ = ["AUDIT", "CHECKS", "MBPP_AUDIT", "Params", "check_task_ids", "load"]

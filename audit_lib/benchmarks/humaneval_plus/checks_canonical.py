@@ -236,6 +236,8 @@ def canonical_time_figure(tasks: Sequence[PlusTask], gt: GroundTruth, *,
                  label=f"{min_time_limit:g} s / {GT_TIME_LIMIT_FACTOR:g}")
     axis.set_xlabel("canonical CPU time per input (s)")
     axis.set_ylabel("inputs")
+    axis.set_title(f"Canonical CPU time per input: right of the line, {GT_TIME_LIMIT_FACTOR:g}x it exceeds the "
+                   f"{min_time_limit:g} s floor and sets the limit", fontsize=10)
     axis.legend()
     fig.tight_layout()
     return fig

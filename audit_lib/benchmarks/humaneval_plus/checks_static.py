@@ -96,6 +96,8 @@ def amplification_figure(tasks: Sequence[PlusTask]) -> Any:
         right.xaxis.get_major_locator().set_params(integer=True)
     right.set_xlabel("base inputs per task")
     right.set_ylabel("plus inputs per task")
+    left.set_title(f"Plus inputs per task ({len(rows)} tasks)", fontsize=10)
+    right.set_title("Plus against base inputs, one dot per task", fontsize=10)
     fig.tight_layout()
     return fig
 

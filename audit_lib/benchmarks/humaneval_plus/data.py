@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from audit_lib.data import fetch, readers
-from audit_lib.errors import ParameterError, SchemaError
+from audit_lib.errors import DataError, ParameterError, SchemaError
 
 Dataset = Literal["humaneval", "mbpp"]
 DATASETS: tuple[str, ...] = ("humaneval", "mbpp")
+RELEASES: dict[str, str] = {"humaneval": "HumanEval+ v0.1.10", "mbpp": "MBPP+ v0.2.0"}  # the registry's files
 
 HUMANEVAL_PLUS = ("humaneval_plus", "HumanEvalPlus.jsonl.gz")
 HUMANEVAL_PLUS_V019 = ("humaneval_plus", "v0.1.9/HumanEvalPlus.jsonl.gz")
@@ -104,14 +106,31 @@ def select_tasks(tasks: tuple[PlusTask, ...], *, max_tasks: int = 0, task_ids: S
                  file: str = "") -> tuple[PlusTask, ...]:
     """The named tasks (in file order; an unknown id raises ParameterError naming it), then the first `max_tasks`."""
     if task_ids:
-        known = {task.task_id for task in tasks}
-        unknown = [task_id for task_id in task_ids if task_id not in known]
-        if unknown:
-            raise ParameterError(f"parameter 'task_ids': unknown task id(s) {', '.join(unknown)} (not in "
-                                 f"{file or 'the dataset'})", field="task_ids", value=list(unknown))
+        refuse_unknown_task_ids(task_ids, [task.task_id for task in tasks], file=file or "the dataset")
         wanted = set(task_ids)
         tasks = tuple(task for task in tasks if task.task_id in wanted)
     return tasks[:max_tasks] if max_tasks else tasks
+
+
+def refuse_unknown_task_ids(task_ids: Sequence[str], known: Sequence[str], *, file: str) -> None:
+    """ParameterError naming every id of `task_ids` that is not in `known` (the file's ids, in file order)."""
+    present = set(known)
+    unknown = [task_id for task_id in task_ids if task_id not in present]
+    if unknown:
+        span = f"{len(known)} tasks, {known[0]} … {known[-1]}" if known else "no tasks"
+        raise ParameterError(f"parameter 'task_ids': unknown task id(s) {', '.join(unknown)} (not in {file}: "
+                             f"{span})", field="task_ids", value=list(unknown))
+
+
+def local_task_ids(dataset: Dataset, *, mirror: str | os.PathLike[str] | None = None) -> tuple[str, ...] | None:
+    """The release file's task ids, in file order, from a verified local copy; None without one.
+
+    The copy comes from the cache or the mirror, never a download; without one the audit's `load` decides."""
+    try:
+        fetched = fetch.fetch(*plus_source(dataset), mirror=mirror, offline=True)
+        return tuple(str(row["task_id"]) for row in readers.iter_jsonl(fetched.path, required=("task_id",)))
+    except DataError:
+        return None
 
 
 def parse_task_ids(raw: str) -> tuple[str, ...]:

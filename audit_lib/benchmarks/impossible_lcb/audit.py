@@ -33,7 +33,12 @@ from audit_lib.benchmarks.impossible_lcb.mutations import (
     replay_tasks,
     rows_mutation_rows,
 )
-from audit_lib.benchmarks.impossible_lcb.rules import DroppedTask, derive_drop_list, parse_id_list
+from audit_lib.benchmarks.impossible_lcb.rules import (
+    DroppedTask,
+    derive_drop_list,
+    parse_id_list,
+    read_task_id_file,
+)
 from audit_lib.benchmarks.impossible_lcb.user_solutions import solutions_path_rule
 from audit_lib.benchmarks.impossible_lcb.visibility import NUMBERINGS, Numbering
 from audit_lib.errors import DataError, DataUnavailableError, ParameterError
@@ -42,8 +47,17 @@ from audit_lib.plugin import AuditPlugin, CheckSpec, param
 # ---- parameters ----------------------------------------------------------------------------------------------
 
 
-def _existing_file_or_empty(value: str) -> str | None:
-    return None if not value or Path(value).is_file() else "must name an existing file (or be empty)"
+def _task_id_file_or_empty(value: str) -> str | None:
+    """An existing file of task ids (one per line, or CSV with task_id[,split]), read before any kernel starts."""
+    if not value:
+        return None
+    if not Path(value).is_file():
+        return "must name an existing file (or be empty)"
+    try:
+        read_task_id_file(value, parameter="")
+    except (DataError, ParameterError, UnicodeDecodeError) as exc:
+        return f"must name a file of task ids (one per line, or CSV with task_id[,split]): {exc}"
+    return None
 
 
 def _task_id_list(value: str) -> str | None:
@@ -59,10 +73,10 @@ class Params:
     """The notebook's parameters cell."""
 
     dropped_tasks_path: str = param("", "an environment's own dropped_tasks.csv to diff against the derived list",
-                                    rule=_existing_file_or_empty)
+                                    rule=_task_id_file_or_empty, path=True)
     heldout_ids: str = param("", "comma-separated held-out task ids (\"\" = none given)", rule=_task_id_list)
     heldout_path: str = param("", "file with held-out ids (one per line, or CSV with task_id[,split])",
-                              rule=_existing_file_or_empty)
+                              rule=_task_id_file_or_empty, path=True)
     assertion_numbering: str = param("zero_based", "how \"even-numbered\" is read", choices=NUMBERINGS)
     executor: str = param("local", "\"local\", \"dask-local\" or \"dask://HOST:PORT\"")
     solutions_path: str = param("", "your solutions to score on the six metrics: a .jsonl file with task_id, form "

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from audit_lib.benchmarks.unconventional.grades_path import missing_grades_file
+from audit_lib.benchmarks.unconventional.grades_path import missing_grades_file, resolve_grades_path
+from audit_lib.errors import DataError
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
 
 if TYPE_CHECKING:
@@ -22,12 +23,28 @@ MIN_RESAMPLES = 100
 MAX_RESAMPLES = 1_000_000
 
 
+def grades_file_problem(grades_path: str) -> str | None:
+    """The `grades_path` rule: None for '' or a file whose every line reads as a grade, else what is wrong.
+
+    What is wrong: the places tried, or the file, line and field of the first bad line."""
+    missing = missing_grades_file(grades_path)
+    if missing or not grades_path:
+        return missing
+    from audit_lib.benchmarks.unconventional.user_grades import load_grade_file  # parsing: imported when used
+
+    try:
+        load_grade_file(resolve_grades_path(grades_path))
+    except (DataError, UnicodeDecodeError) as exc:
+        return f"names a file that does not read as grades: {exc}"
+    return None
+
+
 @dataclass(frozen=True)
 class Params:
     """The notebook's parameters cell."""
 
     grades_path: str = param("", "JSONL of grader output: problem_id, model, transcript or grade ('' = SYNTHETIC "
-                                 "set)", rule=missing_grades_file)
+                                 "set)", rule=grades_file_problem, path=True)
     seed: int = param(0, "seed of the synthetic set, the bootstrap and the generated example inputs", minimum=0)
     n_resamples: int = param(2000, "bootstrap resamples over problems", minimum=MIN_RESAMPLES,
                              maximum=MAX_RESAMPLES)

@@ -78,10 +78,18 @@ def table2_analysis(inputs: Inputs, params: Params) -> Result:
               "score_diff_pct": p.score_diff, "humaneval_diff_pct": p.humaneval_diff}
              for p in discordant + tied]
     gaps = {r.model: r.gap_pct for r in table2.TABLE2}
-    summary = (f"Kendall tau-b = {correlation.kendall_tau:.2f} (scipy p = {correlation.kendall_p_scipy:.3f}), "
+    if discordant:
+        opposite = "; ".join(f"{p.model_a} vs {p.model_b} (score {p.score_diff:+g} points, HumanEval "
+                             f"{p.humaneval_diff:+g})" for p in discordant)
+        finding = (f"The LLM-graded score and HumanEval pass@1 rank {len(discordant)} of Table 2's {len(pairs)} model "
+                   f"pairs oppositely: {opposite}.")
+    else:
+        finding = (f"The LLM-graded score and HumanEval pass@1 rank all {len(pairs)} model pairs of Table 2 the same "
+                   "way.")
+    summary = (f"{finding} {len(tied)} more pair{'s are' if len(tied) != 1 else ' is'} tied on one of the two. "
+               f"Kendall tau-b = {correlation.kendall_tau:.2f} (scipy p = {correlation.kendall_p_scipy:.3f}), "
                f"Spearman rho = {correlation.spearman_rho:.2f} (scipy p = {correlation.spearman_p_scipy:.3f}). "
-               f"{len(discordant)} of {len(pairs)} model pairs are ordered oppositely by the two metrics and "
-               f"{len(tied)} are tied on one of them. Score minus HumanEval ranges from {min(gaps.values()):+g} "
+               f"Score minus HumanEval ranges from {min(gaps.values()):+g} "
                f"({min(gaps, key=gaps.get)}) to {max(gaps.values()):+g} ({max(gaps, key=gaps.get)}) points. "
                + table2.sample_size_statement(correlation) + f" Source: {table2.TABLE2_CITATION}.")
     return Result("quirk" if discordant else "pass",
@@ -91,7 +99,7 @@ def table2_analysis(inputs: Inputs, params: Params) -> Result:
                             "kendall_p_exact_permutation": correlation.kendall_p_exact_permutation,
                             "spearman_p_exact_permutation": correlation.spearman_p_exact_permutation,
                             "discordant_pairs": len(discordant), "pairs": len(pairs), "n_models": correlation.n},
-                  expected={"discordant_pairs": 0}, summary=summary, details=rows,
+                  expected={"discordant_pairs": 0}, summary=summary, finding=finding, details=rows,
                   meta={"citation": table2.TABLE2_CITATION,
                         "kendall_tau_leave_one_out": correlation.kendall_tau_leave_one_out,
                         "spearman_rho_leave_one_out": correlation.spearman_rho_leave_one_out})

@@ -157,3 +157,5 @@ def test_amplification_scatter_labels_a_narrow_range_of_base_inputs() -> None:
     axis = figure.axes[1].xaxis
     shown = [t for t in axis.get_majorticklocs() if 3 <= t <= 7]
     assert len(shown) >= 3
+    assert [axes.get_title() for axes in figure.axes] == ["Plus inputs per task (3 tasks)",
+                                                          "Plus against base inputs, one dot per task"]

@@ -43,7 +43,7 @@ def test_bad_parameter_names_the_parameter_and_the_allowed_values(name: str, val
 def test_good_parameters_pass_through(tmp_path: Path) -> None:
     assert AUDIT.validate(GOOD_PARAMS) == Params() == Params(**GOOD_PARAMS)
     grades = tmp_path / "grades.jsonl"
-    grades.write_text("{}\n", encoding="utf-8")
+    grades.write_text('{"problem_id": 1, "model": "m", "grade": 7}\n', encoding="utf-8")
     assert AUDIT.validate({"grades_path": str(grades)}).grades_path == str(grades)
 
 
@@ -79,6 +79,10 @@ def test_table2_analysis_reports_the_discordant_pair_and_n() -> None:
     assert gaps == {"CodeGen-Mono-350M": 6, "CodeGen-Mono-16.1B": 9, "Replit": 15, "StarCoder": 17,
                     "phi-1-base": 8, "phi-1-small": 0, "phi-1": 1}
     assert "n = 7" in check.summary and "2306.11644v2" in check.summary
+    # The finding says what is wrong before any statistic: which pair the two metrics order oppositely.
+    assert check.finding == ("The LLM-graded score and HumanEval pass@1 rank 1 of Table 2's 21 model pairs "
+                             "oppositely: StarCoder vs phi-1-small (score +6 points, HumanEval -11).")
+    assert check.summary.startswith(check.finding + " 2 more pairs are tied on one of the two. Kendall tau-b = 0.85")
 
 
 def _grade_file(tmp_path: Path, rows: list[dict]) -> str:

@@ -7,17 +7,20 @@ PYPROJECT_HASH := $(shell $(PYTHON) -c "import hashlib;print(hashlib.sha256(open
 STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 KERNEL := benchaudit
 JOBS ?= 2
+# EvalPlus's harness for the harness_exploits audit, without the model clients its metadata pulls (see pyproject).
+EVALPLUS := evalplus==0.3.1
 # AUDIT_MIRROR (a folder laid out as <dataset>/<file>) is honoured when set; runs stay offline-safe without it.
 MIRROR_FLAG := $(if $(AUDIT_MIRROR),--mirror "$(AUDIT_MIRROR)",)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install audit test regression mutation lab fetch sources clean distclean
+.PHONY: install audit test regression mutation lab fetch sources clean distclean evalplus-venv
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(VPY)
-	$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dask]'
+	$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dask,harnesses]'
+	$(VPY) -m pip install --quiet --disable-pip-version-check --no-deps '$(EVALPLUS)'
 	$(VPY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "$(KERNEL)"
 	rm -f $(VENV)/.installed-*
 	touch $@
@@ -34,6 +37,10 @@ test: install
 # Every audit in full against its golden findings (tests/golden/), HumanEval+ and MBPP+ included (~10 min).
 regression: install
 	$(VPY) -m pytest -q tests/test_golden.py --regression $(PYTEST_ARGS)
+
+# The test-only venv with upstream evalplus 0.3.1 (build/evalplus-venv) that the upstream comparison tests run.
+evalplus-venv:
+	bash tools/upstream/make_evalplus_venv.sh
 
 # Mutation testing of the rule modules (tools/mutation.toml); installs mutmut itself; not part of `make test`.
 mutation: install

@@ -20,6 +20,7 @@ from audit_lib.runner import (
     ReportsFolderBusyError,
     missing_inputs,
     parse_fail_on,
+    rejected_inputs,
     run_audits,
 )
 from audit_lib.runner.catalogue import discover_audits
@@ -46,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("audits", nargs="*", metavar="AUDIT", help="audits to run (default: all; see `list`)")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                      help="set a notebook parameter (KEY for every selected audit declaring it, AUDIT.KEY for one)")
+    run.add_argument("--only", type=_check_list, default=(), metavar="CHECK[,CHECK...]",
+                     help="run only these checks and what they need (e.g. --only your_samples); the report holds "
+                          "only them")
     run.add_argument("--mirror", help="local mirror folder laid out as <dataset>/<file> (sets AUDIT_MIRROR)")
     run.add_argument("--executor", help="executor for sandbox jobs: local, dask-local, dask://HOST:PORT "
                                         "(sets AUDIT_EXECUTOR and the notebooks' `executor` parameter)")
@@ -54,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fail-on", type=parse_fail_on, metavar="STATUS[,STATUS...]",
                      help="exit 3 when any check has one of these statuses (skipped, quirk, error, defect; a comma "
                           "list). A single word means exactly that status: `--fail-on skipped` fails only on a "
-                          "missing input, not on findings (it used to be a threshold: list every status you mean)")
+                          "missing input, not on findings: list every status you mean)")
     run.add_argument("--include-synthetic", action="store_true",
                      help="let quirks and defects found on SYNTHETIC data fail the gate and be JUnit failures")
     run.add_argument("--no-wait", action="store_true",
@@ -89,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_list(value: str) -> tuple[str, ...]:
+    checks = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    if not checks:
+        raise argparse.ArgumentTypeError("name at least one check id (e.g. --only your_samples)")
+    return checks
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise ParameterError(f"--jobs must be at least 1, got {args.jobs}", field="jobs")
@@ -97,7 +108,7 @@ def _run(args: argparse.Namespace) -> int:
                              executor=args.executor, with_code=args.with_code, jobs=args.jobs,
                              reports_dir=args.reports_dir, kernel_name=args.kernel, cell_timeout_s=args.cell_timeout,
                              junit=args.junit, include_synthetic=args.include_synthetic,
-                             wait_for_lock=not args.no_wait)
+                             wait_for_lock=not args.no_wait, only=args.only)
     except ReportsFolderBusyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BUSY
@@ -118,6 +129,14 @@ def _run(args: argparse.Namespace) -> int:
         for dataset, files, audits in _group_by_dataset(missing):
             shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
             print(f"    {dataset}/: {shown}  (needed by {', '.join(audits)})")
+    rejected = rejected_inputs(summary.checks)
+    if rejected:
+        print(f"rejected data ({len(rejected)} file(s): a copy was found but refused, so their checks are reported "
+              "as skipped). Each skipped check's reason names the copy; replace it with a good one, then run "
+              "`python -m audit_lib fetch --refresh DATASET` (an unpinned file that changed upstream: "
+              "`python -m audit_lib fetch --accept DATASET/FILE`):")
+        for key, (code, audits) in sorted(rejected.items()):
+            print(f"    {key}: {REFUSAL_TEXT.get(code, code)}  (needed by {', '.join(audits)})")
     gate = Gate.of(args.fail_on, include_synthetic=args.include_synthetic)
     if gate is not None:
         for audit, count in summary.gate_hits(gate).items():
@@ -127,6 +146,10 @@ def _run(args: argparse.Namespace) -> int:
                   "(--include-synthetic gates them)")
     print(f"reports: {summary.index_path}")
     return summary.exit_code(gate)
+
+
+REFUSAL_TEXT = {"checksum_mismatch": "checksum does not match (pin or lock.json)",
+                "corrupt_file": "does not parse (truncated or damaged)"}
 
 
 def _group_by_dataset(missing: dict[str, list[str]]) -> list[tuple[str, list[str], list[str]]]:

@@ -29,6 +29,44 @@ _ABBREVIATIONS = ("e.g.", "i.e.", "vs.", "etc.", "cf.", "approx.", "no.", "fig."
 
 
 @dataclass(frozen=True)
+class Result:
+    """What a check function returns: its verdict, the figure observed vs expected, and evidence rows.
+
+    The session adds the check's declared id and title (`Check.of`), so a check function never repeats them.
+    """
+
+    status: Status
+    observed: Any = None
+    expected: Any = None
+    summary: str = ""
+    details: tuple[Mapping[str, Any], ...] = ()
+    synthetic: bool = False
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    finding: str = ""  # what was found, one sentence with its numbers; defaults to the summary's first sentence
+
+    def __post_init__(self) -> None:
+        if not self.finding:
+            object.__setattr__(self, "finding", first_sentence(self.summary))
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} is not one of {STATUSES}")
+        object.__setattr__(self, "details", tuple(dict(row) for row in self.details))
+
+    @classmethod
+    def skipped(cls, reason: str, *, missing: Sequence[str] = (), **kwargs: Any) -> Result:
+        """An input is absent: `reason` says how to supply it, `missing` names it (`meta.missing`)."""
+        meta = dict(kwargs.pop("meta", {}))
+        if missing:
+            meta["missing"] = list(missing)
+        return cls(status="skipped", summary=reason, meta=meta, **kwargs)
+
+    @classmethod
+    def errored(cls, error: BaseException | str, **kwargs: Any) -> Result:
+        """The check could not run; the error is kept as its summary."""
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        return cls(status="error", summary=text, **kwargs)
+
+
+@dataclass(frozen=True)
 class Check:
     """One audited property with its verdict, the figure observed vs expected, and evidence rows."""
 
@@ -53,15 +91,9 @@ class Check:
         object.__setattr__(self, "details", tuple(dict(row) for row in self.details))
 
     @classmethod
-    def skipped(cls, id: str, title: str, reason: str, **kwargs: Any) -> Check:
-        """A check whose input is absent; `reason` says what is missing and how to supply it."""
-        return cls(id=id, title=title, status="skipped", summary=reason, **kwargs)
-
-    @classmethod
-    def errored(cls, id: str, title: str, error: BaseException | str, **kwargs: Any) -> Check:
-        """A check that could not run; the error is kept as its summary."""
-        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        return cls(id=id, title=title, status="error", summary=text, **kwargs)
+    def of(cls, id: str, title: str, result: Result) -> Check:
+        """The declared check's id and title stamped onto what its function returned."""
+        return cls(id, title, **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
 
     def to_json(self, *, details_cap: int = DETAILS_CAP_IN_JSON) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -119,8 +151,9 @@ class Findings:
         }
 
     def write(self, out_dir: str | os.PathLike[str] | None = None) -> Path:
-        """Write `<audit>.findings.json` and, in the folder `<audit>/`, one `<check>.csv` per check with evidence
-        rows (`evidence_csv_path`); CSVs of checks that no longer have evidence are removed."""
+        """Write `<audit>.findings.json` and one `<audit>/<check>.csv` per check with evidence rows.
+
+        See `evidence_csv_path`; CSVs of checks that no longer have evidence are removed."""
         target_dir = Path(out_dir) if out_dir is not None else paths.reports_dir()
         target_dir.mkdir(parents=True, exist_ok=True)
         written = set()
@@ -190,8 +223,9 @@ def worst_status(statuses: Iterable[str]) -> str:
 
 
 def first_sentence(text: str) -> str:
-    """The first sentence of `text`, without a leading qualifier; dots inside brackets, numbers
-    (`0.5`, `v0.1.9`) and abbreviations (`e.g.`) do not end it."""
+    """The first sentence of `text`, without a leading qualifier.
+
+    Dots inside brackets, numbers (`0.5`, `v0.1.9`) and abbreviations (`e.g.`) do not end it."""
     text = _LEADING_QUALIFIER.sub("", " ".join(str(text or "").split()), count=1)
     depth = 0
     for index, char in enumerate(text):

@@ -1,23 +1,18 @@
-"""The audit contract: one `AuditPlugin` per benchmark, validated parameters, checks with declared needs.
+"""The audit contract: one `AuditPlugin` per benchmark, each check declared once, run by a notebook's session.
 
-An audit package defines `AUDIT = AuditPlugin(...)` in its `audit.py`; its notebook is a parameters cell,
-`audit = AUDIT.session(globals())`, one `report.show_check(audit.run("id"))` per check, and `audit.write()`, then
-an "Explore" section (`audit.evidence(id)`, and `audit.task(task_id)` for an audit that sets `task_view`).
-The runner calls `AUDIT.validate(raw)` before any kernel starts.
-
-A check's `needs` name what it cannot do without: a registered data file (`"<dataset>/<file>"`, as in
-`data.sources`) or another check (`"check:<id>"`, which must have run without `error` or `skipped`). A missing
-need makes the check `skipped` with `meta.missing` listing it; the check is never recomputed on other inputs.
-A check that skips itself must name what is missing the same way in `meta.missing` (`"<dataset>/<file>"`,
-`"check:<id>"`, or `"param:<name>"` for an input only the user can supply); a skip without it is an `error`.
-`audit.py` stays light to import (no numpy/pandas/polars/matplotlib at module level): `list` and `validate`
-import it before any kernel starts.
+A `CheckSpec` names a check's id, title, needs and function (`".checks_<topic>:<id>"`, imported when it first runs).
+The session runs each check once: an unmet need makes it `skipped` with `meta.missing` naming the file, check
+(`"check:<id>"`), derived `Need` or parameter (`"param:<name>"`), an exception makes it `error`, and the function's
+`Result` gets the declared id and title. A check function with a keyword parameter `needed` is also given the
+results of its `check:` needs (id -> Check). `audit.py` stays light to import: `list` and `validate` read it first.
+The runner calls `AUDIT.validate(raw)`, then `AUDIT.check_names` where set, before any kernel starts.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import os
 import traceback
 import typing
@@ -28,15 +23,20 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from audit_lib import paths
 from audit_lib.errors import NoTaskViewError, ParameterError, UnknownTaskError
-from audit_lib.findings import Check, FindingsBuilder
+from audit_lib.findings import Check, FindingsBuilder, Result
 from audit_lib.stamp import StampClock
 
 if typing.TYPE_CHECKING:
-    from audit_lib.task_view import TaskView
+    from audit_lib.report.task_view import TaskView
 
 CHECK_NEED_PREFIX = "check:"
 RUN_AS_ENV = "AUDIT_RUN_AS"  # set by the runner: the audit a kernel runs as
+ONLY_ENV = "AUDIT_ONLY"  # set by the runner for `run --only CHECK[,CHECK]`: those checks and what they need
 UNUSABLE_STATUSES = frozenset({"error", "skipped"})  # a check need in one of these is not met
+
+
+class CheckCycleError(RuntimeError):
+    """Two declared checks need each other (a mistake in the declarations, not a finding)."""
 
 
 class AuditInputs(Protocol):
@@ -54,23 +54,66 @@ I = TypeVar("I")  # noqa: E741
 
 
 def param(default: Any, help: str = "", *, choices: Sequence[Any] = (), minimum: float | None = None,
-          maximum: float | None = None, rule: Callable[[Any], str | None] | None = None) -> Any:
-    """A field of an audit's `Params` dataclass, with the value rules `AuditPlugin.validate` applies."""
+          maximum: float | None = None, rule: Callable[[Any], str | None] | None = None, path: bool = False) -> Any:
+    """A field of an audit's `Params` dataclass, with the value rules `AuditPlugin.validate` applies.
+
+    `path=True` marks a file or folder name: the runner makes a relative one absolute against the caller's
+    directory before validating it, since kernels run in `notebooks/`.
+    """
+    metadata = {"help": help, "choices": tuple(choices), "minimum": minimum, "maximum": maximum, "rule": rule,
+                "path": path}
     if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={
-            "help": help, "choices": tuple(choices), "minimum": minimum, "maximum": maximum, "rule": rule})
-    return field(default=default, metadata={"help": help, "choices": tuple(choices), "minimum": minimum,
-                                            "maximum": maximum, "rule": rule})
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class Unmet:
+    """Why a derived need is not met: what `meta.missing` names, and the reason the skipped check gives."""
+
+    missing: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Need:
+    """A need decided on the loaded inputs (e.g. "the file has rows"): `unmet(inputs)` is None when it is met."""
+
+    name: str
+    unmet: Callable[[Any], Unmet | None]
+
+
+@dataclass(frozen=True)
+class ChecksNamedBy:
+    """`check:` needs that the run's parameters name (e.g. which checks mark a task flawed).
+
+    `checks(params)` gives their ids, each then a need like `"check:<id>"`.
+    """
+
+    name: str
+    checks: Callable[[Any], Sequence[str]]
 
 
 @dataclass(frozen=True)
 class CheckSpec(Generic[I, P]):
-    """One check: a stable id, a neutral title, how to run it on the inputs, and what it needs."""
+    """One check, declared once: its id, neutral title, needs, and the function `(inputs, params) -> Result`.
+
+    `run` is `"module:function"` (a module starting with "." is relative to the audit's package), imported when
+    the check first runs, so declaring it stays light; `when(params)` leaves a check out of some runs.
+    """
 
     id: str
     title: str
-    run: Callable[[I, P], Check]
-    needs: tuple[str, ...] = ()
+    run: str | Callable[[I, P], Result]
+    needs: tuple[str | Need | ChecksNamedBy, ...] = ()
+    when: Callable[[P], bool] | None = None
+
+    def function(self, package: str = "") -> Callable[[I, P], Result]:
+        """The check function (`run` imported when it is a name)."""
+        if callable(self.run):
+            return self.run
+        module, _, name = self.run.partition(":")
+        return getattr(importlib.import_module(module, package or None), name)
 
 
 @dataclass(frozen=True)
@@ -81,18 +124,30 @@ class AuditPlugin(Generic[I, P]):
     title: str
     params: type[P]
     load: Callable[[P], I]
-    checks: tuple[CheckSpec[I, P], ...] | Callable[[P], tuple[CheckSpec[I, P], ...]]
+    checks: tuple[CheckSpec[I, P], ...]
     notebook: Path | None = None  # default: notebooks/<name>.ipynb
     fixed_params: Mapping[str, Any] = field(default_factory=dict)  # for an audit that reuses another's notebook
     # For an audit with tasks: `task_view(inputs, params, task_id) -> TaskView` from the audit's sandboxed runs
     # (never running code in the caller's process); an unknown id raises `task_view.unknown_task(...)`.
     task_view: Callable[[I, P, str], TaskView] | None = None
+    # For an audit whose parameters name things inside its data (task ids): `check_names(params, mirror)` reads a
+    # local copy (cache or mirror, never a download) before any kernel starts and raises ParameterError naming
+    # each unknown value. Without a local copy it checks nothing and `load` refuses the value instead.
+    check_names: Callable[[P, Path | None], None] | None = None
+    # A report title naming what the parameters chose (which dataset and release); default: `title`.
+    titled: Callable[[P], str] | None = None
 
     def notebook_path(self) -> Path:
         return self.notebook if self.notebook is not None else paths.notebooks_dir() / f"{self.name}.ipynb"
 
+    @property
+    def package(self) -> str:
+        """The audit's package: where a relative `run` ("`.checks_x:name`") is looked up."""
+        return self.params.__module__.rpartition(".")[0]
+
     def check_specs(self, params: P) -> tuple[CheckSpec[I, P], ...]:
-        return self.checks(params) if callable(self.checks) else self.checks
+        """The checks this run includes, in declared order."""
+        return tuple(spec for spec in self.checks if spec.when is None or spec.when(params))
 
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in dataclasses.fields(self.params))  # type: ignore[arg-type]
@@ -113,6 +168,20 @@ class AuditPlugin(Generic[I, P]):
             values[spec.name] = _validated(self.name, spec, hints[spec.name], merged[spec.name])
         return self.params(**values)
 
+    def title_for(self, params: Mapping[str, Any]) -> str:
+        """The title of a report run with `params` (as its findings record them); `title` when they do not say."""
+        if self.titled is None:
+            return self.title
+        try:
+            return self.titled(self.validate({k: v for k, v in params.items() if k in self.parameter_names()}))
+        except ParameterError:  # findings of an older parameter set: the general title
+            return self.title
+
+    def path_parameters(self) -> tuple[str, ...]:
+        """The parameters declared with `param(..., path=True)`."""
+        return tuple(f.name for f in dataclasses.fields(self.params)  # type: ignore[arg-type]
+                     if f.metadata.get("path"))
+
     def params_as_dict(self, params: P) -> dict[str, Any]:
         return dataclasses.asdict(params)  # type: ignore[call-overload]
 
@@ -124,11 +193,10 @@ class AuditPlugin(Generic[I, P]):
         """
         run_as = os.environ.get(RUN_AS_ENV)
         if run_as and run_as != self.name:
-            from audit_lib import benchmarks  # the registry sits above the contract: looked up only for this case
-
-            if run_as in benchmarks.names():
-                other = benchmarks.load(run_as)
-                if other.notebook_path().resolve() == self.notebook_path().resolve():
+            # An audit that reuses this notebook is declared beside this one, in the module of its Params.
+            for other in vars(importlib.import_module(self.params.__module__)).values():
+                if (isinstance(other, AuditPlugin) and other.name == run_as
+                        and other.notebook_path().resolve() == self.notebook_path().resolve()):
                     return other.session(namespace, out_dir=out_dir)
         raw = {name: namespace[name] for name in self.parameter_names() if name in namespace}
         return AuditSession(self, self.validate(raw), out_dir=out_dir)
@@ -188,6 +256,8 @@ class AuditSession(Generic[I, P]):
         self.builder = FindingsBuilder(plugin.name, plugin.params_as_dict(params))
         self._clock = StampClock()
         self._specs = {spec.id: spec for spec in plugin.check_specs(params)}
+        self.only: tuple[str, ...] = tuple(part for part in os.environ.get(ONLY_ENV, "").split(",") if part)
+        self._selected = self.needed_closure(self.only) if self.only else frozenset(self._specs)
         self._results: dict[str, Check] = {}
         self._running: set[str] = set()
         self._load_error: str | None = None
@@ -209,17 +279,39 @@ class AuditSession(Generic[I, P]):
 
     @property
     def check_ids(self) -> tuple[str, ...]:
-        return tuple(self._specs)
+        """The checks this run includes, in declared order (with `only`: those and what they need)."""
+        return tuple(check_id for check_id in self._specs if check_id in self._selected)
+
+    def needed_closure(self, check_ids: Sequence[str]) -> frozenset[str]:
+        """`check_ids` and every check they need, directly or not (ids this run does not declare are left out)."""
+        found: set[str] = set()
+        pending = [check_id for check_id in check_ids if check_id in self._specs]
+        while pending:
+            check_id = pending.pop()
+            if check_id in found:
+                continue
+            found.add(check_id)
+            pending += [need[len(CHECK_NEED_PREFIX):] for need in self.needs_of(self._specs[check_id])
+                        if isinstance(need, str) and need.startswith(CHECK_NEED_PREFIX)
+                        and need[len(CHECK_NEED_PREFIX):] in self._specs]
+        return frozenset(found)
 
     def run(self, check_id: str) -> Check:
-        """The check's result, computed once and added to the findings (its needs first)."""
+        """The check's result, computed once and added to the findings (its needs first).
+
+        A check this run leaves out (`run --only`) is not computed: it comes back `skipped`, and is not part of the
+        findings.
+        """
         if check_id in self._results:
             return self._results[check_id]
         spec = self._specs.get(check_id)
         if spec is None:
             raise KeyError(f"{self.plugin.name} has no check {check_id!r}; checks: {', '.join(self._specs)}")
+        if check_id not in self._selected:
+            return Check.of(spec.id, spec.title, Result.skipped(f"not run: this run is --only {','.join(self.only)}",
+                                                                missing=[f"only:{','.join(self.only)}"]))
         if check_id in self._running:
-            raise RuntimeError(f"{self.plugin.name}: checks {sorted(self._running)} need each other")
+            raise CheckCycleError(f"{self.plugin.name}: checks {sorted(self._running)} need each other")
         self._running.add(check_id)
         try:
             check = self._run_spec(spec)
@@ -229,29 +321,47 @@ class AuditSession(Generic[I, P]):
         return check
 
     def _run_spec(self, spec: CheckSpec[I, P]) -> Check:
+        return Check.of(spec.id, spec.title, _naming_refused_copies(self._result_of(spec)))
+
+    def _result_of(self, spec: CheckSpec[I, P]) -> Result:
         if self._load_error is not None:
-            return Check.errored(spec.id, spec.title, f"loading the inputs failed: {self._load_error}")
-        missing, reasons = self._missing_needs(spec)
-        if missing:
-            return Check.skipped(spec.id, spec.title, "; ".join(reasons), meta={"missing": missing})
+            return Result.errored(f"loading the inputs failed: {self._load_error}")
         try:
-            check = spec.run(self.inputs, self.params)
-        except (ParameterError, KeyboardInterrupt):
+            missing, reasons = self._missing_needs(spec)
+            if missing:
+                return Result.skipped("; ".join(reasons), missing=missing,
+                                      synthetic=bool(getattr(self.inputs, "synthetic", False)))
+            function = spec.function(self.plugin.package)
+            if _reads_needed(function):
+                needed = {need[len(CHECK_NEED_PREFIX):]: self._results[need[len(CHECK_NEED_PREFIX):]]
+                          for need in self.needs_of(spec) if isinstance(need, str)
+                          and need.startswith(CHECK_NEED_PREFIX)}
+                result = function(self.inputs, self.params, needed=needed)
+            else:
+                result = function(self.inputs, self.params)
+        except (ParameterError, KeyboardInterrupt, CheckCycleError):
             raise
         except Exception as exc:  # the report must still be written; the error is the finding
-            return Check.errored(spec.id, spec.title, _error_text(exc))
-        if check.id != spec.id:
-            return Check.errored(spec.id, spec.title, f"the check function returned id {check.id!r}")
-        if check.status == "skipped" and not check.meta.get("missing"):
-            return Check.errored(spec.id, spec.title, "the check was skipped without naming what is missing "
-                                 f"(meta.missing): {check.summary}")
-        return check
+            return Result.errored(_error_text(exc))
+        if not isinstance(result, Result):
+            return Result.errored(f"the check function returned {type(result).__name__}, not a findings.Result")
+        if result.status == "skipped" and not result.meta.get("missing"):
+            return Result.errored(f"the check was skipped without naming what is missing (meta.missing): "
+                                  f"{result.summary}")
+        return result
 
     def _missing_needs(self, spec: CheckSpec[I, P]) -> tuple[list[str], list[str]]:
-        missing, reasons = [], []
+        """What of the check's needs is not met (`meta.missing` names), and why, in declared order."""
+        missing: list[str] = []
+        reasons: list[str] = []
         absent_files: Mapping[str, str] = getattr(self.inputs, "missing", {})
-        for need in spec.needs:
-            if need.startswith(CHECK_NEED_PREFIX):
+        for need in self.needs_of(spec):
+            if isinstance(need, Need):
+                unmet = need.unmet(self.inputs)
+                if unmet is not None:
+                    missing.extend(name for name in unmet.missing if name not in missing)
+                    reasons.append(unmet.reason)
+            elif need.startswith(CHECK_NEED_PREFIX):
                 needed = self.run(need[len(CHECK_NEED_PREFIX):])
                 if needed.status in UNUSABLE_STATUSES:
                     missing.append(need)
@@ -261,8 +371,18 @@ class AuditSession(Generic[I, P]):
                 reasons.append(absent_files[need])
         return missing, reasons
 
+    def needs_of(self, spec: CheckSpec[I, P]) -> list[str | Need]:
+        """The check's needs for this run's parameters, in declared order (`ChecksNamedBy` made `check:<id>`)."""
+        expanded: list[str | Need] = []
+        for need in spec.needs:
+            if isinstance(need, ChecksNamedBy):
+                expanded.extend(f"{CHECK_NEED_PREFIX}{check_id}" for check_id in need.checks(self.params))
+            else:
+                expanded.append(need)
+        return expanded
+
     def run_all(self) -> tuple[Check, ...]:
-        return tuple(self.run(check_id) for check_id in self._specs)
+        return tuple(self.run(check_id) for check_id in self.check_ids)
 
     def evidence(self, check_id: str) -> Any:
         """A check's full evidence rows as a pandas DataFrame (for exploring in JupyterLab)."""
@@ -272,8 +392,11 @@ class AuditSession(Generic[I, P]):
 
     def task(self, task_id: str) -> TaskView:
         """One task: prompt, canonical solution(s), per-input verdicts, and its rows in the checks run so far."""
-        from audit_lib.task_view import evidence_frame
+        from audit_lib.report.task_view import evidence_frame
 
+        if self.only:
+            raise NoTaskViewError(f"{self.plugin.name}: no task view in a run of --only {','.join(self.only)}",
+                                  audit=self.plugin.name)
         if self.plugin.task_view is None:
             raise NoTaskViewError(f"{self.plugin.name} offers no per-task view (its plugin sets no task_view); "
                                   f"explore its checks with evidence(check_id): {', '.join(self._specs)}",
@@ -304,11 +427,33 @@ PUBLISH_ENV = "AUDIT_PUBLISH"
 
 
 def default_out_dir() -> Path:
-    """Where a session writes: the reports folder under the runner (or with AUDIT_PUBLISH=1), else a scratch
-    folder, so exploring a notebook by hand never overwrites a published report's findings."""
+    """Where a session writes: `reports/` under the runner or with AUDIT_PUBLISH=1, else a scratch folder.
+
+    Exploring a notebook by hand so never overwrites a published report's findings."""
     if os.environ.get("AUDIT_REPORTS_DIR") or os.environ.get(PUBLISH_ENV, "").lower() in ("1", "true", "yes"):
         return paths.reports_dir()
     return paths.reports_dir() / "scratch"
+
+
+def _reads_needed(function: Callable[..., Any]) -> bool:
+    """Whether a check function takes the results of its `check:` needs (a keyword parameter `needed`)."""
+    try:
+        return "needed" in inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a callable without a signature takes only (inputs, params)
+        return False
+
+
+def _naming_refused_copies(check: Result) -> Result:
+    """A skipped result with `meta.rejected` naming its missing files whose copy was refused.
+
+    A copy found but refused (checksum, does not parse) gets its reason code: "replace this copy" is another fix
+    than "supply this file"."""
+    if check.status != "skipped":
+        return check
+    from audit_lib.data import fetch
+
+    rejected = {str(key): code for key in check.meta.get("missing", ()) if (code := fetch.refusal(str(key)))}
+    return dataclasses.replace(check, meta={**check.meta, "rejected": rejected}) if rejected else check
 
 
 def _error_text(exc: BaseException) -> str:
@@ -328,4 +473,5 @@ def load_plugin_attribute(module: str, attribute: str = "AUDIT") -> AuditPlugin[
     return plugin
 
 
-__all__ = ["AuditInputs", "AuditPlugin", "AuditSession", "CheckSpec", "param", "load_plugin_attribute"]
+__all__ = ["AuditInputs", "AuditPlugin", "AuditSession", "CheckCycleError", "CheckSpec", "ChecksNamedBy", "Need",
+           "ONLY_ENV", "Unmet", "load_plugin_attribute", "param"]

@@ -1,21 +1,26 @@
 """Verdict stability under load: the same audits run idle and with every core busy must classify failures alike.
 
 Runs the audits (default HumanEval+ and MBPP+) through the batch runner, `python -m audit_lib run AUDIT...
---reports-dir DIR`, twice into separate folders: once as the machine is (meant to be idle), once while a CPU hog
-this script starts keeps every core busy (one busy-loop process per core; stopped in a `finally`, on Ctrl-C and
-SIGTERM too, and each hog exits by itself when this script dies). Then, for every check that classifies failures
+--reports-dir DIR`, into separate folders: once as the machine is (meant to be idle), then while a CPU hog this
+script starts keeps every core busy (one busy-loop process per core; stopped in a `finally`, on Ctrl-C and SIGTERM
+too, and each hog exits by itself when this script dies) together with a concurrent batch of the same audits in a
+third folder, sharing the mirror and data cache (`--no-concurrent` leaves it out). The hog run and the concurrent
+run are each compared with the idle run. For every check that classifies failures
 (`meta.failure_split`, or HumanEval+'s `original_canonical_vs_plus` known keys on older findings), it prints the
 deterministic set and the confirmed-timing set of both runs side by side, "identical" or the differences, the
-borderline / not-failing counts (those move with the machine by definition and do not decide), and each run's wall
-time and run stamp load (1-minute load average at its start and end). AUDIT_MIRROR and AUDIT_DATA_CACHE are passed
+borderline / not-failing counts (those move with the machine by definition and do not decide; so does an id
+confirmed in one run and borderline in the other with flip factors within the borderline margin of each other,
+listed as "moved across band"), and each run's wall time and run stamp load (1-minute load average at its start
+and end). AUDIT_MIRROR and AUDIT_DATA_CACHE are passed
 through to the runner.
 
-Exit code: 0 every compared set is identical; 1 a deterministic or confirmed-timing set differs between the runs
+Exit code: 0 every compared set is identical; 1 a deterministic or confirmed-timing set differs between two runs
 (usable as a CI gate); 3 nothing differs but something could not be compared (a check missing, skipped or errored in
 a run, an audit without findings or without a classifying check, or a runner that failed); 2 bad arguments.
 
 Usage: AUDIT_MIRROR=../shared/data .venv/bin/python perf/bench_verdict_stability.py [--audits A B]
-    [--param KEY VALUE]... [--hog N] [--skip-idle | --idle-from DIR] [--hog-from DIR] [--out DIR] [--json OUT]
+    [--param KEY VALUE]... [--hog N] [--skip-idle | --idle-from DIR] [--hog-from DIR] [--no-concurrent |
+    --concurrent-from DIR] [--out DIR] [--json OUT]
 A quick run on a subset: --param humaneval_plus.task_ids "HumanEval/31,HumanEval/32,HumanEval/127"
     --param mbpp_plus.task_ids "Mbpp/2,Mbpp/3"
 """
@@ -129,7 +134,7 @@ def run_batch(label: str, command: Sequence[str], reports_dir: Path, *, hog_proc
     started = time.monotonic()
     process = subprocess.Popen(list(command), cwd=ROOT, env=env)
     try:
-        exit_code = process.wait()
+        exit_code = wait_interruptibly(process)
     except BaseException:
         stop_process(process, first_signal=signal.SIGINT)
         raise
@@ -137,10 +142,51 @@ def run_batch(label: str, command: Sequence[str], reports_dir: Path, *, hog_proc
                     read_stamp(reports_dir), hog_processes, tuple(command), started_at)
 
 
-def run_under_hog(label: str, command: Sequence[str], reports_dir: Path, processes: int) -> BatchRun:
+def wait_interruptibly(process: subprocess.Popen[Any], poll_s: float = 0.5) -> int:
+    """`process.wait()` in short steps: a Ctrl-C the kernel hands to another thread of this process does not end a
+    blocking wait, so the main thread returns to Python code often enough to act on it."""
+    while True:
+        try:
+            return process.wait(timeout=poll_s)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_batches_together(batches: Sequence[tuple[str, Sequence[str], Path]], *,
+                         hog_processes: int = 0) -> list[BatchRun]:
+    """Start every batch at once and wait for all (the concurrent batch competes with the measured one for the
+    cores, the sandbox and the data cache); on any interruption every one still running is stopped."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    started = time.monotonic()
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        for label, command, _ in batches:
+            print(f"[{label}] {' '.join(command)}", flush=True)
+            processes.append(subprocess.Popen(list(command), cwd=ROOT, env=env))
+        finished: dict[int, tuple[int, float]] = {}
+        while len(finished) < len(processes):
+            for index, process in enumerate(processes):
+                if index not in finished and process.poll() is not None:
+                    finished[index] = (process.returncode, round(time.monotonic() - started, 2))
+            time.sleep(0.5)
+    except BaseException:
+        for process in processes:
+            stop_process(process, first_signal=signal.SIGINT)
+        raise
+    return [BatchRun(label, str(reports_dir), finished[index][0], finished[index][1], read_stamp(reports_dir),
+                     hog_processes, tuple(command), started_at)
+            for index, (label, command, reports_dir) in enumerate(batches)]
+
+
+def run_under_hog(label: str, command: Sequence[str], reports_dir: Path, processes: int,
+                  concurrent: tuple[str, Sequence[str], Path] | None = None) -> list[BatchRun]:
+    """The measured batch under the CPU hog, and a concurrent batch (another reports folder) beside it if given."""
     with cpu_hog(processes) as pids:
         print(f"[{label}] CPU hog: {len(pids)} busy-loop process(es), pids {', '.join(map(str, pids))}", flush=True)
-        return run_batch(label, command, reports_dir, hog_processes=len(pids))
+        if concurrent is None:
+            return [run_batch(label, command, reports_dir, hog_processes=len(pids))]
+        return run_batches_together([(label, command, reports_dir), concurrent], hog_processes=len(pids))
 
 
 def read_stamp(reports_dir: Path) -> dict[str, Any] | None:
@@ -178,56 +224,72 @@ def _ids_text(ids: Sequence[str], limit: int = 30) -> str:
     return (shown + f", … {len(ids) - limit} more" if len(ids) > limit else shown) or "none"
 
 
-def _state_text(split: ObservedSplit, state: str) -> str:
-    ids = sort_ids(split.timing.get(state, ()))
+def _state_text(split: ObservedSplit, state: str, only: Sequence[str] | None = None) -> str:
+    ids = sort_ids(split.timing.get(state, ()) if only is None else only)
     return _ids_text([f"{i} ({split.flip_factors[i]:.2f}x)" if i in split.flip_factors else i for i in ids], 10)
 
 
-def comparison_lines(comparison: SplitComparison) -> list[str]:
+def comparison_lines(comparison: SplitComparison, labels: tuple[str, str] = ("idle", "hog")) -> list[str]:
+    """One check's sets side by side; `labels` name the reference run and the compared one."""
+    first, second = labels
     check = "(any check)" if comparison.check == "*" else comparison.check
     head = f"  {check}: {comparison.agreement.upper().replace('_', ' ')}"
     if comparison.agreement == "not_comparable":
-        return [head + f" ({comparison.reason})"]
+        reason = comparison.reason.replace("idle run", f"{first} run").replace("hog run", f"{second} run")
+        return [head + f" ({reason})"]
     idle, hog = comparison.idle, comparison.hog
     assert idle is not None and hog is not None
-    lines = [head + f" (unit: {idle.unit}; from {idle.source})", f"    {'':22}{'idle':>8}{'hog':>8}"]
+    lines = [head + f" (unit: {idle.unit}; from {idle.source})", f"    {'':22}{first:>11}{second:>11}"]
     for name, idle_ids, hog_ids, difference in (
             ("deterministic", idle.deterministic, hog.deterministic, comparison.deterministic),
             ("timing confirmed", idle.confirmed, hog.confirmed, comparison.confirmed)):
         verdict = (f"identical: {_ids_text(sort_ids(idle_ids))}" if difference.identical else
-                   f"only idle: {_ids_text(list(difference.only_idle))}; "
-                   f"only hog: {_ids_text(list(difference.only_hog))}")
-        lines.append(f"    {name:22}{len(idle_ids):>8}{len(hog_ids):>8}   {verdict}")
+                   f"only {first}: {_ids_text(list(difference.only_idle))}; "
+                   f"only {second}: {_ids_text(list(difference.only_hog))}")
+        lines.append(f"    {name:22}{len(idle_ids):>11}{len(hog_ids):>11}   {verdict}")
+    band = comparison.confirmed_at_band
+    if not band.identical:
+        lines.append(f"    {'(moved across band)':22}{len(band.only_idle):>11}{len(band.only_hog):>11}   confirmed "
+                     f"only in {first}: {_state_text(idle, 'confirmed', band.only_idle)}; only in {second}: "
+                     f"{_state_text(hog, 'confirmed', band.only_hog)} (borderline in the other run, flip factors "
+                     "within the borderline margin: does not decide)")
     for state in TIMING_STATES[1:]:
         counts = (idle.count(state), hog.count(state))
         if state == "unmeasured" and counts == (0, 0):
             continue
-        note = f"   idle: {_state_text(idle, state)}; hog: {_state_text(hog, state)}" if any(counts) else ""
-        lines.append(f"    {'timing ' + state.replace('_', ' '):22}{counts[0]:>8}{counts[1]:>8}{note}")
+        note = f"   {first}: {_state_text(idle, state)}; {second}: {_state_text(hog, state)}" if any(counts) else ""
+        lines.append(f"    {'timing ' + state.replace('_', ' '):22}{counts[0]:>11}{counts[1]:>11}{note}")
     return lines
 
 
 def run_lines(runs: Sequence[BatchRun]) -> list[str]:
-    lines = [f"{'run':6}{'hog':>5}{'exit':>8}{'wall s':>9}{'stamp wall s':>14}{'load_start':>12}{'load_end':>10}"
+    lines = [f"{'run':11}{'hog':>5}{'exit':>8}{'wall s':>9}{'stamp wall s':>14}{'load_start':>12}{'load_end':>10}"
              f"{'cpus':>6}{'workers':>9}  reports"]
     for run in runs:
         stamp = run.stamp or {}
         exit_text = "reused" if run.exit_code is None else str(run.exit_code)
         hog_text = "?" if run.hog_processes is None else str(run.hog_processes)
         wall = "-" if run.wall_s is None else f"{run.wall_s:.1f}"
-        lines.append(f"{run.label:6}{hog_text:>5}{exit_text:>8}{wall:>9}{stamp.get('wall_s', '-'):>14}"
+        lines.append(f"{run.label:11}{hog_text:>5}{exit_text:>8}{wall:>9}{stamp.get('wall_s', '-'):>14}"
                      f"{stamp.get('load_start', '-'):>12}{stamp.get('load_end', '-'):>10}{stamp.get('cpus', '-'):>6}"
                      f"{stamp.get('workers', '-'):>9}  {run.reports_dir}")
     return lines
 
 
-def report(runs: Sequence[BatchRun], comparisons: Sequence[SplitComparison]) -> str:
+Pairs = Sequence[tuple[tuple[str, str], Sequence[SplitComparison]]]  # (reference, compared) -> comparisons
+
+
+def report(runs: Sequence[BatchRun], pairs: Pairs) -> str:
     lines = ["", "runs (load = 1-minute load average from the runner's stamp; the hog's own load shows in load_end):",
              *run_lines(runs), ""]
-    for audit in dict.fromkeys(c.audit for c in comparisons):
-        lines.append(f"{audit}:")
-        for comparison in (c for c in comparisons if c.audit == audit):
-            lines += comparison_lines(comparison)
+    for labels, comparisons in pairs:
+        lines.append(f"== {labels[0]} vs {labels[1]} " + "=" * 60)
+        for audit in dict.fromkeys(c.audit for c in comparisons):
+            lines.append(f"{audit}:")
+            for comparison in (c for c in comparisons if c.audit == audit):
+                lines += comparison_lines(comparison, labels)
+        lines.append(f"verdict sets {labels[0]} vs {labels[1]}: "
+                     f"{overall_agreement(comparisons).upper().replace('_', ' ')}")
     for run in runs:
         stamp = run.stamp or {}
         if run.label == "idle" and stamp.get("overloaded"):
@@ -236,13 +298,16 @@ def report(runs: Sequence[BatchRun], comparisons: Sequence[SplitComparison]) -> 
     failed = [run.label for run in runs if run.exit_code not in (None, 0)]
     if failed:
         lines.append(f"runner failed in the {' and '.join(failed)} run(s): see its output above")
-    agreement = overall_agreement(comparisons)
-    lines.append(f"verdict sets idle vs hog: {agreement.upper().replace('_', ' ')}")
+    lines.append(f"verdict sets, every pair: {overall_agreement(_flat(pairs)).upper().replace('_', ' ')}")
     return "\n".join(lines)
 
 
-def exit_code_for(runs: Sequence[BatchRun], comparisons: Sequence[SplitComparison]) -> int:
-    agreement = overall_agreement(comparisons)
+def _flat(pairs: Pairs) -> list[SplitComparison]:
+    return [comparison for _, comparisons in pairs for comparison in comparisons]
+
+
+def exit_code_for(runs: Sequence[BatchRun], pairs: Pairs) -> int:
+    agreement = overall_agreement(_flat(pairs))
     if agreement == "identical" and any(run.exit_code not in (None, 0) for run in runs):
         return EXIT_NOT_COMPARABLE
     return EXIT_CODES[agreement]
@@ -263,6 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
     idle.add_argument("--idle-from", type=Path, metavar="DIR", help="reuse this reports folder as the idle run")
     parser.add_argument("--hog-from", type=Path, metavar="DIR",
                         help="reuse this reports folder as the hog run (no audit runs at all with --idle-from)")
+    parser.add_argument("--concurrent", action=argparse.BooleanOptionalAction, default=True,
+                        help="run a second batch of the same audits (its own reports folder, same mirror and data "
+                             "cache) at the same time as the hog run, and compare it with the idle run too "
+                             "(default: on)")
+    parser.add_argument("--concurrent-from", type=Path, metavar="DIR",
+                        help="reuse this reports folder as the concurrent run")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the runs and comparisons as JSON")
     return parser
 
@@ -284,17 +355,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs.append(reused_run("idle", idle_dir))
     else:
         runs.append(run_batch("idle", runner_command(args.audits, args.param, idle_dir), idle_dir))
+    concurrent_dir = args.concurrent_from.resolve() if args.concurrent_from else out / "concurrent"
+    concurrent = None
+    if args.concurrent and not args.concurrent_from and not args.hog_from:
+        concurrent = ("concurrent", runner_command(args.audits, args.param, concurrent_dir), concurrent_dir)
     if args.hog_from:
         runs.append(reused_run("hog", hog_dir))
     else:
-        runs.append(run_under_hog("hog", runner_command(args.audits, args.param, hog_dir), hog_dir, args.hog))
-    comparisons = compare_findings(*(fresh_findings(run, args.audits) for run in runs), args.audits)
-    print(report(runs, comparisons))
-    code = exit_code_for(runs, comparisons)
+        runs += run_under_hog("hog", runner_command(args.audits, args.param, hog_dir), hog_dir, args.hog, concurrent)
+    if args.concurrent_from:
+        runs.append(reused_run("concurrent", concurrent_dir))
+    findings = {run.label: fresh_findings(run, args.audits) for run in runs}
+    pairs = [(("idle", run.label), compare_findings(findings["idle"], findings[run.label], args.audits))
+             for run in runs[1:]]
+    print(report(runs, pairs))
+    code = exit_code_for(runs, pairs)
     if args.json:
         args.json.write_text(json.dumps({"runs": [asdict(run) for run in runs], "agreement":
-                                         overall_agreement(comparisons), "exit_code": code,
-                                         "comparisons": [c.to_json() for c in comparisons]}, indent=2) + "\n",
+                                         overall_agreement(_flat(pairs)), "exit_code": code,
+                                         "pairs": [{"runs": list(labels), "agreement": overall_agreement(found),
+                                                    "comparisons": [c.to_json() for c in found]}
+                                                   for labels, found in pairs]}, indent=2) + "\n",
                              encoding="utf-8")
         print(f"JSON: {args.json}")
     return code

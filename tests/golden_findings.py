@@ -34,6 +34,10 @@ HUMANEVAL_SUBSET = ",".join(f"HumanEval/{n}" for n in (0, 1, 22, 28, 32, 64, 91,
 # MBPP+ contract violations (/267, /734), an empty plus_input (/793), special oracles (/558, /581), a canonical
 # that fails MBPP's own assertion (/120), and /2.
 MBPP_SUBSET = ",".join(f"Mbpp/{n}" for n in (2, 120, 267, 558, 581, 734, 793))
+# One cheat per way of winning that no clock decides: an exit (os._exit, atexit), a lying __eq__, a patched comparison
+# helper, the readable answer key and a forged result channel; the timing cheats are left to `make audit`.
+EXPLOITS_SUBSET = ("os_exit_in_call,atexit_hook,always_equal,patch_numpy_allclose,answer_key_from_package,"
+                   "forge_result_channel")
 # ... and speed curves (failing counts on machines 0.25x-4x as fast, computed from this machine's CPU times)
 TIMING_KEY = re.compile(r"(^|_)(s|ms|sec|secs|seconds|duration|elapsed|wall|cpu|time|times|timing|speed)($|_)")
 DROPPED = "<volatile>"
@@ -94,6 +98,7 @@ RUNS: tuple[GoldenRun, ...] = (
     GoldenRun("codeinsights_edge_case", "codeinsights_edge_case"),
     GoldenRun("unconventional_problems", "unconventional_problems"),
     GoldenRun("data_inventory", "data_inventory"),
+    GoldenRun("harness_exploits.subset", "harness_exploits", (("harness_exploits.cheats", EXPLOITS_SUBSET),)),
     GoldenRun("humaneval_plus.subset", "humaneval_plus", (("humaneval_plus.task_ids", HUMANEVAL_SUBSET),)),
     GoldenRun("mbpp_plus.subset", "mbpp_plus", (("mbpp_plus.task_ids", MBPP_SUBSET),)),
     GoldenRun("humaneval_plus", "humaneval_plus", full_only=True),

@@ -13,8 +13,9 @@ from audit_lib import benchmarks
 from audit_lib.runner.catalogue import read_parameters
 
 SESSION_LINE = re.compile(r"^audit = AUDIT\.session\(globals\(\)\)$", re.M)
-RUN_CALL = re.compile(r"""audit\.run\(["']([\w.\-]+)["']\)""")
+RUN_CALL = re.compile(r"""report\.check\(audit, ["']([\w.\-]+)["']""")
 EXPLORE_HEADING = "## Explore"
+EVERY_CHECK_LOOP = "for check_id in audit.check_ids:\n    report.check(audit, check_id"
 
 
 @pytest.mark.parametrize("name", benchmarks.names())
@@ -40,11 +41,21 @@ def test_notebook_has_the_contract_shape(name: str) -> None:
     assert code.rstrip().endswith("audit.write()"), "the findings are written before the Explore section"
     assert explore.strip() and not RUN_CALL.findall(explore), "an Explore section that runs no check comes last"
     runs = RUN_CALL.findall(code)
-    declared = [spec.id for spec in plugin.check_specs(plugin.validate({}))]
-    if callable(plugin.checks):  # checks depend on the parameters; a shared notebook serves every audit using it
-        sharing = [benchmarks.load(other) for other in benchmarks.names()
-                   if benchmarks.load(other).notebook_path() == plugin.notebook_path()]
-        possible = {spec.id for other in sharing for spec in other.check_specs(other.validate({}))}
-        assert set(runs) <= possible and len(runs) == len(set(runs))
+    if EVERY_CHECK_LOOP in code:  # one check per registered file: the notebook runs whichever the session has
+        assert not runs
         return
-    assert sorted(runs) == sorted(declared), "one audit.run(...) per declared check"
+    assert sorted(runs) == sorted(spec.id for spec in plugin.checks), "one report.check(audit, id) per declared check"
+    assert "show_check(audit.run(" not in code, "a check is shown with report.check(audit, id)"
+
+
+@pytest.mark.parametrize("name", benchmarks.names())
+def test_a_check_id_leads_to_its_function_in_one_hop(name: str) -> None:
+    """Declared as `.checks_<topic>:<id>`: the function computing a check is named as its id (one per registered
+    file for data_inventory, whose ids are generated)."""
+    plugin = benchmarks.load(name)
+    ids = [spec.id for spec in plugin.checks]
+    assert len(ids) == len(set(ids)), "each check is declared once"
+    for spec in plugin.checks:
+        assert callable(spec.function(plugin.package))
+        if isinstance(spec.run, str):
+            assert re.fullmatch(rf"\.checks_[a-z0-9]+:{re.escape(spec.id)}", spec.run), spec.run

@@ -8,7 +8,15 @@ import json
 
 import pytest
 
-from audit_lib.findings import DETAILS_CAP_IN_JSON, Check, FindingsBuilder, load_findings, to_jsonable, worst_status
+from audit_lib.findings import (
+    DETAILS_CAP_IN_JSON,
+    Check,
+    FindingsBuilder,
+    Result,
+    load_findings,
+    to_jsonable,
+    worst_status,
+)
 
 
 def test_findings_json_has_the_documented_layout_and_caps_details(tmp_path):
@@ -17,7 +25,7 @@ def test_findings_json_has_the_documented_layout_and_caps_details(tmp_path):
                             "synthetic": False})
     rows = [{"task": i, "value": float("nan") if i == 0 else i} for i in range(DETAILS_CAP_IN_JSON + 7)]
     builder.add(Check("many_rows", "Many rows", "defect", observed=len(rows), expected=0, details=rows))
-    builder.add(Check.skipped("needs_data", "Needs data", "file x is missing"))
+    builder.add(Check("needs_data", "Needs data", "skipped", summary="file x is missing"))
     path = builder.write(tmp_path)
     payload = json.loads(path.read_text(encoding="utf-8"))
     assert payload["audit"] == "toy" and payload["params"] == {"seed": 0}
@@ -89,13 +97,13 @@ def test_infinities_and_nan_are_written_as_strings_so_the_json_is_standard(tmp_p
     assert check["meta"] == {"worst": "inf"} and payload["params"] == {"limit": "inf"}
 
 
-def test_errored_check_keeps_the_exception_type_and_message():
-    from_exception = Check.errored("parse", "Parse", ValueError("row 3 is broken"), meta={"file": "a.csv"})
+def test_a_result_named_by_the_session_keeps_the_exception_type_and_message():
+    from_exception = Check.of("parse", "Parse", Result.errored(ValueError("row 3 is broken"), meta={"file": "a.csv"}))
     assert (from_exception.id, from_exception.title, from_exception.status) == ("parse", "Parse", "error")
     assert from_exception.summary == "ValueError: row 3 is broken" and from_exception.meta == {"file": "a.csv"}
-    from_text = Check.errored("parse", "Parse", "the sandbox is gone")
+    from_text = Result.errored("the sandbox is gone")
     assert from_text.summary == "the sandbox is gone" and from_text.status == "error"
-    skipped = Check.skipped("needs", "Needs", "x.csv is missing", meta={"missing": ["x.csv"]})
+    skipped = Result.skipped("x.csv is missing", missing=["x.csv"])
     assert skipped.meta == {"missing": ["x.csv"]} and skipped.summary == "x.csv is missing"
 
 

@@ -34,6 +34,25 @@ def test_a_moved_module_is_reported(tmp_path: Path) -> None:
         raise AssertionError("a missing module was accepted")
 
 
+def test_a_listed_function_the_module_no_longer_defines_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "audit_lib").mkdir()
+    (tmp_path / "audit_lib" / "m.py").write_text("def kept():\n    pass\nclass C:\n    def method(self):\n"
+                                                 "        pass\n", encoding="utf-8")
+    (tmp_path / "t.py").write_text("", encoding="utf-8")
+    config = tmp_path / "mutation.toml"
+    config.write_text('[modules."audit_lib/m.py"]\ntests = ["t.py"]\nfunctions = ["kept", "C.method"]\n',
+                      encoding="utf-8")
+    assert mutation.load_targets(config, tmp_path)[0].functions == ("kept", "C.method")
+    config.write_text('[modules."audit_lib/m.py"]\ntests = ["t.py"]\nfunctions = ["kept", "gone", "C.other"]\n',
+                      encoding="utf-8")
+    try:
+        mutation.load_targets(config, tmp_path)
+    except SystemExit as exc:
+        assert "audit_lib/m.py defines no C.other, gone" in str(exc)
+    else:
+        raise AssertionError("a function the module no longer defines was accepted")
+
+
 def test_mutant_selection_by_module_and_by_function() -> None:
     whole = mutation.Target("audit_lib/benchmarks/humaneval_plus/compare.py", ("tests/test_compare.py",))
     assert whole.owns("audit_lib.benchmarks.humaneval_plus.compare.x_is_floats__mutmut_3")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import nbformat
@@ -14,8 +15,8 @@ from audit_lib.runner.catalogue import PARAMETERS_TAG, read_parameters
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 # One notebook per audit; a notebook that disappears or is renamed must fail here, not shrink the checks below.
-AUDIT_NOTEBOOKS = {"codeinsights_edge_case", "data_inventory", "humaneval_plus", "impossible_lcb", "intentspec",
-                   "unconventional_problems"}
+AUDIT_NOTEBOOKS = {"codeinsights_edge_case", "data_inventory", "harness_exploits", "humaneval_plus", "impossible_lcb",
+                   "intentspec", "unconventional_problems"}
 KERNEL = "benchaudit"  # every notebook is on the audit contract and names the project kernel
 
 
@@ -57,9 +58,21 @@ def hygiene_problems(path: Path) -> list[str]:
     writes = [index for index, cell in enumerate(code_cells) if _calls(cell, {"write"})]
     if not writes:
         problems.append("no code cell writes the findings (audit.write())")
-    elif any(_calls(cell, {"run", "show_check"}) for cell in code_cells[writes[-1] + 1:]):
+    elif any(_calls(cell, {"run", "show_check", "check"}) for cell in code_cells[writes[-1] + 1:]):
         problems.append("a check runs after the findings are written (only Explore cells may follow audit.write())")
-    return problems
+    return problems + _missing_imports(code_cells)
+
+
+def _missing_imports(code_cells: list[nbformat.NotebookNode]) -> list[str]:
+    """Every `audit_lib` module a cell imports that does not exist (a module moved, the notebook left behind)."""
+    missing = []
+    for cell in code_cells:
+        for node in ast.walk(ast.parse(cell.source)):
+            modules = ([node.module] if isinstance(node, ast.ImportFrom) and node.module
+                       else [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            missing += [f"imports {module}, which does not exist" for module in modules
+                        if module.split(".")[0] == "audit_lib" and importlib.util.find_spec(module) is None]
+    return missing
 
 
 def _calls(cell: nbformat.NotebookNode, names: set[str]) -> bool:
@@ -125,6 +138,13 @@ def test_each_hygiene_problem_is_reported(tmp_path: Path) -> None:
     explored = _write(tmp_path / "explored.ipynb", [_parameters_cell(), nbformat.v4.new_code_cell("audit.write()"),
                                                     nbformat.v4.new_code_cell("explore_task(audit, 'T/1')")])
     assert hygiene_problems(explored) == []
+
+
+def test_an_import_of_a_module_that_moved_is_reported(tmp_path: Path) -> None:
+    cells = [_parameters_cell(), nbformat.v4.new_code_cell("from audit_lib.report_tasks import explore_evidence\n"),
+             nbformat.v4.new_code_cell("audit.write()\n")]
+    assert hygiene_problems(_write(tmp_path / "moved.ipynb", cells)) == [
+        "imports audit_lib.report_tasks, which does not exist"]
 
 
 def test_parameters_cell_must_be_literals_and_single(tmp_path: Path) -> None:

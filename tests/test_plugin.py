@@ -11,7 +11,7 @@ import pytest
 
 from audit_lib import benchmarks, runner
 from audit_lib.errors import ParameterError
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 from audit_lib.plugin import AuditPlugin, CheckSpec
 from tests.toy_audit.audit import AUDIT as TOY
 
@@ -46,8 +46,22 @@ def test_validate_fills_defaults_and_applies_the_shared_executor_rule() -> None:
     class WithExecutor:
         executor: str = param("local")
         mode: str = param("a", choices=("a", "b"))
+        rounds: int = param(5, minimum=2, maximum=9)
+        share: float = param(0.5, minimum=0.25, maximum=0.75)
 
     plugin = AuditPlugin("x", "x", WithExecutor, lambda p: None, ())
+    for bound in (2, 9):  # the bounds themselves are allowed, one step past them is not
+        assert plugin.validate({"rounds": bound}).rounds == bound
+    for bound in (0.25, 0.75):
+        assert plugin.validate({"share": bound}).share == bound
+    with pytest.raises(ParameterError, match="'rounds' must be at least 2, got 1"):
+        plugin.validate({"rounds": 1})
+    with pytest.raises(ParameterError, match="'rounds' must be at most 9, got 10"):
+        plugin.validate({"rounds": 10})
+    with pytest.raises(ParameterError, match="'share' must be at most 0.75, got 0.76"):
+        plugin.validate({"share": 0.76})
+    fixed = AuditPlugin("y", "y", WithExecutor, lambda p: None, (), fixed_params={"mode": "b"})
+    assert fixed.validate({"mode": "a"}).mode == "b"  # an audit's fixed parameter wins over the caller's value
     assert plugin.validate({"executor": "dask://host:8786"}).executor == "dask://host:8786"
     with pytest.raises(ParameterError, match="'executor' must be 'local', 'dask-local' or 'dask://HOST:PORT'"):
         plugin.validate({"executor": "gpu"})
@@ -70,11 +84,11 @@ def test_session_skips_on_a_missing_need_errors_on_a_raise_and_goes_on(tmp_path:
 def test_a_check_need_runs_first_and_a_failed_one_skips_the_dependent(tmp_path: Path) -> None:
     calls: list[str] = []
 
-    def first(inputs: object, params: object) -> Check:
+    def first(inputs: object, params: object) -> Result:
         calls.append("first")
         raise RuntimeError("boom")
 
-    def second(inputs: object, params: object) -> Check:
+    def second(inputs: object, params: object) -> Result:
         raise AssertionError("must not run: its need errored")
 
     plugin = AuditPlugin("dep", "dep", TOY.params, lambda p: None,
@@ -85,9 +99,10 @@ def test_a_check_need_runs_first_and_a_failed_one_skips_the_dependent(tmp_path: 
     assert audit.run("first").status == "error" and calls == ["first"]
 
 
-def test_a_skip_that_names_nothing_is_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("meta", [{}, {"missing": []}, {"missing": ()}])
+def test_a_skip_that_names_nothing_is_an_error(meta: dict, tmp_path: Path) -> None:
     plugin = AuditPlugin("vague", "vague", TOY.params, lambda p: None,
-                         (CheckSpec("c", "c", lambda i, p: Check.skipped("c", "c", "something is missing")),))
+                         (CheckSpec("c", "c", lambda i, p: Result.skipped("something is missing", meta=meta)),))
     check = plugin.session({}, out_dir=tmp_path).run("c")
     assert check.status == "error" and "meta.missing" in check.summary
 
@@ -157,12 +172,44 @@ def test_a_notebook_run_by_hand_writes_to_scratch_unless_published(tmp_path: Pat
 
 
 def test_a_need_on_a_skipped_check_skips_the_dependent_without_running_it(tmp_path: Path) -> None:
-    def second(inputs: object, params: object) -> Check:
+    def second(inputs: object, params: object) -> Result:
         raise AssertionError("must not run: its need was skipped")
 
     plugin = AuditPlugin("dep", "dep", TOY.params, lambda p: None,
-                         (CheckSpec("first", "first", lambda i, p: Check.skipped("first", "first", "x is absent",
-                                                                               meta={"missing": ["x/y.csv"]})),
+                         (CheckSpec("first", "first", lambda i, p: Result.skipped("x is absent", missing=["x/y.csv"])),
                           CheckSpec("second", "second", second, ("check:first",))))
     second_check = plugin.session({}, out_dir=tmp_path).run("second")
     assert second_check.status == "skipped" and second_check.meta["missing"] == ["check:first"]
+
+
+def test_a_shared_notebook_runs_as_the_audit_the_runner_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+    import types
+
+    module = types.ModuleType("twin_audits")
+    params = dataclasses.make_dataclass("Params", [], frozen=True, namespace={"__module__": "twin_audits"})
+    first = AuditPlugin("first", "First", params, lambda p: None, (), notebook=tmp_path / "shared.ipynb")
+    module.FIRST, module.SECOND = first, dataclasses.replace(first, name="second")
+    module.OTHER = dataclasses.replace(first, name="other", notebook=tmp_path / "other.ipynb")
+    monkeypatch.setitem(sys.modules, "twin_audits", module)
+    monkeypatch.setenv("AUDIT_RUN_AS", "second")
+    assert first.session({}, out_dir=tmp_path).plugin is module.SECOND
+    monkeypatch.setenv("AUDIT_RUN_AS", "other")  # another notebook: never run as it
+    assert first.session({}, out_dir=tmp_path).plugin is first
+
+
+def test_a_check_that_takes_needed_gets_the_results_of_its_check_needs(tmp_path: Path) -> None:
+    seen: dict[str, object] = {}
+
+    def first(inputs: object, params: object) -> Result:
+        return Result("quirk", observed={"tasks": ["T/1"]})
+
+    def second(inputs: object, params: object, *, needed: dict[str, object]) -> Result:
+        seen.update(needed)
+        return Result("pass", observed=needed["first"].observed)  # type: ignore[attr-defined]
+
+    plugin = AuditPlugin("dep", "dep", TOY.params, lambda p: None,
+                         (CheckSpec("first", "first", first), CheckSpec("second", "second", second, ("check:first",))))
+    audit = plugin.session({}, out_dir=tmp_path)
+    assert audit.run("second").observed == {"tasks": ["T/1"]}
+    assert list(seen) == ["first"] and seen["first"] is audit.run("first")

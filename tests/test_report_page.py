@@ -8,10 +8,11 @@ import re
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from audit_lib.findings import Check, FindingsBuilder
-from audit_lib.report_evidence import Evidence, drilldown_markup, embed_all, load_evidence
-from audit_lib.report_page import LEGEND, alerts_for, alerts_markup, legend_markup, stamp_markup
+from audit_lib.report.evidence import Evidence, drilldown_markup, embed_all, load_evidence
+from audit_lib.report.page import LEGEND, alerts_for, alerts_markup, legend_markup, stamp_markup
 from audit_lib.runner.html import clean_outputs, report_title
 
 
@@ -31,6 +32,27 @@ def test_alerts_list_defects_then_quirks_as_findings_with_links() -> None:
     assert "Fine." not in html
     assert "No defects or quirks found." in alerts_markup([])
     assert "Not judged: 1 error, 7 skipped" in alerts_markup(alerts, not_run={"error": 1, "skipped": 7})
+
+
+def test_many_alerts_on_the_index_fold_to_one_line_per_audit_and_few_stay_open() -> None:
+    from audit_lib.report.page import ALERTS_SHOWN_OPEN, Alert
+
+    many = [Alert(f"audit{n % 3}", "quirk", f"finding {n}", f"#c{n}") for n in range(ALERTS_SHOWN_OPEN + 1)]
+    folded = alerts_markup(many)
+    assert folded.count('<details><summary><span class="audit-name">') == 3 and "<details open>" not in folded
+    assert folded.count('<li class="alert">') == len(many)  # folded, not dropped
+    assert 'audit0</span> <span class="badge status-quirk"' in folded
+    few = alerts_markup(many[:ALERTS_SHOWN_OPEN])
+    assert few.count("<details open><summary>") == 3
+
+
+def test_a_long_alert_is_cut_between_words() -> None:
+    from audit_lib.report.page import shortened
+
+    text = "lcbhard_77/conflicting (syntax_error: unterminated string literal (detected at line 26)) " * 4
+    cut = shortened(text, 70)
+    assert cut == "lcbhard_77/conflicting (syntax_error: unterminated string literal …"
+    assert len(cut) <= 70 and shortened("short enough", 70) == "short enough"
 
 
 def test_legend_has_one_line_per_status() -> None:
@@ -168,3 +190,21 @@ def test_export_keeps_the_notebooks_richer_drilldown_instead_of_the_generic_one(
     html = export_html(notebook, tmp_path / "demo.html", with_code=False, title="demo").read_text(encoding="utf-8")
     assert "Per task: 1 task" in html and "PROMPT" in html and "Per task (1 task" not in html
     assert 'class="evidence-download"' in html  # the full evidence still travels with the report
+
+
+@pytest.mark.parametrize(("audit", "params", "title"), [
+    ("humaneval_plus", {"dataset": "humaneval"}, "HumanEval+ v0.1.10 (EvalPlus)"),
+    ("humaneval_plus", {"dataset": "mbpp"}, "MBPP+ v0.2.0 (EvalPlus)"),  # the parameter, not the audit's name
+    ("mbpp_plus", {"dataset": "mbpp"}, "MBPP+ v0.2.0 (EvalPlus)"),
+    ("humaneval_plus", {}, "HumanEval+ v0.1.10 (EvalPlus)"),  # the default dataset
+])
+def test_the_evalplus_report_title_names_the_dataset_and_release(audit: str, params: dict, title: str) -> None:
+    assert report_title(audit, "HumanEval+ / MBPP+ (EvalPlus) audit", {"params": params}) == title
+
+
+def test_the_release_names_in_titles_are_the_registry_files() -> None:
+    from audit_lib.benchmarks.humaneval_plus.data import RELEASES, plus_source
+    from audit_lib.data.sources import get_source
+
+    for dataset, release in RELEASES.items():
+        assert get_source(*plus_source(dataset)).description == f"{release} release asset"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from audit_lib.errors import SchemaError
-from audit_lib.report_split import FailureSplit, overload_of, split_markup
+from audit_lib.report.split import FailureSplit, overload_of, split_markup
 from audit_lib.runner.index_page import write_index_and_summary
 
 SPLIT = {"unit": "tasks", "deterministic": 17, "timing_confirmed": 5, "timing_borderline": 1,

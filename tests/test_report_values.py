@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from audit_lib.findings import Check, first_sentence
-from audit_lib.report_values import cell_markup, number_text, redact_paths
+from audit_lib.report.values import cell_markup, number_text, redact_paths
 
 
 @pytest.mark.parametrize(("value", "text"), [(0, "0"), (122683, "122,683"), (-0.5, "-0.5"), (12345.678, "12,345.7"),

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from audit_lib.errors import NoTaskViewError, UnknownTaskError
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
-from audit_lib.report_tasks import drilldown_markup, explore_evidence, explore_task
-from audit_lib.task_view import VERDICT_COLUMNS, TaskView, near_matches, unknown_task, verdict_frame
+from audit_lib.report.tasks import drilldown_markup, explore_evidence, explore_task
+from audit_lib.report.task_view import VERDICT_COLUMNS, TaskView, near_matches, unknown_task, verdict_frame
 
 LONG_INPUT = "[" + ", ".join(str(n) for n in range(400)) + "]"
 
@@ -64,19 +64,18 @@ def _task_view(inputs: Inputs, params: Params, task_id: str) -> TaskView:
     return TaskView("?", task_id, task.prompt, {"canonical": task.canonical}, verdict_frame(_rows(task)))
 
 
-def _wrong_outputs(inputs: Inputs, params: Params) -> Check:
+def _wrong_outputs(inputs: Inputs, params: Params) -> Result:
     rows = [{"task_id": t.task_id, "failing_inputs": sum(w != g for _, w, g in t.cases)}
             for t in inputs.tasks.values() if any(w != g for _, w, g in t.cases)]
-    return Check("wrong_outputs", "Every canonical output is right", "defect" if rows else "pass",
-                 observed={"tasks": len(rows)}, summary=f"{len(rows)} task(s) fail", details=rows)
+    return Result("defect" if rows else "pass", observed={"tasks": len(rows)}, summary=f"{len(rows)} task(s) fail",
+                  details=rows)
 
 
-def _all_tasks_listed(inputs: Inputs, params: Params) -> Check:
-    return Check("listed", "Every task is listed", "pass", summary="all listed",
-                 details=[{"task_id": task_id} for task_id in inputs.tasks])
+def _all_tasks_listed(inputs: Inputs, params: Params) -> Result:
+    return Result("pass", summary="all listed", details=[{"task_id": task_id} for task_id in inputs.tasks])
 
 
-def _needs_a_file(inputs: Inputs, params: Params) -> Check:
+def _needs_a_file(inputs: Inputs, params: Params) -> Result:
     raise AssertionError("never called: its need is missing")
 
 
@@ -164,9 +163,8 @@ def test_drilldown_is_empty_for_a_passing_check_and_filters_solutions() -> None:
 
 def test_drilldown_keeps_to_its_byte_budget_and_says_how_many_tasks_it_left_out() -> None:
     audit = _session(prompt_lines=2000)  # ~40 kB of prompt per task
-    def failing_everywhere(inputs: Inputs, params: Params) -> Check:
-        return Check("wrong_outputs", "t", "defect", summary="all fail",
-                     details=[{"task_id": task_id} for task_id in inputs.tasks])
+    def failing_everywhere(inputs: Inputs, params: Params) -> Result:
+        return Result("defect", summary="all fail", details=[{"task_id": task_id} for task_id in inputs.tasks])
     audit._specs["wrong_outputs"] = CheckSpec("wrong_outputs", "t", failing_everywhere)
     full = drilldown_markup(audit, "wrong_outputs", budget_bytes=10_000_000)
     assert full.count('<details class="task">') == 3 and "not shown here" not in full
@@ -190,7 +188,7 @@ def test_explore_helpers_show_a_note_instead_of_failing() -> None:
 
 def test_explore_notes_say_why(monkeypatch: pytest.MonkeyPatch) -> None:
     shown: list[str] = []
-    monkeypatch.setattr("audit_lib.report_tasks.emit", lambda markup: shown.append(markup))
+    monkeypatch.setattr("audit_lib.report.tasks.emit", lambda markup: shown.append(markup))
     audit = _session()
     explore_evidence(audit, "needs_file")
     explore_task(audit, "T/100")
@@ -202,8 +200,8 @@ def test_explore_notes_say_why(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_drilldown_of_a_task_whose_verdicts_all_pass_shows_the_checks_rows() -> None:
     audit = _session()
-    def names_a_passing_task(inputs: Inputs, params: Params) -> Check:
-        return Check("wrong_outputs", "t", "quirk", summary="T/2 is odd", details=[{"task_id": "T/2", "why": "odd"}])
+    def names_a_passing_task(inputs: Inputs, params: Params) -> Result:
+        return Result("quirk", summary="T/2 is odd", details=[{"task_id": "T/2", "why": "odd"}])
     audit._specs["wrong_outputs"] = CheckSpec("wrong_outputs", "t", names_a_passing_task)
     markup = drilldown_markup(audit, "wrong_outputs", solutions=["canonical"])
     assert "<code>T/2</code> — 1 row in this check" in markup and "PROMPT-2" in markup and "<td>odd</td>" in markup

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from audit_lib import sandbox, timing, timing_reruns
+from audit_lib import sandbox, timing
+from audit_lib.timing import reruns as timing_reruns
 from audit_lib.timing import FailedRun, FailureSplit, QuietRerun, TimingVerdict, split_failures, timing_state
 
 
@@ -114,7 +115,7 @@ def test_failing_headline_counts_only_confirmed_failures() -> None:
 def test_humaneval_plus_a_kill_under_load_is_re_run_alone_and_not_counted_as_failing() -> None:
     from tests.benchmarks.humaneval_plus.test_timing_verdicts import burning_task, ground_truth_of
 
-    from audit_lib.benchmarks.humaneval_plus.original import check_original_canonical_vs_plus
+    from audit_lib.benchmarks.humaneval_plus.checks_original import original_canonical_vs_plus_from
     from audit_lib.benchmarks.humaneval_plus.runs import InputOutcome, SplitRun
     from audit_lib.benchmarks.humaneval_plus.timing_rerun import confirm_timing
 
@@ -125,7 +126,7 @@ def test_humaneval_plus_a_kill_under_load_is_re_run_alone_and_not_counted_as_fai
     runs = {("T/0", "base"): gt.run("T/0", "base"), ("T/0", "plus"): SplitRun("T/0", "plus", (killed,))}
     result = confirm_timing([task], right, "humaneval", gt, runs, min_time_limit=1.0)
     assert result.deterministic == () and [v.state for v in result.timing] == ["not_a_failure"]
-    check = check_original_canonical_vs_plus([task], "humaneval", runs, gt, result, min_time_limit=1.0)
+    check = original_canonical_vs_plus_from([task], "humaneval", runs, gt, result, min_time_limit=1.0)
     assert check.observed["tasks_failing_deterministic"] == []
     assert check.summary.startswith("OpenAI's canonical fails HumanEval+ on 0 of 1 tasks (0 tasks fail: 0 "
                                     "deterministic + 0 timing (confirmed); 1 more timed out only under load)")
@@ -136,14 +137,14 @@ def test_ground_truth_an_input_not_run_on_the_second_pass_is_not_another_output(
 
     from tests.benchmarks.humaneval_plus.test_timing_verdicts import burning_task, ground_truth_of
 
-    from audit_lib.benchmarks.humaneval_plus.canonical_checks import check_ground_truth
+    from audit_lib.benchmarks.humaneval_plus.checks_canonical import ground_truth_from
     from audit_lib.benchmarks.humaneval_plus.runs import InputOutcome
 
     task = burning_task("T/0", 1)
     gt = ground_truth_of(task)
     second = dict(gt.runs)
     second[("T/0", "plus")] = dataclasses.replace(gt.run("T/0", "plus"), outcomes=(InputOutcome("not_run"),))
-    check = check_ground_truth([task], "humaneval", gt, second, input_timeout_s=1.0)
+    check = ground_truth_from([task], "humaneval", gt, second, input_timeout_s=1.0)
     assert check.status == "pass" and check.observed["nondeterministic_inputs"] == 0
     assert check.observed["cut_by_clock_inputs"] == 1 and check.observed["inputs_failing_deterministic"] == []
     assert "give another output" not in check.summary

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from audit_lib import timing
-from audit_lib.timing_reruns import (
+from audit_lib.timing.reruns import (
     CallTarget,
     SnippetTarget,
     measured_alone,
@@ -103,3 +103,20 @@ def test_calls_rerun_alone_tell_an_exception_from_a_slow_value() -> None:
                                 CallTarget("no_load", "def f(:\n", "f", (3,), 1.0)])
     assert not reruns["slow_value"].deterministic and reruns["slow_value"].cpu_s < 0.5
     assert reruns["raises"].deterministic and reruns["no_load"].deterministic
+
+
+def test_a_starved_rerun_can_widen_to_its_cpu_share_in_one_step() -> None:
+    """At a third of a core, one widening reaches the CPU time that confirms (doubling needs two more runs)."""
+    from audit_lib.timing.reruns import scaled_to_cpu_share
+
+    tried: list[float] = []
+
+    def third_of_a_core(timeout_s: float) -> tuple[str, float]:
+        tried.append(timeout_s)
+        return "timeout", timeout_s / 3
+
+    result = measured_alone(third_of_a_core, lambda r: r[0] == "timeout", lambda r: r[1], 1.0, first_timeout_s=1.3,
+                            widen=scaled_to_cpu_share)
+    assert result is not None and result[1] >= 1.25 and len(tried) == 2
+    assert tried[1] == pytest.approx(1.25 * 1.3 * 1.25 / (1.3 / 3))
+    assert scaled_to_cpu_share(2.0, 0.0, 1.25) == 4.0 and scaled_to_cpu_share(2.0, 2.0, 1.25) == 2.5

@@ -66,15 +66,34 @@ def load_config(config_path: Path = CONFIG_PATH) -> dict:
     return tomllib.loads(config_path.read_text(encoding="utf-8"))
 
 
-def load_targets(config_path: Path = CONFIG_PATH) -> list[Target]:
+def load_targets(config_path: Path = CONFIG_PATH, root: Path = REPO_ROOT) -> list[Target]:
     config = load_config(config_path)
     targets = [Target(path, tuple(entry["tests"]), tuple(entry.get("functions", ())))
                for path, entry in config["modules"].items()]
     for target in targets:
         for path in (target.path, *target.tests):
-            if not (REPO_ROOT / path).is_file():
+            if not (root / path).is_file():
                 raise SystemExit(f"{config_path.name}: {path} does not exist (moved? update the file)")
+        absent = sorted(set(target.functions) - defined_functions(root / target.path))
+        if absent:  # else its mutants would be none, and the module would score 100 % on nothing
+            raise SystemExit(f"{config_path.name}: {target.path} defines no {', '.join(absent)} (moved or renamed? "
+                             "update the file)")
     return targets
+
+
+def defined_functions(path: Path) -> set[str]:
+    """The module's top-level functions (`name`) and its classes' methods (`Class.method`), as `functions` names
+    them."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            names.update(f"{node.name}.{item.name}" for item in node.body
+                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return names
 
 
 def copy_project(work_dir: Path, ref: str | None) -> None:
@@ -125,7 +144,10 @@ def prepare(work_dir: Path, targets: list[Target], *, ref: str | None, shadowed:
         "only_mutate =\n" + "".join(f"    {t.path}\n" for t in targets)
         + "pytest_add_cli_args_test_selection =\n" + "".join(f"    {test}\n" for test in tests)
         + "also_copy =\n" + "".join(f"    {name}\n" for name in also_copy)
-        + "pytest_add_cli_args = -p no:cacheprovider\n", encoding="utf-8")
+        # One argument per line. Notebook and browser tests run a kernel or Chromium per mutant: left out, so a
+        # mutant only they would catch counts as surviving.
+        + "pytest_add_cli_args =\n    -p\n    no:cacheprovider\n    -m\n    not notebook and not browser\n",
+        encoding="utf-8")
 
 
 def ensure_tool(tool: dict) -> None:

@@ -11,6 +11,7 @@ from audit_lib.plugin import AuditPlugin, load_plugin_attribute
 _REGISTRY: dict[str, tuple[str, str] | AuditPlugin[Any, Any]] = {
     "codeinsights_edge_case": ("audit_lib.benchmarks.codeinsights.audit", "AUDIT"),
     "data_inventory": ("audit_lib.benchmarks.data_inventory.audit", "AUDIT"),
+    "harness_exploits": ("audit_lib.benchmarks.harness_exploits.audit", "AUDIT"),
     "humaneval_plus": ("audit_lib.benchmarks.humaneval_plus.audit", "AUDIT"),
     "impossible_lcb": ("audit_lib.benchmarks.impossible_lcb.audit", "AUDIT"),
     "intentspec": ("audit_lib.benchmarks.intentspec.audit", "AUDIT"),

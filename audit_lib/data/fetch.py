@@ -98,6 +98,16 @@ def try_fetch(dataset: str, file: str, **kwargs: object) -> FetchedFile | DataEr
         return exc
 
 
+# "<dataset>/<file>" -> the reason code of the refusal that ended this process's last fetch of it (a copy was found
+# and refused: checksum_mismatch, corrupt_file); absent once a fetch of it succeeds or finds no copy at all.
+_refused: dict[str, str] = {}
+
+
+def refusal(key: str) -> str | None:
+    """Why this process's last fetch of `<dataset>/<file>` refused the copy it found, or None (not refused)."""
+    return _refused.get(key)
+
+
 def fetch_source(source: SourceFile, *, mirror: str | os.PathLike[str] | None = None,
                  offline: bool | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  hub_download: Callable[..., str] | None = None, refresh: bool = False,
@@ -107,6 +117,22 @@ def fetch_source(source: SourceFile, *, mirror: str | os.PathLike[str] | None = 
     `refresh` skips the cached copy and re-resolves from the mirror, package or upstream (the cache keeps its
     copy unless the new one verifies). `accept_new` also replaces an unpinned file's hash in the lock file.
     """
+    try:
+        fetched = _resolve(source, mirror=mirror, offline=offline, cache_dir=cache_dir, hub_download=hub_download,
+                           refresh=refresh, accept_new=accept_new)
+    except (ChecksumMismatchError, CorruptFileError) as exc:
+        _refused[source.key] = exc.reason_code
+        raise
+    except DataError:
+        _refused.pop(source.key, None)
+        raise
+    _refused.pop(source.key, None)
+    return fetched
+
+
+def _resolve(source: SourceFile, *, mirror: str | os.PathLike[str] | None, offline: bool | None,
+             cache_dir: str | os.PathLike[str] | None, hub_download: Callable[..., str] | None, refresh: bool,
+             accept_new: bool) -> FetchedFile:
     cache_root = Path(cache_dir) if cache_dir is not None else paths.data_cache_dir()
     cached_path = cache_root / source.dataset / source.file
     attempts: list[Attempt] = []

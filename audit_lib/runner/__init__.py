@@ -9,6 +9,7 @@ from audit_lib.runner.batch import (
     FAIL_ON_CHOICES,
     RunSummary,
     missing_inputs,
+    rejected_inputs,
     run_audits,
     run_job_in_child,
 )
@@ -20,6 +21,7 @@ from audit_lib.runner.plan import DEFAULT_CELL_TIMEOUT_S, STAGING_DIR_NAME, Audi
 
 __all__ = [
     "DEFAULT_CELL_TIMEOUT_S", "EXIT_BAD_ARGUMENTS", "EXIT_BUSY", "EXIT_GATE", "EXIT_NOTEBOOK_FAILED", "EXIT_OK",
-    "FAIL_ON_CHOICES",    "STAGING_DIR_NAME", "AuditJob", "AuditOutcome", "Gate", "NotebookFailure", "ReportsFolderBusyError", "RunSummary",
-    "execute_job", "export_html", "missing_inputs", "parse_fail_on", "plan_jobs", "run_audits", "run_job_in_child",
+    "FAIL_ON_CHOICES", "STAGING_DIR_NAME", "AuditJob", "AuditOutcome", "Gate", "NotebookFailure",
+    "ReportsFolderBusyError", "RunSummary", "execute_job", "export_html", "missing_inputs", "parse_fail_on",
+    "plan_jobs", "rejected_inputs", "run_audits", "run_job_in_child",
 ]

@@ -1,5 +1,7 @@
-"""Batch runner: validate, lock the reports folder, execute audit notebooks in worker processes, keep the index
-and summary current after each audit, and record the run."""
+"""Batch runner: validate, lock the reports folder, run the audit notebooks, record the run.
+
+Each notebook runs in a worker process; the index and summary are rewritten after each audit.
+"""
 
 from __future__ import annotations
 
@@ -30,8 +32,8 @@ from audit_lib.stamp import StampClock
 from audit_lib.worker_budget import budget_size, create_budget
 
 __all__ = ["EXIT_BAD_ARGUMENTS", "EXIT_BUSY", "EXIT_GATE", "EXIT_NOTEBOOK_FAILED", "EXIT_OK", "FAIL_ON_CHOICES",
-           "RESULT_MARKER", "RunSummary", "job_to_json", "missing_inputs", "run_audits", "run_job_in_child",
-           "worker_main"]
+           "RESULT_MARKER", "RunSummary", "job_to_json", "missing_inputs", "rejected_inputs", "run_audits",
+           "run_job_in_child", "worker_main"]
 
 FAIL_ON_CHOICES = GATE_STATUSES  # `--fail-on` takes any comma list of these (audit_lib.runner.gate)
 EXIT_OK = 0
@@ -42,16 +44,31 @@ EXIT_BUSY = 4  # `--no-wait` and another run holds the reports folder
 
 
 def missing_inputs(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[str]]:
-    """Data files that skipped checks name in `meta.missing`: file key -> audits that needed it."""
-    needed_by: dict[str, list[str]] = {}
+    """Files that skipped checks name in `meta.missing`, no copy found: file key -> audits that needed it.
+
+    A file whose copy was found and refused is in `rejected_inputs` instead."""
+    return {key: users for (key, code), users in _skipped_files(checks_by_audit).items() if code is None}
+
+
+def rejected_inputs(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]
+                    ) -> dict[str, tuple[str, list[str]]]:
+    """Data files whose copy was found but refused (`meta.rejected`): file key -> (reason code, audits)."""
+    return {key: (code, users) for (key, code), users in _skipped_files(checks_by_audit).items() if code is not None}
+
+
+def _skipped_files(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]
+                   ) -> dict[tuple[str, str | None], list[str]]:
+    needed_by: dict[tuple[str, str | None], list[str]] = {}
     for audit, checks in checks_by_audit.items():
         for check in checks:
             if check.get("status") != "skipped":
                 continue
-            for key in check.get("missing") or (check.get("meta") or {}).get("missing", ()):
+            meta = check.get("meta") or {}
+            rejected = check.get("rejected") or meta.get("rejected") or {}
+            for key in check.get("missing") or meta.get("missing", ()):
                 if ":" in str(key):  # "check:<id>", "param:<name>": not a file to supply
                     continue
-                users = needed_by.setdefault(str(key), [])
+                users = needed_by.setdefault((str(key), rejected.get(key)), [])
                 if audit not in users:
                     users.append(audit)
     return needed_by
@@ -105,12 +122,14 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
                cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
                plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
                progress: TextIO | None = sys.stderr, junit: Path | None = None, include_synthetic: bool = False,
-               wait_for_lock: bool = True) -> RunSummary:
-    """Validate everything, take the reports folder's lock (waiting, or `ReportsFolderBusyError` without
-    `wait_for_lock`), then execute the audits `jobs` at a time, rewriting the index after each one."""
+               wait_for_lock: bool = True, only: Sequence[str] = ()) -> RunSummary:
+    """Validate everything, take the reports folder's lock, then run the audits `jobs` at a time.
+
+    The lock is waited for, or `ReportsFolderBusyError` raised without `wait_for_lock`; the index is rewritten after
+    each audit. `only` names the checks to run (with what they need); empty runs every check."""
     planned = plan_jobs(names, raw_params, mirror=mirror, executor=executor, with_code=with_code,
                         reports_dir=reports_dir, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s,
-                        plugins=plugins)
+                        plugins=plugins, only=only)
     target = Path(planned[0].reports_dir) if planned else (reports_dir or paths.reports_dir()).resolve()
     command = "python -m audit_lib run " + " ".join(job.audit for job in planned)
     with reports_lock(target, wait=wait_for_lock, stream=progress, command=command):
@@ -130,8 +149,9 @@ def _run_locked(planned: list[AuditJob], target: Path, run_info: dict[str, Any],
     clock = StampClock(workers=workers)
     finished: list[AuditOutcome] = []
 
-    def publish_index(stamp: Mapping[str, Any] | None = None) -> tuple[Path, Path, dict[str, Any]]:
-        return write_index_and_summary(target, [outcome_to_json(o) for o in finished], run_info, stamp=stamp)
+    def publish_index(stamp: Mapping[str, Any] | None = None, **about_run: Any) -> tuple[Path, Path, dict[str, Any]]:
+        return write_index_and_summary(target, [outcome_to_json(o) for o in finished], {**run_info, **about_run},
+                                       stamp=stamp)
 
     def on_finished(outcome: AuditOutcome) -> None:
         finished.append(outcome)
@@ -144,7 +164,9 @@ def _run_locked(planned: list[AuditJob], target: Path, run_info: dict[str, Any],
             with _terminate_as_interrupt():
                 _execute_all(planned, jobs, ProgressDisplay(progress, planned), on_finished)
         except KeyboardInterrupt:
-            publish_index(stamp=clock.finish(jobs=jobs).to_json())
+            done = {outcome.audit for outcome in finished}
+            publish_index(stamp=clock.finish(jobs=jobs).to_json(),
+                          interrupted=[job.audit for job in planned if job.audit not in done])
             raise
     finally:
         remove_staging(staging)
@@ -195,8 +217,9 @@ def display_path(path: Path) -> str:
 
 def _execute_all(planned: list[AuditJob], jobs: int, display: ProgressDisplay,
                  on_finished: Callable[[AuditOutcome], None]) -> None:
-    """Run the jobs `jobs` at a time, calling `on_finished` as each ends; on interrupt stop the running workers,
-    start no other, and re-raise."""
+    """Run the jobs `jobs` at a time, calling `on_finished` as each ends.
+
+    On interrupt: stop the running workers, start no other, and re-raise."""
     if not planned:
         return
     pool = ThreadPoolExecutor(max_workers=min(jobs, len(planned)), thread_name_prefix="audit")

@@ -21,8 +21,10 @@ _running_lock = threading.Lock()
 
 
 def run_job_in_child(job: AuditJob) -> AuditOutcome:
-    """Execute one job in a fresh interpreter: papermill changes the working directory and each kernel needs
-    its own environment, so notebooks never share a process (and a crash stays local)."""
+    """Execute one job in a fresh interpreter.
+
+    papermill changes the working directory and each kernel needs its own environment, so notebooks never share a
+    process (and a crash stays local)."""
     started = time.monotonic()
     command = [sys.executable, "-m", "audit_lib.runner.worker"]
     # Its own process group, so that stopping the batch stops the worker and what it started, and only those.

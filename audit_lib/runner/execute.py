@@ -146,8 +146,9 @@ def publish_outputs(job: AuditJob, *, succeeded: bool) -> dict[str, str]:
 
 
 def _place_folder(staged: Path, target: Path) -> None:
-    """Swap in the run's evidence folder (`<audit>/`): the old one is renamed aside, then removed; a run without
-    evidence leaves no folder behind."""
+    """Swap in the run's evidence folder (`<audit>/`).
+
+    The old one is renamed aside, then removed; a run without evidence leaves no folder behind."""
     if target.is_dir():
         aside = target.with_name(f".{target.name}.replaced-{os.getpid()}")
         shutil.rmtree(aside, ignore_errors=True)

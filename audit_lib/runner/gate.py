@@ -31,8 +31,9 @@ def parse_fail_on(text: str) -> frozenset[str]:
 
 
 def is_synthetic(check: Mapping[str, Any]) -> bool:
-    """Whether a check (as the index digested it: `synthetic` folds in an all-synthetic audit) ran on generated
-    data."""
+    """Whether a check (as the index digested it) ran on generated data.
+
+    `synthetic` folds in an all-synthetic audit."""
     return bool(check.get("synthetic"))
 
 

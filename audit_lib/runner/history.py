@@ -154,8 +154,9 @@ def resolve_diff_folders(reports_dir: Path, old: str | None, new: str | None) ->
 
 
 def shown_folder(folder: Path, reports_dir: Path) -> str:
-    """A run folder as `diff` prints it: relative to the reports folder (`runs/<time>`, `.`), else to the working
-    directory, else only its name; never this machine's absolute path."""
+    """A run folder as `diff` prints it, never with this machine's absolute path.
+
+    Relative to the reports folder (`runs/<time>`, `.`), else to the working directory, else only its name."""
     resolved = folder.resolve()
     for base in (reports_dir.resolve(), Path.cwd().resolve()):
         if resolved.is_relative_to(base):

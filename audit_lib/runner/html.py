@@ -24,14 +24,15 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title: str,
                 findings_path: Path | None = None, display_title: str | None = None) -> Path:
-    """A self-contained HTML report: images and evidence inline, no external scripts, code hidden unless
-    `with_code`. `title` is the audit's name, `display_title` its plugin's title when the caller has it; the
-    findings default to `<notebook stem>.findings.json` beside the notebook."""
+    """A self-contained HTML report: images and evidence inline, code hidden unless `with_code`.
+
+    `title` is the audit's name, `display_title` its plugin's title when the caller has it; the findings default to
+    `<notebook stem>.findings.json` beside the notebook."""
     import jinja2
     import nbformat
     from nbconvert import HTMLExporter
 
-    from audit_lib.report_export import report_parts
+    from audit_lib.report.export import report_parts
 
     exporter = HTMLExporter(template_name="lab", extra_loaders=[jinja2.DictLoader({REPORT_TEMPLATE_NAME:
                                                                                    REPORT_TEMPLATE})])
@@ -44,7 +45,7 @@ def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title:
     findings_path = findings_path or notebook_path.with_name(f"{notebook_path.stem}.findings.json")
     findings = json.loads(findings_path.read_text(encoding="utf-8")) if findings_path.is_file() else None
     heading = _take_heading(notebook)
-    shown_title = display_title or report_title(title, heading, findings)
+    shown_title = report_title(title, heading, findings, plugin_title=display_title)
     clean_outputs(notebook)
     notebook.metadata["title"] = f"benchaudit · {shown_title}"
     body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": shown_title}})
@@ -58,14 +59,21 @@ def export_html(notebook_path: Path, html_path: Path, *, with_code: bool, title:
     return html_path
 
 
-def report_title(audit: str, heading: str | None, findings: dict[str, Any] | None) -> str:
-    """The audit plugin's title; else the notebook's heading, naming the audit when the notebook serves several."""
+def report_title(audit: str, heading: str | None, findings: dict[str, Any] | None, *,
+                 plugin_title: str | None = None) -> str:
+    """The report's title: the registered plugin's for the findings' parameters, else `plugin_title`.
+
+    Without either, the notebook's heading, naming the audit when the notebook serves several."""
     try:
         from audit_lib import benchmarks
 
-        return str(benchmarks.load(audit).title)
+        plugin = benchmarks.load(audit)
     except Exception:  # an unregistered or not yet converted audit: fall back to the notebook
-        pass
+        plugin = None
+    if plugin is not None:
+        return str(plugin.title_for((findings or {}).get("params") or {}))
+    if plugin_title:
+        return plugin_title
     if not heading:
         return audit
     shared = findings is not None and findings.get("notebook_audit") not in (None, audit)
@@ -86,10 +94,11 @@ def _take_heading(notebook: Any) -> str | None:
 
 
 def clean_outputs(notebook: Any) -> None:
-    """Drop what a reader should not see: stderr (warnings and text progress bars), progress-bar widgets and their
-    state, the path that `write()` returns as a cell's last value; show a bare dict as `key: value` lines; shorten
-    machine paths."""
-    from audit_lib.report_values import redact_paths, value_lines
+    """Drop what a reader should not see from a notebook's outputs.
+
+    Stderr (warnings and text progress bars), progress-bar widgets and their state, and the path `write()` returns as a
+    cell's last value go; a bare dict shows as `key: value` lines; machine paths are shortened."""
+    from audit_lib.report.values import redact_paths, value_lines
 
     notebook.metadata.pop("widgets", None)  # widget state would make the export load a widget manager from a CDN
     for cell in notebook.cells:

@@ -1,5 +1,8 @@
-"""What changed since the previous run, as the index shows it: each audit run now is compared with the last
-recorded run that holds its findings (`history.diff_findings`); the summary keeps the result, the index shows it."""
+"""What changed since the previous run, as the index shows it.
+
+Each audit run now is compared with the last recorded run that holds its findings (`history.diff_findings`); the summary
+keeps the result.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.errors import ParameterError
-from audit_lib.report_values import esc, inline_text, value_lines
+from audit_lib.report.values import esc, inline_text, value_lines
 from audit_lib.runner.history import (
     SUMMARY_NAME,
     CheckChange,

@@ -10,8 +10,8 @@ from typing import Any
 
 from audit_lib.atomic_files import atomic_write_text
 from audit_lib.findings import SEVERITY, STATUSES, evidence_csv_path, first_sentence, worst_status
-from audit_lib.report import STYLE, check_finding, status_badge
-from audit_lib.report_page import (
+from audit_lib.report.show import STYLE, check_finding, status_badge
+from audit_lib.report.page import (
     OPEN_TARGET_SCRIPT,
     PAGE_STYLE,
     alerts_for,
@@ -20,9 +20,9 @@ from audit_lib.report_page import (
     not_judged,
     stamp_markup,
 )
-from audit_lib.report_split import SPLIT_STYLE, failure_split_of, overload_of, split_markup
-from audit_lib.report_tables import TABLE_SCRIPT
-from audit_lib.report_values import CELL_TEXT_LIMIT, esc, inline_text, value_lines, value_text
+from audit_lib.report.split import SPLIT_STYLE, failure_split_of, overload_of, split_markup
+from audit_lib.report.tables import TABLE_SCRIPT
+from audit_lib.report.values import CELL_TEXT_LIMIT, esc, inline_text, value_lines, value_text
 from audit_lib.runner.history import CheckChange
 from audit_lib.runner.index_changes import (
     CHANGES_STYLE,
@@ -41,8 +41,10 @@ INDEX_NAME = "index.html"
 def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, Any]], run_info: Mapping[str, Any],
                             *, stamp: Mapping[str, Any] | None = None
                             ) -> tuple[Path, Path, dict[str, tuple[dict[str, Any], ...]]]:
-    """Merge this run's outcomes (as JSON) into the summary, keeping earlier audits whose reports remain, and
-    render the index. Returns both paths and, per audit run now, its checks as the index digested them."""
+    """Merge this run's outcomes into the summary and render the index.
+
+    Earlier audits whose reports remain are kept. Returns both paths and, per audit run now, its checks as the index
+    digested them."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     previous = _load_previous(reports_dir / SUMMARY_NAME)
     entries: dict[str, dict[str, Any]] = {}
@@ -105,6 +107,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
                 str(check.get("summary") or "")), "synthetic": bool(check.get("synthetic")) or all_inputs_synthetic,
             "details_total": check.get("details_total", 0),
             "missing": list((check.get("meta") or {}).get("missing", [])),
+            "rejected": dict((check.get("meta") or {}).get("rejected", {})),
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
         })
         split = failure_split_of(check)
@@ -132,8 +135,10 @@ def _totals(entries: Any) -> dict[str, int]:
 
 
 def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
-    """Alerts first (every defect and quirk of every audit), the legend, one row per audit, then each audit's
-    checks with its passing ones collapsed; the data inventory is one row with its files collapsed."""
+    """The index page: alerts first, the legend, one row per audit, then each audit's checks.
+
+    Every defect and quirk of every audit is an alert; passing checks are collapsed, and the data inventory is one row
+    with its files collapsed."""
     run = summary.get("run", {})
     audits = summary.get("audits", [])
     totals = summary.get("totals", {})
@@ -142,7 +147,10 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
     alerts = []
     # Real data first, synthetic after, the data inventory last: the first screen shows real findings.
     for entry in sorted(audits, key=lambda e: (_is_inventory(e), bool(e.get("synthetic")))):
-        alerts.extend(alerts_for(entry.get("checks", []), audit=str(entry.get("audit")),
+        # A failed audit shows its last good run's checks: their alerts are that run's, and say so.
+        label = str(entry.get("audit")) + (" (its last good run; the latest failed)"
+                                           if entry.get("status") == "failed" else "")
+        alerts.extend(alerts_for(entry.get("checks", []), audit=label,
                                  href=_report_href(entry, reports_dir) + "#check-{id}"))
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -160,8 +168,10 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
         "<h1>benchaudit — audit reports</h1>",
         f"<p class=\"note\">Generated {esc(summary.get('generated_at', ''))} · kernel "
         f"<code>{esc(run.get('kernel') or '?')}</code> · mirror <code>{mirror}</code> · "
-        f"{totals.get('audits', 0)} audits, {totals.get('failed_audits', 0)} failed · checks: {tally}</p>",
+        f"{totals.get('audits', 0)} audit{'s' if totals.get('audits', 0) != 1 else ''}, "
+        f"{totals.get('failed_audits', 0)} failed · checks: {tally}</p>",
         stamp_markup(summary.get("stamp") or run.get("stamp")),
+        _interrupted_markup(run.get("interrupted")),
         since_previous_markup(summary.get("since_previous")),
     ]
     if any(e.get("synthetic") for e in audits):
@@ -169,7 +179,9 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
                      "real data is public; their figures show that the checks work, not what the benchmark "
                      "contains.</div>")
     parts.append(legend_markup())
-    parts.append(alerts_markup(alerts, not_run=not_judged([c for e in audits for c in e.get("checks", [])])))
+    failed = [str(e.get("audit")) for e in audits if e.get("status") == "failed"]
+    parts.append(alerts_markup(alerts, not_run=not_judged([c for e in audits for c in e.get("checks", [])]),
+                               failed=failed, finished=len(audits) - len(failed)))
     since = summary.get("since_previous")
     parts.append("<h2>Audits</h2>" + _overview_table(audits, reports_dir, since))
     batch_overload = overload_of(summary.get("stamp"))
@@ -177,6 +189,15 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
         parts.append(_audit_section(entry, reports_dir, since, batch_overload))
     parts.append(f"</div>{TABLE_SCRIPT}{OPEN_TARGET_SCRIPT}</body></html>\n")
     return "".join(parts)
+
+
+def _interrupted_markup(unfinished: Sequence[str] | None) -> str:
+    """The run was stopped (Ctrl-C, SIGTERM) before these audits finished: what the index shows of them is older."""
+    if unfinished is None:
+        return ""
+    names = ", ".join(f"<code>{esc(audit)}</code>" for audit in unfinished) or "none"
+    return (f'<div class="failure"><b>This run was interrupted.</b> Audits it did not finish: {names}; any report '
+            "of theirs shown here is from an earlier run.</div>")
 
 
 def _is_inventory(entry: Mapping[str, Any]) -> bool:

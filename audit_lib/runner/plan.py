@@ -11,7 +11,7 @@ from typing import Any
 
 from audit_lib import paths
 from audit_lib.errors import ParameterError
-from audit_lib.plugin import AuditPlugin
+from audit_lib.plugin import ONLY_ENV, AuditPlugin
 from audit_lib.runner.catalogue import discover_audits, resolve_parameters, select_audits
 from audit_lib.work_progress import PROGRESS_FILE_ENV
 
@@ -85,13 +85,31 @@ def choose_kernel(requested: str | None = None) -> str:
     return PROJECT_KERNEL if PROJECT_KERNEL in kernels else FALLBACK_KERNEL
 
 
+def absolute_paths(values: Mapping[str, Any], path_names: Sequence[str], cwd: Path | None = None) -> dict[str, Any]:
+    """`values` with each relative path parameter that names something in `cwd` made absolute.
+
+    Kernels run in `notebooks/`, so `-p grades_path mine.jsonl` would otherwise name another file there (or none)."""
+    here = cwd or Path.cwd()
+    resolved = dict(values)
+    for name in path_names:
+        value = resolved.get(name)
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            candidate = here / Path(value).expanduser()
+            if candidate.exists():
+                resolved[name] = str(candidate.resolve())
+    return resolved
+
+
 def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), *,
               mirror: str | os.PathLike[str] | None = None, executor: str | None = None, with_code: bool = False,
               reports_dir: Path | None = None, kernel_name: str | None = None,
               cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
-              plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None, run_id: str | None = None
-              ) -> list[AuditJob]:
-    """Validate audits, parameter names, types and values, mirror and kernel, before any kernel starts."""
+              plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None, run_id: str | None = None,
+              only: Sequence[str] = ()) -> list[AuditJob]:
+    """Validate audits, parameter names, types and values, mirror and kernel, before any kernel starts.
+
+    `only` names checks: each audit then runs those (each must be one of its checks) and what they need.
+    """
     audits = select_audits(names, discover_audits(plugins, names))
     mirror_path = None
     if mirror is not None:
@@ -110,7 +128,23 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     params = resolve_parameters(audits, list(raw_params), injected)
     for audit in audits:
         if audit.plugin is not None:
-            audit.plugin.validate({k: v for k, v in params[audit.name].items() if k not in audit.fixed_params})
+            params[audit.name] = absolute_paths(params[audit.name], audit.plugin.path_parameters())
+            typed = audit.plugin.validate({k: v for k, v in params[audit.name].items()
+                                           if k not in audit.fixed_params})
+            if audit.plugin.check_names is not None:
+                try:
+                    audit.plugin.check_names(typed, paths.mirror_dir(mirror_path))
+                except ParameterError as exc:  # the hook does not know which audit it serves (mbpp_plus shares it)
+                    raise ParameterError(f"{audit.name}: {exc.message}", **{**exc.fields, "audit": audit.name}
+                                         ) from None
+            declared = [spec.id for spec in audit.plugin.check_specs(typed)]
+            unknown = [check_id for check_id in only if check_id not in declared]
+            if unknown:
+                raise ParameterError(f"--only {','.join(only)}: {audit.name} has no check {', '.join(unknown)}; its "
+                                     f"checks: {', '.join(declared)}", audit=audit.name, field="only")
+        elif only:
+            raise ParameterError(f"--only: {audit.name} declares no checks to choose from", audit=audit.name,
+                                 field="only")
     kernel = choose_kernel(kernel_name)
     target = (reports_dir or paths.reports_dir()).resolve()
     base_env = {"AUDIT_PROJECT_ROOT": str(paths.project_root()), "AUDIT_DATA_CACHE": str(paths.data_cache_dir())}
@@ -127,6 +161,8 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     jobs = []
     for audit in audits:
         env = dict(base_env, AUDIT_REPORTS_DIR=str(staging / audit.name), AUDIT_RUN_AS=audit.name)
+        if only:
+            env[ONLY_ENV] = ",".join(only)
         env[PROGRESS_FILE_ENV] = str(progress_file_for(staging, audit.name))
         jobs.append(AuditJob(audit.name, str(audit.notebook), params[audit.name], kernel, str(target), env,
                              with_code, cell_timeout_s, audit.title, run_id))

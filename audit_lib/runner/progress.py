@@ -1,5 +1,7 @@
-"""Progress lines while a batch runs: each audit's cell, and the work done inside it when its kernel reports it
-(`audit_lib.work_progress`: sandbox jobs, inputs)."""
+"""Progress lines while a batch runs: each audit's cell, and the work done inside it.
+
+The work inside a cell is what its kernel reports (`audit_lib.work_progress`: sandbox jobs, inputs).
+"""
 
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from audit_lib.work_progress import read_progress
 
 
 class ProgressDisplay:
-    """Progress lines: each audit's start and end, and every few seconds the cell each running one is in, with the
-    work done inside that cell (`humaneval_plus: cell 5/12, ground truth 41,220/124,253 inputs (165s)`)."""
+    """Progress lines: each audit's start and end, and every few seconds where each running one is.
+
+    Where: the cell, with the work done inside it (`humaneval_plus: cell 5/12, ground truth 41,220/124,253 inputs
+    (165s)`)."""
 
     poll_interval_s = 1.0
     heartbeat_s = 10.0  # at most one "running" line this often, when a cell finished
@@ -73,8 +77,9 @@ class ProgressDisplay:
 
 
 def _cell_progress(notebook_path: Path) -> tuple[int, int] | None:
-    """(the code cell running, or the last one done; total code cells) of a notebook papermill is writing, or None
-    before it exists."""
+    """(the code cell running or last done, total code cells) of a notebook papermill is writing.
+
+    None before it exists."""
     try:
         payload = json.loads(notebook_path.read_text(encoding="utf-8"))
         code_cells = [c for c in payload.get("cells", []) if c.get("cell_type") == "code"]

@@ -4,7 +4,10 @@ Every check that classifies failing verdicts carries `meta.failure_split` (`unit
 `deterministic_key` / `timing_key`: the observed fields holding the deterministic ids and the timing rows with
 their `state`). Two runs of the same audits (say one on an idle machine, one with every core busy) are stable
 when, check by check, the deterministic ids and the confirmed timing ids are the same sets. Borderline and
-not-failing timing verdicts are shown but never decide: by definition they move with the machine.
+not-failing timing verdicts are shown but never decide: by definition they move with the machine. So does an id
+confirmed in one run and borderline in the other whose two flip factors agree within the borderline margin (one
+measurement each side of the band's upper edge): it is shown apart, as a move across the band. ("idle" and "hog"
+name the two runs: the reference run and the one compared with it.)
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any, Literal
 
 from audit_lib.errors import SchemaError
 from audit_lib.runner.history import load_findings_by_audit
+from audit_lib.timing import BORDERLINE_MARGIN
 
 TIMING_STATES = ("confirmed", "borderline", "not_failing", "unmeasured")
 STATE_ALIASES = {"not_a_failure": "not_failing"}  # timing.TimingState's spelling
@@ -68,7 +72,8 @@ class SplitComparison:
     idle: ObservedSplit | None = None
     hog: ObservedSplit | None = None
     deterministic: SetDifference = field(default_factory=SetDifference)
-    confirmed: SetDifference = field(default_factory=SetDifference)
+    confirmed: SetDifference = field(default_factory=SetDifference)  # decisive: not borderline in the other run
+    confirmed_at_band: SetDifference = field(default_factory=SetDifference)  # confirmed here, borderline there
     reason: str = ""  # why a comparison was not possible
 
     def to_json(self) -> dict[str, Any]:
@@ -84,7 +89,9 @@ class SplitComparison:
                 "deterministic_only_idle": list(self.deterministic.only_idle),
                 "deterministic_only_hog": list(self.deterministic.only_hog),
                 "confirmed_only_idle": list(self.confirmed.only_idle),
-                "confirmed_only_hog": list(self.confirmed.only_hog)}
+                "confirmed_only_hog": list(self.confirmed.only_hog),
+                "confirmed_at_band_only_idle": list(self.confirmed_at_band.only_idle),
+                "confirmed_at_band_only_hog": list(self.confirmed_at_band.only_hog)}
 
 
 def sort_ids(ids: Iterable[str]) -> list[str]:
@@ -178,6 +185,28 @@ def _difference(idle: frozenset[str], hog: frozenset[str]) -> SetDifference:
     return SetDifference(tuple(sort_ids(idle - hog)), tuple(sort_ids(hog - idle)))
 
 
+def moved_across_the_band(item: str, confirmed_in: ObservedSplit, other: ObservedSplit) -> bool:
+    """Whether `item`, confirmed in one run, is borderline in the other with a flip factor within the margin.
+
+    One measurement on either side of the band's upper edge, not a verdict that changed."""
+    if item not in other.timing.get("borderline", frozenset()):
+        return False
+    factors = (confirmed_in.flip_factors.get(item), other.flip_factors.get(item))
+    if factors[0] is None or factors[1] is None or min(factors) <= 0:
+        return False
+    return max(factors) / min(factors) <= 1 + BORDERLINE_MARGIN
+
+
+def _confirmed_differences(idle: ObservedSplit, hog: ObservedSplit) -> tuple[SetDifference, SetDifference]:
+    """Confirmed ids found in one run only: (those that decide, those that only moved across the band's edge)."""
+    everything = _difference(idle.confirmed, hog.confirmed)
+    at_idle = [i for i in everything.only_idle if moved_across_the_band(i, idle, hog)]
+    at_hog = [i for i in everything.only_hog if moved_across_the_band(i, hog, idle)]
+    decisive = SetDifference(tuple(i for i in everything.only_idle if i not in at_idle),
+                             tuple(i for i in everything.only_hog if i not in at_hog))
+    return decisive, SetDifference(tuple(at_idle), tuple(at_hog))
+
+
 def _unusable(check: Mapping[str, Any] | None, run: str, audit_ran: bool) -> str:
     if not audit_ran:
         return f"the {run} run wrote no findings for this audit"
@@ -217,10 +246,10 @@ def compare_audit(audit: str, idle: Mapping[str, Any] | None, hog: Mapping[str, 
                                                reason=reason))
             continue
         deterministic = _difference(idle_split.deterministic, hog_split.deterministic)
-        confirmed = _difference(idle_split.confirmed, hog_split.confirmed)
+        confirmed, at_band = _confirmed_differences(idle_split, hog_split)
         agreement: Agreement = "identical" if deterministic.identical and confirmed.identical else "differs"
         comparisons.append(SplitComparison(audit, check_id, agreement, idle_split, hog_split, deterministic,
-                                           confirmed))
+                                           confirmed, at_band))
     return comparisons
 
 
@@ -247,4 +276,5 @@ def overall_agreement(comparisons: Sequence[SplitComparison]) -> Agreement:
 
 
 __all__ = ["KNOWN_SPLITS", "TIMING_STATES", "ObservedSplit", "SetDifference", "SplitComparison", "compare_audit",
-           "compare_findings", "compare_folders", "overall_agreement", "read_failure_split", "sort_ids"]
+           "compare_findings", "compare_folders", "moved_across_the_band", "overall_agreement", "read_failure_split",
+           "sort_ids"]

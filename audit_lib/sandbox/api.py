@@ -37,10 +37,15 @@ from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox import pool as sandbox_pool
 from audit_lib.sandbox.call_options import NO_EXPECTED, CallJudge  # noqa: F401 - part of the public face
 from audit_lib.sandbox.limits import Limits
-from audit_lib.sandbox.results import ENVIRONMENT_STATUSES, STATUSES, SnippetResult, Status  # noqa: F401
+from audit_lib.sandbox.results import (  # noqa: F401
+    ENVIRONMENT_STATUSES,
+    STATUSES,
+    CallOutcome,
+    SnippetResult,
+    Status,
+)
 
 EARLY_STOP_KINDS: frozenset[str] = frozenset({"exception", "timeout", "unserializable"})
-OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
 # Extra wall time the supervisor allows past a per-input limit before it kills the child.
 HARD_KILL_GRACE_S = 1.0
 
@@ -57,38 +62,6 @@ class AssertJobResult:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class CallOutcome:
-    """What one call `entry_point(*args)` did; `value` is decoded from tagged JSON, never unpickled."""
-
-    index: int
-    kind: OutcomeKind
-    value: Any = None
-    exc_type: str | None = None
-    exc_message: str | None = None
-    duration_s: float = 0.0  # = wall_s, kept for callers of the first interface
-    # Measured by the supervisor: from the arrival of the previous result line (or the load marker) to this one's,
-    # and the job's CPU time over the same interval. Lines that arrive together: the first carries the interval.
-    wall_s: float = 0.0
-    cpu_s: float = 0.0
-    # True when the supervisor wrote this outcome (the process ended or was killed while running the input): its
-    # exc_type (MemoryError with the cgroup's OOM kill, SIG..., SandboxSetupError) is evidence, not the code's word.
-    by_supervisor: bool = False
-    # An exception raised while the job's memory ran out (its cgroup refused charges or OOM-killed a process, since
-    # the input's group started): the evidence a raised MemoryError needs to be `memory` (as root; never without
-    # cgroups).
-    memory_limit_hit: bool = False
-    # CPU seconds the job's other threads and processes used since the previous answer (outside the main thread that
-    # runs the calls): charged to this input, whose wall time plus this over its limit made it `timeout`.
-    background_cpu_s: float = 0.0
-    # With a judge (`call_function(judge=...)`): "match" or "wrong_value" for an input with an expected value, None
-    # otherwise; `reason` says why not a match. `preview`: the start of the output's repr, made in the judge (or with
-    # values="preview" and no judge, the start of its tagged JSON); `value` is then None.
-    verdict: str | None = None
-    reason: str = ""
-    preview: str | None = None
 
 
 @dataclass(frozen=True)
@@ -185,8 +158,11 @@ def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
 
 
 def _measurements(field_text: bytes) -> tuple[float, float, float, bool, bool]:
-    """The supervisor's measurements, `wall:cpu:background`, then `:s` on the lines it wrote itself and `:m` on an
-    exception raised while the job's memory cgroup refused charges."""
+    """The supervisor's measurements of one result line.
+
+    The supervisor's measurements, `wall:cpu:background`, then `:s` on the lines it wrote itself and `:m` on an
+    exception raised while the job's memory cgroup refused charges.
+    """
     parts = field_text.split(b":")
     wall = float(parts[0])
     cpu = float(parts[1]) if len(parts) > 1 and parts[1] else 0.0
@@ -265,7 +241,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                   stop_expected: Mapping[int, Any] | None = None, digest_above_bytes: int | None = None,
                   digest_inputs: Collection[int] | None = None, input_groups: Sequence[int] | None = None,
                   group_timeout_s: Sequence[float] | None = None, judge: CallJudge | None = None,
-                  values: Literal["decoded", "preview"] = "decoded") -> CallJobResult:
+                  values: Literal["decoded", "preview"] = "decoded",
+                  load_timeout_s: float | None = None) -> CallJobResult:
     """Load `program` once in a sandboxed child and call `entry_point(*args)` for each input.
 
     `judge` (a `CallJudge`) has every output decoded and compared with its expected value in a jailed judge process
@@ -291,7 +268,13 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     With `digest_above_bytes`, a float-free value whose canonical encoding is larger comes back as its
     `sandbox_codec.ValueDigest` (for the inputs in `digest_inputs`, or all when None), which spares sending and
     decoding huge outputs that are only ever compared with a digest. Without it, a digest is never accepted.
+
+    The program's load (its module-level code) gets `load_timeout_s` (default: `limits.timeout_s`); EvalPlus loads
+    a sample outside its per-input limits, within the whole sample's budget only.
     """
+    if load_timeout_s is not None and not (load_timeout_s > 0 and math.isfinite(load_timeout_s)):
+        raise ParameterError(f"load_timeout_s must be a positive finite number, not {load_timeout_s!r}",
+                             field="load_timeout_s")
     if per_input_timeout_s is not None and len(per_input_timeout_s) != len(inputs):
         raise ParameterError(f"per_input_timeout_s has {len(per_input_timeout_s)} entries for {len(inputs)} inputs",
                              field="per_input_timeout_s")
@@ -313,7 +296,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     started = time.monotonic()
     request = {"op": "call", "program": program, "entry_point": entry_point, "inputs": encoded_inputs,
                "timeouts": timeouts, "deepcopy": deepcopy_inputs, "total_timeout": limits.total_timeout_s,
-               "load_timeout": limits.timeout_s, "grace_s": HARD_KILL_GRACE_S,
+               "load_timeout": limits.timeout_s if load_timeout_s is None else float(load_timeout_s),
+               "grace_s": HARD_KILL_GRACE_S,
                "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s),
                "values": values}
     if groups_wire is not None:
@@ -403,13 +387,14 @@ class CallJob:
     digest_inputs: tuple[int, ...] | None = None
     judge: CallJudge | None = None
     values: str = "decoded"
+    load_timeout_s: float | None = None  # the program's load; None: `limits.timeout_s`
 
     def run(self) -> CallJobResult:
         return call_function(self.program, self.entry_point, self.inputs, limits=self.limits,
                              per_input_timeout_s=self.per_input_timeout_s, deepcopy_inputs=self.deepcopy_inputs,
                              stop_after_failure=self.stop_after_failure, stop_expected=dict(self.stop_expected),
                              digest_above_bytes=self.digest_above_bytes, digest_inputs=self.digest_inputs,
-                             judge=self.judge, values=self.values)
+                             judge=self.judge, values=self.values, load_timeout_s=self.load_timeout_s)
 
     def harness_error(self, message: str) -> CallJobResult:
         """The result to report when the executor itself failed to run this job."""

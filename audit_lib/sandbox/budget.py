@@ -11,6 +11,7 @@ as refused and carries on with the others.
 from __future__ import annotations
 
 import collections
+import fractions
 import json
 import sys
 import time
@@ -18,7 +19,13 @@ from typing import Any, NamedTuple
 
 # Imported here, not where it is used: the sandbox's judges use this module where the project is out of reach.
 from audit_lib.sandbox import codec as sandbox_codec
-from audit_lib.sandbox.codec import _JSON_LEAVES, MAX_DEPTH, SCALAR_TAGS, MalformedTaggedValue, decode_scalar_tag
+from audit_lib.sandbox.codec import (
+    JSON_LEAVES,
+    MAX_DEPTH,
+    SCALAR_TAGS,
+    MalformedTaggedValue,
+    decode_scalar_tag,
+)
 
 # Parsed-plus-decoded bytes per byte of JSON text and per container token: a generous upper estimate of what
 # json.loads and the decoding allocate (measured: `[],` ~64 B per list, `{"$set":[]},` ~460 B, `"ab",` ~10x).
@@ -27,7 +34,7 @@ BYTES_PER_LIST_TOKEN = 64
 BYTES_PER_OBJECT_TOKEN = 480
 # Each element (a comma) holds at least a pointer and, unless a cached small int, an object of ~24-28 bytes; each
 # string (two quotes) a str object of ~50 bytes besides its text: a list of 2-character strings parses to ~14 bytes
-# per text byte, which the per-byte figure alone missed (an attack round's 6 such lines held 5 GB).
+# per text byte, which the per-byte figure alone misses (6 such lines of the attack corpus hold 5 GB).
 BYTES_PER_ELEMENT = 24
 BYTES_PER_STRING = 56
 DIGITS_PER_INT_BIT = 0.30103  # log10(2)
@@ -95,8 +102,11 @@ class JobDecoder:
         self.containers = 0
 
     def charge(self, text: bytes) -> None:
-        """Reserve the decode cost of one encoded value before it is parsed; raises when it does not fit (in the
-        bytes left, or in the CPU time left)."""
+        """Reserve the decode cost of one encoded value before it is parsed.
+
+        Reserve the decode cost of one encoded value before it is parsed; raises when it does not fit (in the bytes
+        left, or in the CPU time left).
+        """
         self._check_cpu()
         containers = text.count(b"[") + text.count(b"{")
         if containers > self.budget.max_containers:
@@ -130,7 +140,7 @@ class JobDecoder:
         if not self.containers % CPU_CHECK_EVERY:
             self._check_cpu()
         if cls is list:
-            if set(map(type, obj)) <= _JSON_LEAVES:
+            if set(map(type, obj)) <= JSON_LEAVES:
                 return obj
             return [self._decode(item, depth + 1) for item in obj]
         if cls is dict:
@@ -196,7 +206,18 @@ class JobDecoder:
             return collections.Counter(dict(self._pairs(tag, payload, depth)))
         if tag == "$defaultdict":
             return collections.defaultdict(None, self._pairs(tag, payload, depth))
+        if tag == "$fraction":
+            return self._decode_fraction(payload, depth)
         raise MalformedTaggedValue(f"unknown tag {tag!r:.40}")
+
+    def _decode_fraction(self, payload: Any, depth: int) -> fractions.Fraction:
+        """A Fraction as the codec sends it (`Fraction.__eq__` is what upstream's `==` calls on it)."""
+        if not isinstance(payload, list) or len(payload) != 2:
+            raise MalformedTaggedValue("$fraction needs [numerator, denominator]")
+        numerator, denominator = (self._decode(part, depth + 1) for part in payload)
+        if type(numerator) is not int or type(denominator) is not int or denominator <= 0:
+            raise MalformedTaggedValue("$fraction needs two ints, the denominator positive")
+        return fractions.Fraction(numerator, denominator)
 
     def _decode_int(self, payload: Any) -> int:
         if not isinstance(payload, str):
@@ -234,9 +255,12 @@ def safe_repr(value: Any, cap: int = 200) -> str:
 
 
 def bounded_repr(value: Any, cap: int = 200) -> str:
-    """The start of `repr(value)`, about `cap` characters, built without the whole repr: a value of any size costs
-    about `cap` steps. Lists, tuples, sets, dicts and strings are written as `repr` writes them (a set's or a dict's
-    items in iteration order); anything else by its own `repr` when short, else by its type's name."""
+    """The start of `repr(value)`, about `cap` characters, built without the whole repr.
+
+    The start of `repr(value)`, about `cap` characters, built without the whole repr: a value of any size costs about
+    `cap` steps. Lists, tuples, sets, dicts and strings are written as `repr` writes them (a set's or a dict's items in
+    iteration order); anything else by its own `repr` when short, else by its type's name.
+    """
     parts: list[str] = []
     room = [cap]
 

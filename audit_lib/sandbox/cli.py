@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from audit_lib import sandbox
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.api import call_function, run_asserts
+from audit_lib.sandbox.limits import Limits
 
 
 def register(subparsers: Any) -> None:
@@ -29,11 +30,11 @@ def register(subparsers: Any) -> None:
                       help="a test snippet run after the program (repeatable; each runs in its own child)")
     mode.add_argument("--call", metavar="ENTRY", help="function to call once per input")
     parser.add_argument("--inputs", type=Path, metavar="INPUTS.json", help="JSON list of argument lists (--call)")
-    parser.add_argument("--timeout", type=float, default=sandbox.Limits.timeout_s,
+    parser.add_argument("--timeout", type=float, default=Limits.timeout_s,
                         help="seconds per snippet / per input (default %(default)s)")
-    parser.add_argument("--total-timeout", type=float, default=sandbox.Limits.total_timeout_s,
+    parser.add_argument("--total-timeout", type=float, default=Limits.total_timeout_s,
                         help="seconds for the whole job (default %(default)s)")
-    parser.add_argument("--memory", type=int, default=sandbox.Limits.memory_mb,
+    parser.add_argument("--memory", type=int, default=Limits.memory_mb,
                         help="address-space limit in MB (default %(default)s)")
     parser.add_argument("--no-network-isolation", action="store_true", help="do not isolate the network")
     parser.set_defaults(func=handle)
@@ -60,7 +61,7 @@ def _read_inputs(path: Path) -> list[list[Any]]:
 def handle(args: argparse.Namespace) -> int:
     """Run the job described by `args`; print its JSON result; return the exit code."""
     try:
-        limits = sandbox.Limits(timeout_s=args.timeout, total_timeout_s=args.total_timeout, memory_mb=args.memory,
+        limits = Limits(timeout_s=args.timeout, total_timeout_s=args.total_timeout, memory_mb=args.memory,
                                 network_isolation=not args.no_network_isolation)
         program = _read_text(args.program, "program")
         if args.call is not None:
@@ -69,11 +70,11 @@ def handle(args: argparse.Namespace) -> int:
             if args.inputs is None:
                 raise ParameterError("--call needs --inputs INPUTS.json", field="inputs")
             # values="preview": a value too long to show comes back as its start, never decoded in this process
-            result: Any = sandbox.call_function(program, args.call, _read_inputs(args.inputs), limits=limits,
-                                                values="preview")
+            result: Any = call_function(program, args.call, _read_inputs(args.inputs), limits=limits,
+                                        values="preview")
         else:
             snippets = [_read_text(path, "test") for path in args.test]
-            result = sandbox.run_asserts(program, snippets, limits=limits)
+            result = run_asserts(program, snippets, limits=limits)
     except ParameterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -87,7 +87,7 @@ def _encode_float(value: float) -> Any:
 
 
 _JSON_SAFE_LEAVES = frozenset({str, bool, type(None)})
-_JSON_LEAVES = frozenset({str, bool, type(None), int, float})
+JSON_LEAVES = frozenset({str, bool, type(None), int, float})
 
 
 _NUMBERS = frozenset({int, float, bool})
@@ -147,7 +147,7 @@ def _flat_json_safe(items: list | tuple, kinds: set[type] | None = None) -> bool
     kinds = set(map(type, items)) if kinds is None else kinds
     if kinds <= _JSON_SAFE_LEAVES:
         return True
-    if not kinds <= _JSON_LEAVES:
+    if not kinds <= JSON_LEAVES:
         return False
     if kinds <= _NUMBERS:  # ints, floats and bools mixed: one C-level pass for the bounds, one for finiteness
         numbers = items
@@ -304,7 +304,7 @@ def decode(obj: Any) -> Any:
     if obj is None or cls in (bool, str, int, float):
         return obj
     if cls is list:
-        return obj if set(map(type, obj)) <= _JSON_LEAVES else [decode(item) for item in obj]
+        return obj if set(map(type, obj)) <= JSON_LEAVES else [decode(item) for item in obj]
     if cls is dict:
         if len(obj) == 1:
             (key,) = obj

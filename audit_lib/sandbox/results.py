@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Status = Literal["pass", "fail", "error", "timeout", "memory", "killed", "harness_error"]
 STATUSES: tuple[str, ...] = ("pass", "fail", "error", "timeout", "memory", "killed", "harness_error")
@@ -33,3 +33,38 @@ class SnippetResult:
     reason: str | None = None
     # Who decided the verdict: "judge", the jailed process that ran the test (`testrun`).
     trust: str = "judge"
+
+
+OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What one call `entry_point(*args)` did; `value` is decoded from tagged JSON, never unpickled."""
+
+    index: int
+    kind: OutcomeKind
+    value: Any = None
+    exc_type: str | None = None
+    exc_message: str | None = None
+    duration_s: float = 0.0  # = wall_s, kept for callers of the first interface
+    # Measured by the supervisor: from the arrival of the previous result line (or the load marker) to this one's,
+    # and the job's CPU time over the same interval. Lines that arrive together: the first carries the interval.
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    # True when the supervisor wrote this outcome (the process ended or was killed while running the input): its
+    # exc_type (MemoryError with the cgroup's OOM kill, SIG..., SandboxSetupError) is evidence, not the code's word.
+    by_supervisor: bool = False
+    # An exception raised while the job's memory ran out (its cgroup refused charges or OOM-killed a process, since
+    # the input's group started): the evidence a raised MemoryError needs to be `memory` (as root; never without
+    # cgroups).
+    memory_limit_hit: bool = False
+    # CPU seconds the job's other threads and processes used since the previous answer (outside the main thread that
+    # runs the calls): charged to this input, whose wall time plus this over its limit made it `timeout`.
+    background_cpu_s: float = 0.0
+    # With a judge (`call_function(judge=...)`): "match" or "wrong_value" for an input with an expected value, None
+    # otherwise; `reason` says why not a match. `preview`: the start of the output's repr, made in the judge (or with
+    # values="preview" and no judge, the start of its tagged JSON); `value` is then None.
+    verdict: str | None = None
+    reason: str = ""
+    preview: str | None = None

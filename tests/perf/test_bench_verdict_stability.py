@@ -80,7 +80,7 @@ def test_the_hog_stops_when_the_body_raises(hog_pids: list[tuple[int, ...]]) -> 
 
 
 def test_the_hog_stops_when_the_audit_run_fails(tmp_path: Path, hog_pids: list[tuple[int, ...]]) -> None:
-    run = bench.run_under_hog("hog", [sys.executable, "-c", "raise SystemExit(1)"], tmp_path, 2)
+    [run] = bench.run_under_hog("hog", [sys.executable, "-c", "raise SystemExit(1)"], tmp_path, 2)
     assert run.exit_code == 1 and run.hog_processes == 2
     [pids] = hog_pids
     assert [pid for pid in pids if hog_running(pid)] == []
@@ -132,6 +132,7 @@ def test_sigterm_runs_the_cleanup(tmp_path: Path) -> None:
               "from perf import bench_verdict_stability as bench\n"
               "bench.run_batch = lambda *a, **k: (print('running', flush=True), time.sleep(60))\n"
               "bench.reused_run = lambda *a: None\n"
+              "bench.run_batches_together = lambda *a, **k: (print('running', flush=True), time.sleep(60))\n"
               "sys.exit(bench.main(['--skip-idle', '--hog', '2', '--out', sys.argv[1]]))\n")
     started = time.monotonic()
     with subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], cwd=REPO_ROOT, stdout=subprocess.PIPE,
@@ -188,7 +189,8 @@ def test_main_compares_reused_folders_and_sets_the_exit_code(tmp_path: Path, cap
     assert "warning: the idle run was not idle: its load (0.4 -> 2.9) exceeded its 2 cores" in printed
     payload = json.loads(out.read_text())
     assert payload["exit_code"] == code and payload["runs"][0]["stamp"]["load_start"] == 0.4
-    assert payload["comparisons"][0]["check"] == "original_canonical_vs_plus"
+    assert payload["pairs"][0]["runs"] == ["idle", "hog"]
+    assert payload["pairs"][0]["comparisons"][0]["check"] == "original_canonical_vs_plus"
 
 
 def test_a_failing_runner_under_the_hog_leaves_no_hog_and_exits_not_comparable(
@@ -201,7 +203,8 @@ def test_a_failing_runner_under_the_hog_leaves_no_hog_and_exits_not_comparable(
     [pids] = hog_pids
     assert [pid for pid in pids if hog_running(pid)] == []
     printed = capsys.readouterr().out
-    assert "runner failed in the hog run" in printed and "the hog run wrote no findings" in printed
+    assert "runner failed in the hog and concurrent run(s)" in printed
+    assert "the hog run wrote no findings" in printed and "the concurrent run wrote no findings" in printed
 
 
 def test_stale_findings_are_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -209,3 +212,41 @@ def test_stale_findings_are_left_out(tmp_path: Path, capsys: pytest.CaptureFixtu
     run = bench.BatchRun("hog", str(folder), 1, 1.0, None, 2, started_at="2999-01-01T00:00:00Z")
     assert bench.fresh_findings(run, ["humaneval_plus"]) == {}
     assert "predates this run" in capsys.readouterr().out
+
+
+def test_the_concurrent_batch_runs_beside_the_hog_run_and_is_compared_with_idle(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], hog_pids: list[tuple[int, ...]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both batches start before either ends (each waits for the other's marker), under the same hog."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+
+    def command(audits: object, params: object, reports_dir: Path) -> list[str]:
+        other = "concurrent" if reports_dir.name == "hog" else "hog"
+        script = (f"import pathlib, time\n"
+                  f"pathlib.Path({str(markers / reports_dir.name)!r}).touch()\n"
+                  f"while not pathlib.Path({str(markers / other)!r}).exists(): time.sleep(0.05)\n"
+                  f"out = pathlib.Path({str(reports_dir)!r}); out.mkdir(parents=True, exist_ok=True)\n"
+                  f"out.joinpath('humaneval_plus.findings.json').write_text({json.dumps(FOUND[reports_dir.name])!r})\n")
+        return [sys.executable, "-c", script]
+
+    monkeypatch.setattr(bench, "runner_command", command)
+    idle = write_run(tmp_path / "idle", [canonical_check(["HumanEval/32"], ["HumanEval/127"])])
+    code = bench.main(["--audits", "humaneval_plus", "--idle-from", str(idle), "--hog", "1",
+                       "--out", str(tmp_path / "out"), "--json", str(tmp_path / "out.json")])
+    printed = capsys.readouterr().out
+    assert code == bench.EXIT_DIFFERS
+    assert "verdict sets idle vs hog: IDENTICAL" in printed
+    assert "verdict sets idle vs concurrent: DIFFERS" in printed and "only concurrent: HumanEval/9" in printed
+    [pids] = hog_pids
+    assert [pid for pid in pids if hog_running(pid)] == []
+    runs = json.loads((tmp_path / "out.json").read_text())["runs"]
+    assert [(run["label"], run["exit_code"], run["hog_processes"]) for run in runs] == [
+        ("idle", None, None), ("hog", 0, 1), ("concurrent", 0, 1)]
+
+
+LATER = {"started_at": "2999-01-01T00:00:00Z"}  # written by this run, not left from an earlier one
+FOUND = {"hog": {"audit": "humaneval_plus", "stamp": LATER,
+                 "checks": [canonical_check(["HumanEval/32"], ["HumanEval/127"])]},
+         "concurrent": {"audit": "humaneval_plus", "stamp": LATER,
+                        "checks": [canonical_check(["HumanEval/32", "HumanEval/9"], ["HumanEval/127"])]}}

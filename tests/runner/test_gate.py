@@ -133,6 +133,18 @@ def test_a_failed_notebook_is_exit_1_even_when_the_gate_would_trip(plugins: dict
     assert failed.gate_hits("defect") == {}  # the stale findings are not this run's result
 
 
+def test_a_failed_notebook_wins_over_another_audits_gated_finding() -> None:
+    outcomes = (runner.AuditOutcome("broken", "broken", {}, False, 1.0, runner.NotebookFailure(2, 3, "E", "m")),
+                runner.AuditOutcome("fine", "fine", {}, True, 1.0))
+    summary = runner.RunSummary(outcomes, Path("r"), Path("r/index.html"), Path("r/summary.json"),
+                                {"broken": (), "fine": (check("d", "defect"),)})
+    assert summary.gate_hits("defect") == {"fine": 1}
+    assert summary.exit_code("defect") == runner.EXIT_NOTEBOOK_FAILED
+    finished = runner.RunSummary(outcomes[1:], Path("r"), Path("r/index.html"), Path("r/summary.json"),
+                                 {"fine": (check("d", "defect"),)})
+    assert finished.exit_code("defect") == runner.EXIT_GATE
+
+
 def test_cli_prints_the_gate_and_the_synthetic_exemption(plugins: dict, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:

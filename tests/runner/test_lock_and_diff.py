@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,35 @@ def test_a_second_holder_is_refused_at_once_with_who_holds_it(tmp_path: Path) ->
                 pass
     with reports_lock(tmp_path, wait=False):  # released: free again
         pass
-    assert (tmp_path / ".lock").read_text() == ""
+    assert not (tmp_path / ".lock").exists()  # a finished run leaves nothing behind
+
+
+def test_a_run_that_waited_on_a_removed_lock_file_still_excludes_the_next(tmp_path: Path) -> None:
+    """The first holder removes `.lock` on release; the run that was waiting on that file must lock the file the
+    path names now, else a third run could lock a fresh file beside it: two runs at once."""
+    waiting_holds, release_waiting = threading.Event(), threading.Event()
+    messages = io.StringIO()
+
+    def second_run() -> None:
+        with reports_lock(tmp_path, stream=messages, command="second run"):
+            waiting_holds.set()
+            release_waiting.wait(timeout=600)
+
+    with reports_lock(tmp_path, command="first run"):
+        waiter = threading.Thread(target=second_run)
+        waiter.start()
+        while "waiting:" not in messages.getvalue():  # the second run has opened the first one's file
+            waiter.join(timeout=0.05)
+    assert waiting_holds.wait(timeout=600)
+    try:
+        assert "second run" in describe_holder(tmp_path / ".lock")
+        with pytest.raises(runner.ReportsFolderBusyError, match="second run"):
+            with reports_lock(tmp_path, wait=False, command="third run"):
+                pass
+    finally:
+        release_waiting.set()
+        waiter.join(timeout=600)
+    assert not (tmp_path / ".lock").exists()
 
 
 def test_removing_one_runs_staging_keeps_another_runs(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ import pytest
 from notebook_factory import plugin_for, write_notebook
 
 from audit_lib import cli, runner
+from audit_lib.runner import execute
 from audit_lib.runner.history import diff_runs, run_folders
+from audit_lib.runner.plan import plan_jobs
 
 CELLS = [
     "from audit_lib.findings import Check, FindingsBuilder\n"
@@ -52,6 +54,48 @@ def test_a_failed_run_keeps_the_last_good_report_and_marks_it_stale(plugins: dic
     assert "STALE" in index and "this run fails" in index
     again = run(plugins, reports, limit="1")
     assert not again.failed and not (reports / "flaky.failed.html").exists()
+
+
+def alerts_section(reports: Path) -> str:
+    index = (reports / "index.html").read_text()
+    return index[index.index('<section class="alerts"'):index.index("</section>", index.index('class="alerts"'))]
+
+
+def test_the_index_never_says_nothing_was_found_when_the_audit_failed(plugins: dict, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    run(plugins, reports, fail="true")
+    alerts = alerts_section(reports)
+    assert "No defects or quirks found" not in alerts
+    assert "No audit finished: nothing was judged." in alerts
+    assert '1 audit failed and judged nothing in its latest run: <a href="#audit-flaky">flaky</a>' in alerts
+    assert sorted(path.name for path in reports.iterdir()) == [  # a run leaves nothing behind: no lock, no staging
+        "flaky.failed.html", "flaky.failed.ipynb", "index.html", "runs", "summary.json"]
+    run(plugins, reports, limit="3")  # a defect
+    run(plugins, reports, fail="true")
+    alerts = alerts_section(reports)
+    assert "flaky (its last good run; the latest failed)" in alerts and "1 defect" in alerts
+    assert "1 audit failed" in alerts
+
+
+def test_an_html_export_failure_never_replaces_the_last_good_report(plugins: dict, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    reports = tmp_path / "reports"
+    run(plugins, reports, limit="3")
+    kept = {name: (reports / name).read_bytes() for name in ("flaky.html", "flaky.findings.json", "flaky.ipynb")}
+    [job] = plan_jobs(["flaky"], [("limit", "1")], reports_dir=reports, plugins=plugins)
+
+    def export_fails(*args: object, **kwargs: object) -> None:
+        raise OSError("nbconvert ran out of disk")
+
+    monkeypatch.setattr(execute, "export_html", export_fails)
+    for name, value in job.env.items():  # execute_job runs in a worker process normally; restore after it
+        monkeypatch.setenv(name, value)
+    outcome = execute.execute_job(job)
+    assert not outcome.ok and outcome.failure is not None
+    assert outcome.failure.error_type == "HTMLExportError.OSError" and "out of disk" in outcome.failure.message
+    assert {name: (reports / name).read_bytes() for name in kept} == kept
+    assert outcome.files == {"failed_notebook": "flaky.failed.ipynb", "last_good_html": "flaky.html",
+                             "last_good_findings": "flaky.findings.json"}
 
 
 def test_evidence_lives_in_a_per_audit_folder_replaced_only_by_a_good_run(plugins: dict, tmp_path: Path) -> None:

@@ -56,6 +56,42 @@ def test_identical_sets_agree_even_when_borderline_verdicts_move() -> None:
     assert overall_agreement([comparison]) == "identical"
 
 
+def test_a_confirmed_id_borderline_in_the_other_run_moved_across_the_band_and_does_not_decide() -> None:
+    idle = findings("humaneval_plus", classifying_check(
+        ["HumanEval/22", "HumanEval/32"],
+        [timing_row("HumanEval/127", "confirmed", 1.26), timing_row("HumanEval/96", "borderline", 1.02)]))
+    hog = findings("humaneval_plus", classifying_check(
+        ["HumanEval/22", "HumanEval/32"],
+        [timing_row("HumanEval/127", "borderline", 1.21), timing_row("HumanEval/96", "confirmed", 1.275)]))
+    [comparison] = compare_audit("humaneval_plus", idle, hog)
+    assert comparison.agreement == "identical" and comparison.confirmed.identical
+    assert (comparison.confirmed_at_band.only_idle, comparison.confirmed_at_band.only_hog) == (
+        ("HumanEval/127",), ("HumanEval/96",))
+    assert comparison.to_json()["confirmed_at_band_only_hog"] == ["HumanEval/96"]
+
+
+@pytest.mark.parametrize(("confirmed", "borderline", "moved"), [
+    (1.25, 1.0, True),  # factors exactly the margin apart: still one measurement each side of the edge
+    (1.26, 1.0, False),  # just past the margin
+    (1.30, 0.81, False),
+])
+def test_the_band_move_tolerates_exactly_the_borderline_margin(confirmed: float, borderline: float,
+                                                              moved: bool) -> None:
+    idle = findings("a", classifying_check([], [timing_row("T/1", "confirmed", confirmed)]))
+    hog = findings("a", classifying_check([], [timing_row("T/1", "borderline", borderline)]))
+    [comparison] = compare_audit("a", idle, hog)
+    assert (comparison.agreement, comparison.confirmed_at_band.only_idle) == (
+        ("identical", ("T/1",)) if moved else ("differs", ()))
+
+
+def test_a_confirmed_id_not_failing_or_absent_in_the_other_run_decides() -> None:
+    for other in ([timing_row("HumanEval/127", "not_a_failure", 0.7)], []):
+        hog = findings("humaneval_plus", classifying_check(["HumanEval/22", "HumanEval/32"], other))
+        [comparison] = compare_audit("humaneval_plus", IDLE, hog)
+        assert comparison.agreement == "differs"
+        assert comparison.confirmed.only_idle == ("HumanEval/127",) and comparison.confirmed_at_band.identical
+
+
 def test_a_task_moving_from_deterministic_to_timing_is_a_difference_in_both_sets() -> None:
     hog = findings("humaneval_plus", classifying_check(
         ["HumanEval/22"],

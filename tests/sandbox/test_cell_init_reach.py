@@ -1,11 +1,10 @@
 """What a job can do to the sandbox's own processes: its cell's init (PID 1 of the job's namespace), the template.
 
-Found by an attack round on the process isolation. As root, memory a job holds outside any process (tmpfs files)
-used to leave the template the largest task of the job's memory cgroup, so the kernel killed it and the job came back
-`harness_error`. Not root, the job runs as its init's kernel uid, so it could renice, re-limit or signal the init
-and write its /proc files, which the next job of the cell inherited or read. The tamper tests pass trivially as root
-(the job's uid may touch nothing of the init's); they are shown able to fail on the non-root path (CI runs this
-suite as an unprivileged user, `.ci/sandbox-unprivileged`), where they failed before the cell per job.
+As root, memory a job holds outside any process (tmpfs files) must not make the template the largest task of the
+job's memory cgroup (the kernel would kill it and the job come back `harness_error`). Not root, the job runs as its
+init's kernel uid, so it must not renice, re-limit or signal the init or write its /proc files for the next job of
+the cell to inherit. The tamper tests pass trivially as root; they can fail on the non-root path (CI runs this suite
+as an unprivileged user, `.ci/sandbox-unprivileged`).
 """
 
 from __future__ import annotations

@@ -269,8 +269,8 @@ def _dead_pid() -> int:
 
 
 def test_the_next_job_cannot_read_how_many_processes_the_last_one_made() -> None:
-    # The last PID handed out in a reused cell carried over: a job's fork count was the next job's PID (a channel an
-    # attack round used to hand a half-done computation to the next snippet). Each worker is now PID 2.
+    # In a reused cell the last PID handed out would carry over: a job's fork count would be the next job's PID (a
+    # channel to hand a half-done computation to the next snippet). Each worker is PID 2.
     make = ("import os\nfor _ in range({count}):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
             "    os.waitpid(pid, 0)\n")
     pids = []

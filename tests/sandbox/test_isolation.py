@@ -253,7 +253,7 @@ def test_a_unix_socket_at_a_filesystem_path_is_unreachable() -> None:
 
 
 def test_temp_roots_are_not_predictable_names_followed_through_links(tmp_path: Path) -> None:
-    # Plant links at the names the next zygotes' temp roots used to get; a zygote must never chmod through them.
+    # Plant links at predictable temp-root names (the zygote's pid, say); a zygote must never chmod through them.
     victim = tmp_path / "victim"
     victim.mkdir(mode=0o700)
     next_pid = int(Path("/proc/sys/kernel/ns_last_pid").read_text()) + 1

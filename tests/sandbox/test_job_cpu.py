@@ -1,9 +1,9 @@
 """The CPU time recorded for a job is all of its processes', read outside it, however the job ends.
 
 Root reads it from the job's cpuacct cgroup. Not root (CI runs this file as an unprivileged user too), it comes from
-/proc for the job's live processes and from the cell's init for the reaped ones: round 5 found the worker's own
-rusage recorded instead (children it never waited for left out: 0.01 s for 1.4 s of work) and 0 for every
-assert-mode timeout (the init, which reports it, dies with the kill). The timing split judges timeouts on this time.
+/proc for the job's live processes and from the cell's init for the reaped ones, not the worker's own rusage (which
+leaves out children it never waited for: 0.01 s for 1.4 s of work) and not 0 for an assert-mode timeout (the init,
+which reports it, dies with the kill). The timing split judges timeouts on this time.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def test_an_assert_mode_timeout_keeps_the_cpu_time_it_used() -> None:
 
 
 def test_children_the_kernel_would_reap_itself_are_counted() -> None:
-    # Round 6: with SIGCHLD ignored the kernel reaps a job's children itself and their CPU time reaches no parent's
-    # count, so a non-root job hid most of its CPU (a confirmed timeout read as not_a_failure). Not root, the filter
+    # With SIGCHLD ignored the kernel reaps a job's children itself and their CPU time reaches no parent's count, so
+    # a non-root job could hide most of its CPU (a confirmed timeout read as not_a_failure). Not root, the filter
     # refuses the change; as root the cgroup counts every process anyway.
     hiding = BURNERS.replace("def f(n):\n", "def f(n):\n    import signal\n    try:\n"
                              "        signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n    except OSError:\n"

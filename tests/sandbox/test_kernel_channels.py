@@ -73,8 +73,8 @@ def test_a_job_reaches_no_key_ring() -> None:
 
 
 def test_a_key_left_by_one_snippet_does_not_reach_the_next() -> None:
-    # Round 5: a snippet saved its progress as a key, a later snippet of the same request read it back and passed
-    # under a limit it could not meet alone.
+    # A snippet that saves its progress as a key must not let a later snippet of the same request read it back and
+    # pass under a limit it could not meet alone.
     writer = """
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)

@@ -265,8 +265,8 @@ def test_cli_prints_json_for_a_value_nested_too_deep(shape: str, decoder: str, t
 
 def test_colliding_keys_holding_colliding_frozensets_are_counted_by_their_comparisons() -> None:
     # Tuple keys sharing a hash, each holding an equal frozenset whose own elements share a hash: comparing two keys
-    # compares the frozensets element by element with each other (size squared), which a size-only count missed
-    # (found by an attack round: ~2 s of the parent's CPU for a value within the budget).
+    # compares the frozensets element by element with each other (size squared), which a size-only count misses
+    # (~2 s of the parent's CPU for a value within the budget).
     inner = {"$frozenset": [sandbox_codec.encode(5 + P61 * j) for j in range(158)]}
     keys = [{"$tuple": [inner, sandbox_codec.encode(7 + P61 * i)]} for i in range(158)]
     started = time.perf_counter()
@@ -276,8 +276,8 @@ def test_colliding_keys_holding_colliding_frozensets_are_counted_by_their_compar
 
 
 def test_lists_of_short_strings_are_charged_what_they_cost_to_parse() -> None:
-    # 2-character strings parse to ~14 bytes per text byte; charged 4 per byte, six such lines of ~60 MB each fit the
-    # 1.5 GB budget and held ~5 GB in the parent (a third attack round). Each string and element now counts.
+    # 2-character strings parse to ~14 bytes per text byte; charged 4 per byte, six such lines of ~60 MB each would fit
+    # the 1.5 GB budget and hold ~5 GB in the parent. Each string and element counts.
     text = json.dumps(["ab"] * 1_000_000).encode()
     tracemalloc.start()
     try:

@@ -66,7 +66,7 @@ def test_bad_arguments_exit_2(program: Path, tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize("inputs", ["[[" + "[" * 900 + "]" * 900 + "]]", '[[{"$set": [[1]]}]]',
                                     '[[{"$dict": [[[1], 2]]}]]'])
 def test_inputs_nested_too_deep_or_unhashable_exit_2(program: Path, tmp_path: Path, capsys, inputs: str) -> None:
-    # A fourth attack round: these printed a traceback (RecursionError, TypeError) and no JSON.
+    # Too deep or unhashable inputs must not end in a traceback (RecursionError, TypeError) with no JSON.
     path = tmp_path / "inputs.json"
     path.write_text(inputs)
     code, out, err = run_cli([str(program), "--call", "add", "--inputs", str(path)], capsys)
@@ -76,8 +76,8 @@ def test_inputs_nested_too_deep_or_unhashable_exit_2(program: Path, tmp_path: Pa
 @pytest.mark.parametrize("option", [["--timeout", "1e300"], ["--total-timeout", "1e300"],
                                     ["--timeout", "1e300", "--total-timeout", "1e300"]])
 def test_huge_timeouts_exit_2(program: Path, tmp_path: Path, capsys, option: list[str]) -> None:
-    # A fifth attack round: --total-timeout 1e300 overflowed select (a traceback, exit 1) and --timeout 1e300 made a
-    # passing program an `error` (the child's setitimer overflowed).
+    # --total-timeout 1e300 would overflow select (a traceback, exit 1) and --timeout 1e300 the child's setitimer
+    # (a passing program an `error`).
     inputs = tmp_path / "inputs.json"
     inputs.write_text("[[1, 2]]")
     code, out, err = run_cli([str(program), "--call", "add", "--inputs", str(inputs), *option], capsys)

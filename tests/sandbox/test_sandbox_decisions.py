@@ -76,7 +76,7 @@ def test_each_limit_must_be_a_positive_finite_number(name: str, bad: Any) -> Non
 @pytest.mark.parametrize("name", ["timeout_s", "total_timeout_s", "cpu_s", "memory_mb", "file_size_mb", "open_files",
                                   "processes", "output_bytes"])
 def test_each_limit_has_an_upper_bound(name: str) -> None:
-    # A fifth attack round: a timeout of 1e300 s overflowed select (a traceback) or the child's setitimer (`error`).
+    # A timeout of 1e300 s would overflow select (a traceback) or the child's setitimer (`error`).
     most = LIMIT_MAXIMA[name]
     assert getattr(Limits(**{name: int(most)}), name) == most  # the bound itself is accepted
     for bad in (int(most) + 1, *((1e300,) if name != "processes" else ())):  # processes: an int

@@ -397,7 +397,7 @@ def test_the_judge_decodes_a_childs_values_within_the_jobs_decode_budget():
     from audit_lib.sandbox.zygote.call_judge_child import CallJudge  # noqa: PLC0415 - its decoding is what is tested
 
     spec = {"source": EQUALITY_RULES, "expected": [[0, []]], "inputs": [[]], "digest_inputs": []}
-    # 100,000 empty sets: ~1 MB of text that decodes to ~25 MB (an attack round's 64 MB line took the judge to 1.29 GB)
+    # 100,000 empty sets: ~1 MB of text that decodes to ~25 MB (a 64 MB line of them would take the judge to 1.29 GB)
     payload = b"[" + b",".join([b'{"$set":[]}'] * 100_000) + b"]"
     judge = CallJudge(spec)
     judge.decoder = JobDecoder(DecodeBudget(max_decoded_bytes=8 * 1024 * 1024))

@@ -1,10 +1,9 @@
 """What one snippet's code can reach in a shared call job, and what the code can write where the supervisor reads.
 
-Found by attack rounds on the batching of lifted snippets (one call request per program, then a fork per snippet):
-the program's load used to run once in the worker every group was forked from, so whatever the load set up there (a
-shared mapping, a thread) reached every later group; one snippet's protocol violation decided its neighbours'
-verdicts; a load line nested too deep, or a flood of the assert-mode result channel, made the code's own failure an
-environment status. Each test runs the same code where the defence is absent (one process for all inputs, or the
+Lifted snippets are batched (one call request per program, then a fork per snippet). If the program's load ran once
+in a worker every group was forked from, whatever the load set up there (a shared mapping, a thread) would reach every
+later group; one snippet's protocol violation must not decide its neighbours' verdicts; a load line nested too deep,
+or a flood of the assert-mode result channel, must not make the code's own failure an environment status. Each test runs the same code where the defence is absent (one process for all inputs, or the
 shared job's verdict for every snippet), where the property does not hold, so the test is shown able to fail.
 """
 
@@ -126,9 +125,9 @@ def f(x):
 
 
 # A snippet's process finds the harness's answerer through its frames and answers the later snippets' calls itself,
-# with a thread that worked ahead under its own time limit: when every group was forked from one worker and read
-# the job's one go pipe, the expensive snippet passed in no time (found by an attack round). Each group is now a
-# job of its own in the cell, so the later snippets run in processes this one never reaches.
+# with a thread that works ahead under its own time limit: were every group forked from one worker reading the
+# job's one go pipe, the expensive snippet would pass in no time. Each group is a job of its own in the cell, so the
+# later snippets run in processes this one never reaches.
 ANSWERS_LATER_SNIPPETS = """
 import sys, threading, time
 _cache, _threads = {}, []
@@ -187,8 +186,8 @@ def test_a_snippets_process_cannot_answer_the_later_snippets() -> None:
 
 
 # A snippet's process ended right after its last answer (its thread killed it, or spun until the group's deadline),
-# before its end marker: the supervisor charged that end to the next input, another snippet's, which never ran, so
-# a wrong answer became `killed` or `timeout` (found by a third attack round).
+# before its end marker: charged to the next input, another snippet's, which never ran, that end would turn a wrong
+# answer into `killed` or `timeout`.
 DIES_AFTER_ITS_ANSWER = """
 import os, sys, threading
 _go = threading.Event()
@@ -220,8 +219,8 @@ def test_a_process_that_ends_after_its_answer_does_not_charge_the_next_snippet(h
 
 
 def test_a_lifted_snippets_time_limit_covers_the_programs_load() -> None:
-    # The load had a limit of its own and the calls another, so a lifted snippet got about twice its time limit and
-    # passed where the same snippet in assert mode (one process, one limit) timed out (found by a third attack round).
+    # With one limit for the load and another for the calls, a lifted snippet would get about twice its time limit
+    # and pass where the same snippet in assert mode (one process, one limit) times out.
     program = ("import time\n_end = time.thread_time() + 0.8\nwhile time.thread_time() < _end:\n    pass\n"
                "def f(x):\n    end = time.thread_time() + 0.8\n    while time.thread_time() < end:\n        pass\n"
                "    return x\n")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
 
 
@@ -32,26 +32,27 @@ def load(params: Params) -> Inputs:
     return Inputs(tuple(params.text.split()), missing={"toy/glossary.txt": "toy/glossary.txt is not published"})
 
 
-def repeats(inputs: Inputs, params: Params) -> Check:
+def repeats(inputs: Inputs, params: Params) -> Result:
     counts = Counter(inputs.words)
     over = sorted(word for word, n in counts.items() if n > params.max_repeats)
-    return Check("repeats", "No word repeats more than max_repeats times", "defect" if over else "pass",
-                 observed={"words_over_limit": over}, expected={"words_over_limit": []},
-                 summary=f"{len(over)} word(s) repeat more than {params.max_repeats} times: {over}",
-                 details=[{"word": word, "count": counts[word]} for word in over])
+    return Result("defect" if over else "pass", observed={"words_over_limit": over},
+                  expected={"words_over_limit": []},
+                  summary=f"{len(over)} word(s) repeat more than {params.max_repeats} times: {over}",
+                  details=[{"word": word, "count": counts[word]} for word in over])
 
 
-def glossary(inputs: Inputs, params: Params) -> Check:
+def glossary(inputs: Inputs, params: Params) -> Result:
     raise AssertionError("never called: its need toy/glossary.txt is missing")
 
 
-def broken(inputs: Inputs, params: Params) -> Check:
+def broken(inputs: Inputs, params: Params) -> Result:
     raise ValueError("this check always fails: it shows the error path")
 
 
+# Each check is declared once: id, title, the function ("module:function", imported when it runs), needs.
 AUDIT = AuditPlugin(
     name="toy_audit", title="Toy audit", params=Params, load=load,
-    checks=(CheckSpec("repeats", "No word repeats more than max_repeats times", repeats),
-            CheckSpec("glossary", "Every word is in the glossary", glossary, needs=("toy/glossary.txt",)),
-            CheckSpec("broken", "A check that raises", broken)),
+    checks=(CheckSpec("repeats", "No word repeats more than max_repeats times", ".audit:repeats"),
+            CheckSpec("glossary", "Every word is in the glossary", ".audit:glossary", needs=("toy/glossary.txt",)),
+            CheckSpec("broken", "A check that raises", ".audit:broken")),
     notebook=Path(__file__).with_name("toy_audit.ipynb"))

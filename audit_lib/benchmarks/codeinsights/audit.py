@@ -1,8 +1,8 @@
-"""HELM `codeinsights_edge_case`: its three inputs (real, or SYNTHETIC when unavailable), replayed as shipped and
-as fixed, and thirteen checks of the gold labels against the `pass` strings as written.
+"""HELM `codeinsights_edge_case`: the audit's parameters, inputs and its thirteen checks.
 
-The data is read in `data.py`, replayed in `replay.py` / `facts.py`; the checks live in `label_checks.py` (how
-`pass` becomes a gold label) and `checks.py` (what the replays build from it). This module stays light to import.
+Its three inputs (real, or SYNTHETIC when unavailable) are read in `data.py` and replayed as shipped and as fixed in
+`replay.py` / `facts.py`; the checks of the gold labels against the `pass` strings as written live in `checks_labels.py`
+(how `pass` becomes a gold label) and `checks_replay.py` (what the replays build from it).
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 from audit_lib.benchmarks.codeinsights import synthetic
 from audit_lib.data import fetch
 from audit_lib.errors import DataError
-from audit_lib.findings import Check
-from audit_lib.plugin import AuditPlugin, CheckSpec, param
+from audit_lib.plugin import AuditPlugin, CheckSpec, Need, Unmet, param
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.codeinsights.data import CodeInsightsData
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
 
 NAME = "codeinsights_edge_case"
 DATASET = synthetic.DATASET
+SUBMISSIONS_KEY = f"{DATASET}/{synthetic.SUBMISSIONS_FILE}"  # what a skip for want of usable rows names
 SOURCES = ("auto", "synthetic")
 
 
@@ -57,6 +57,10 @@ class Inputs:
     @property
     def provenance(self) -> tuple[fetch.Provenance, ...]:
         return self.data.provenance
+
+    @property
+    def synthetic(self) -> bool:
+        return self.data.synthetic
 
     @property
     def source_note(self) -> str:
@@ -107,115 +111,55 @@ def _synthetic_fallback(seed: int, missing: Mapping[str, str]) -> CodeInsightsDa
     return load_files(fixture.paths, provenance=fixture.provenance, synthetic=True, source_note=message)
 
 
-# ---------------------------------------------------------------------------------------------- checks
-# Each adapter runs one check on the shared replay; the check modules import pandas/numpy, so they load here.
+def _without_rows(inputs: Inputs) -> Unmet | None:
+    if inputs.replay.rows:
+        return None
+    return Unmet((SUBMISSIONS_KEY,), "Scenario5_data.csv has no data rows, so there is nothing to check")
 
 
-def _pass_read_dtype(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.label_checks import check_pass_read_dtype
-
-    return check_pass_read_dtype(inputs.replay)
-
-
-def _leading_zero_loss(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.label_checks import check_leading_zero_loss
-
-    return check_leading_zero_loss(inputs.replay)
+def _without_instances(inputs: Inputs) -> Unmet | None:
+    replayed = inputs.replay
+    if replayed.shipped.instances:
+        return None
+    return Unmet((SUBMISSIONS_KEY,), f"HELM as shipped yields no instance at num_testcases={replayed.num_testcases} "
+                                     f"(skips: {replayed.shipped.skip_counts()})")
 
 
-def _float_precision(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.label_checks import check_float_precision
+ROWS = Need("rows of Scenario5_data.csv", _without_rows)
+INSTANCES = Need("instances HELM builds", _without_instances)
 
-    return check_float_precision(inputs.replay)
-
-
-def _single_failure_after_int(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.label_checks import check_single_failure_after_int
-
-    return check_single_failure_after_int(inputs.replay)
-
-
-def _single_failure_true(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.label_checks import check_single_failure_true
-
-    return check_single_failure_true(inputs.replay)
-
-
-def _is_single_failure_column(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.label_checks import check_is_single_failure_column
-
-    return check_is_single_failure_column(inputs.replay)
-
-
-def _alignment_ceiling(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.checks import check_alignment_ceiling
-
-    return check_alignment_ceiling(inputs.replay)
-
-
-def _gold_index_hidden_by_truncation(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.checks import check_gold_index_hidden_by_truncation
-
-    return check_gold_index_hidden_by_truncation(inputs.replay)
-
-
-def _pattern_length_mismatch(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.label_checks import check_pattern_length_mismatch
-
-    return check_pattern_length_mismatch(inputs.replay)
-
-
-def _qid_lookup(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.checks import check_qid_lookup
-
-    return check_qid_lookup(inputs.replay)
-
-
-def _timestamp_ties(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.checks import check_timestamp_ties
-
-    return check_timestamp_ties(inputs.replay)
-
-
-def _prompt_as_built(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.checks import check_prompt_as_built
-
-    return check_prompt_as_built(inputs.replay)
-
-
-def _baseline_scores(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.codeinsights.checks import check_baseline_scores
-
-    return check_baseline_scores(inputs.replay)
-
-
-# No check `needs` a file: without the real files every check runs on the SYNTHETIC fixture and says so.
+# No check needs a file: without the real files every check runs on the SYNTHETIC fixture and says so.
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     name=NAME,
     title="CodeInsights edge case (HELM)",
     params=Params,
     load=load,
     checks=(
-        CheckSpec("pass_read_dtype", "`pass` as pandas infers it vs as text", _pass_read_dtype),
-        CheckSpec("leading_zero_loss", "Leading zeros dropped by int(pass)", _leading_zero_loss),
-        CheckSpec("float_precision", "`pass` read as float64 loses digits", _float_precision),
+        CheckSpec("pass_read_dtype", "`pass` as pandas infers it vs as text", ".checks_labels:pass_read_dtype",
+                  (ROWS,)),
+        CheckSpec("leading_zero_loss", "Leading zeros dropped by int(pass)", ".checks_labels:leading_zero_loss",
+                  (ROWS,)),
+        CheckSpec("float_precision", "`pass` read as float64 loses digits", ".checks_labels:float_precision",
+                  (ROWS,)),
         CheckSpec("single_failure_after_int", "Instances HELM scores as single failures (after int())",
-                  _single_failure_after_int),
-        CheckSpec("single_failure_true", "Instances that truly have exactly one failing test", _single_failure_true),
+                  ".checks_labels:single_failure_after_int", (INSTANCES,)),
+        CheckSpec("single_failure_true", "Instances that truly have exactly one failing test",
+                  ".checks_labels:single_failure_true", (INSTANCES,)),
         CheckSpec("is_single_failure_column", "`is_single_failure` column vs the true rule vs the rule after int()",
-                  _is_single_failure_column),
+                  ".checks_labels:is_single_failure_column", (ROWS,)),
         CheckSpec("alignment_ceiling", "Highest reachable unittest_alignment: as shipped vs with true patterns",
-                  _alignment_ceiling),
+                  ".checks_replay:alignment_ceiling", (INSTANCES,)),
         CheckSpec("gold_index_hidden_by_truncation", "Gold index beyond the tests shown in the prompt",
-                  _gold_index_hidden_by_truncation),
-        CheckSpec("pattern_length_mismatch", "Pattern length vs parsed unit-test count", _pattern_length_mismatch),
-        CheckSpec("qid_lookup", "Question-id lookup and every skipped student", _qid_lookup),
+                  ".checks_replay:gold_index_hidden_by_truncation", (INSTANCES,)),
+        CheckSpec("pattern_length_mismatch", "Pattern length vs parsed unit-test count",
+                  ".checks_labels:pattern_length_mismatch", (ROWS,)),
+        CheckSpec("qid_lookup", "Question-id lookup and every skipped student", ".checks_replay:qid_lookup", (ROWS,)),
         CheckSpec("timestamp_ties", "Students whose first row is ambiguous (ties, text vs time order)",
-                  _timestamp_ties),
+                  ".checks_replay:timestamp_ties", (ROWS,)),
         CheckSpec("prompt_as_built", "The prompt HELM actually builds vs the one its code seems to intend",
-                  _prompt_as_built),
+                  ".checks_replay:prompt_as_built", (INSTANCES,)),
         CheckSpec("baseline_scores", "Baselines under the metric: always-0, random, oracle; as shipped vs as fixed",
-                  _baseline_scores),
+                  ".checks_replay:baseline_scores", (INSTANCES,)),
     ),
 )
 

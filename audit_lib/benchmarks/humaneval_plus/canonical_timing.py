@@ -22,7 +22,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import (
 from audit_lib.benchmarks.humaneval_plus.programs import ground_truth_program
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, inputs_of
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import CLOCK_KINDS, RERUN_KINDS, call_alone
-from audit_lib.timing_reruns import measured_alone
+from audit_lib.timing.reruns import measured_alone
 
 InputKey = tuple[str, Split, int]
 
@@ -39,7 +39,7 @@ def canonical_cpu_s(outcome: InputOutcome) -> float:
 
 def rerun_canonical_alone(tasks: Sequence[PlusTask], dataset: Dataset, keys: Iterable[InputKey],
                           limit_s: Mapping[InputKey, float]) -> dict[InputKey, InputOutcome]:
-    """Each input's canonical in its own sandbox call, one at a time (see `timing_reruns.measured_alone`)."""
+    """Each input's canonical in its own sandbox call, one at a time (see `timing.reruns.measured_alone`)."""
     by_id = {task.task_id: task for task in tasks}
     reruns: dict[InputKey, InputOutcome] = {}
     for key in keys:
@@ -55,8 +55,10 @@ def rerun_canonical_alone(tasks: Sequence[PlusTask], dataset: Dataset, keys: Ite
 
 
 def _quiet(key: InputKey, outcome: InputOutcome) -> timing.QuietRerun:
-    """A value, another timeout or an unreached input leaves the verdict to the clock; an exception (MemoryError and
-    a kill repeated alone included) does not."""
+    """Whether a rerun leaves the verdict to the clock.
+
+    A value, another timeout or an unreached input does; an exception (MemoryError and a kill repeated alone included)
+    does not."""
     return timing.QuietRerun(input_id(*key), outcome.kind not in ("value", *CLOCK_KINDS), outcome.cpu_s,
                              outcome.duration_s)
 
@@ -65,9 +67,11 @@ def _quiet(key: InputKey, outcome: InputOutcome) -> timing.QuietRerun:
 
 def limit_sensitivity_split(tasks: Sequence[PlusTask], dataset: Dataset, gt: GroundTruth, threshold_s: float
                             ) -> tuple[timing.FailureSplit, list[timing.TimedInput], int]:
-    """Inputs whose limit the canonical's time sets: every input within the borderline band of `threshold_s` by
-    CPU or wall time in the ground-truth run is re-run alone and judged on that CPU time. Also returns every input
-    slow enough to matter on a 0.25x machine (for the speed curve) and how many inputs were re-run."""
+    """Inputs whose time limit the canonical's time sets, judged on CPU time alone.
+
+    Every input within the borderline band of `threshold_s` by CPU or wall time in the ground-truth run is re-run alone
+    and judged on that CPU time. Also returns every input slow enough to matter on a 0.25x machine (for the speed curve)
+    and how many inputs were re-run."""
     near = threshold_s / (1 + timing.BORDERLINE_MARGIN)
     measured: dict[InputKey, float] = {}
     targets: list[InputKey] = []
@@ -97,9 +101,11 @@ def ground_truth_split(tasks: Sequence[PlusTask], dataset: Dataset, problems: Se
                        differing: Sequence[Mapping[str, Any]], second: Mapping[tuple[str, Split], Any],
                        gt: GroundTruth, *, limit_s: float = GROUND_TRUTH_INPUT_TIMEOUT_S
                        ) -> tuple[timing.FailureSplit, list[list[float]]]:
-    """The ground truth's failing inputs by cause: an exception, a value the sandbox cannot send or a changed value
-    is deterministic; a timeout (on either run) is re-run alone against the sandbox's per-input limit. Also the
-    speed curve: inputs over that limit on machines 0.25x-4x as fast, from the canonical's CPU times."""
+    """The ground truth's failing inputs by cause, and their speed curve.
+
+    An exception, a value the sandbox cannot send or a changed value is deterministic; a timeout (on either run) is
+    re-run alone against the sandbox's per-input limit. The speed curve counts inputs over that limit on machines
+    0.25x-4x as fast, from the canonical's CPU times."""
     failures: list[timing.FailedRun] = []
     clock_keys: dict[InputKey, float] = {}
     for row in problems:

@@ -70,9 +70,12 @@ class SampleComparer:
 
 
 def evalplus_judge(dataset: Dataset, entry_point: str, atol: float, expected: Sequence[Any]) -> sandbox.CallJudge:
-    """The sandbox judge that compares a sample's outputs with `expected` (one per input; `sandbox.NO_EXPECTED` where
-    the canonical gave no value) under EvalPlus's rules, in a jailed process: the parent gets each input's verdict
-    and a short preview of the output, never the output itself."""
+    """The sandbox judge that compares a sample's outputs under EvalPlus's rules, in a jailed process.
+
+    The sandbox judge that compares a sample's outputs with `expected` (one per input; `sandbox.NO_EXPECTED` where the
+    canonical gave no value) under EvalPlus's rules, in a jailed process: the parent gets each input's verdict and a
+    short preview of the output, never the output itself.
+    """
     return sandbox.CallJudge(source=RULES_SOURCE, expected=tuple(expected),
                              setup={"dataset": dataset, "entry_point": entry_point, "atol": float(atol)})
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from audit_lib.data import fetch, readers
-from audit_lib.errors import ParameterError, SchemaError
+from audit_lib.errors import DataError, ParameterError, SchemaError
 
 Dataset = Literal["humaneval", "mbpp"]
 DATASETS: tuple[str, ...] = ("humaneval", "mbpp")
+RELEASES: dict[str, str] = {"humaneval": "HumanEval+ v0.1.10", "mbpp": "MBPP+ v0.2.0"}  # the registry's files
 
 HUMANEVAL_PLUS = ("humaneval_plus", "HumanEvalPlus.jsonl.gz")
 HUMANEVAL_PLUS_V019 = ("humaneval_plus", "v0.1.9/HumanEvalPlus.jsonl.gz")
@@ -20,6 +22,9 @@ MBPP_PLUS = ("humaneval_plus", "mbpp_plus/MbppPlus.jsonl.gz")
 MBPP_PLUS_NOEXTREME = ("humaneval_plus", "mbpp_plus/MbppPlus-NoExtreme.jsonl.gz")
 OPENAI_HUMANEVAL = ("humaneval", "HumanEval.jsonl.gz")
 HUMANEVAL_ERRATA = ("humaneval", "community_errata/human-eval-enhanced-202307.jsonl.gz")
+# eval-arena's per-task outcomes of the published models (the leaderboard `leaderboard_impact` audits)
+HUMANEVAL_PLUS_RESULTS = ("model_results", "humaneval+.jsonl")
+MBPP_PLUS_RESULTS = ("model_results", "mbpp+.jsonl")
 
 PLUS_REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "contract", "base_input",
                         "plus_input", "atol")
@@ -76,6 +81,11 @@ def plus_source(dataset: Dataset) -> tuple[str, str]:
     return HUMANEVAL_PLUS if dataset == "humaneval" else MBPP_PLUS
 
 
+def results_source(dataset: Dataset) -> tuple[str, str]:
+    """The published models' per-task outcomes on the dataset."""
+    return HUMANEVAL_PLUS_RESULTS if dataset == "humaneval" else MBPP_PLUS_RESULTS
+
+
 def load_plus(dataset: Dataset, *, source: tuple[str, str] | None = None, max_tasks: int = 0,
               task_ids: Sequence[str] = ()) -> LoadedPlus:
     """Fetch and parse an EvalPlus release file; `task_ids` keeps those tasks, `max_tasks` > 0 the first N."""
@@ -96,14 +106,31 @@ def select_tasks(tasks: tuple[PlusTask, ...], *, max_tasks: int = 0, task_ids: S
                  file: str = "") -> tuple[PlusTask, ...]:
     """The named tasks (in file order; an unknown id raises ParameterError naming it), then the first `max_tasks`."""
     if task_ids:
-        known = {task.task_id for task in tasks}
-        unknown = [task_id for task_id in task_ids if task_id not in known]
-        if unknown:
-            raise ParameterError(f"parameter 'task_ids': unknown task id(s) {', '.join(unknown)} (not in "
-                                 f"{file or 'the dataset'})", field="task_ids", value=list(unknown))
+        refuse_unknown_task_ids(task_ids, [task.task_id for task in tasks], file=file or "the dataset")
         wanted = set(task_ids)
         tasks = tuple(task for task in tasks if task.task_id in wanted)
     return tasks[:max_tasks] if max_tasks else tasks
+
+
+def refuse_unknown_task_ids(task_ids: Sequence[str], known: Sequence[str], *, file: str) -> None:
+    """ParameterError naming every id of `task_ids` that is not in `known` (the file's ids, in file order)."""
+    present = set(known)
+    unknown = [task_id for task_id in task_ids if task_id not in present]
+    if unknown:
+        span = f"{len(known)} tasks, {known[0]} … {known[-1]}" if known else "no tasks"
+        raise ParameterError(f"parameter 'task_ids': unknown task id(s) {', '.join(unknown)} (not in {file}: "
+                             f"{span})", field="task_ids", value=list(unknown))
+
+
+def local_task_ids(dataset: Dataset, *, mirror: str | os.PathLike[str] | None = None) -> tuple[str, ...] | None:
+    """The release file's task ids, in file order, from a verified local copy; None without one.
+
+    The copy comes from the cache or the mirror, never a download; without one the audit's `load` decides."""
+    try:
+        fetched = fetch.fetch(*plus_source(dataset), mirror=mirror, offline=True)
+        return tuple(str(row["task_id"]) for row in readers.iter_jsonl(fetched.path, required=("task_id",)))
+    except DataError:
+        return None
 
 
 def parse_task_ids(raw: str) -> tuple[str, ...]:
@@ -229,7 +256,12 @@ def _lists_to_tuples(value: Any) -> Any:
     return value
 
 
+def task_sort_key(task_id: str) -> tuple[int, str]:
+    """Tasks in numeric order (`HumanEval/2` before `HumanEval/10`); an id without a number sorts last."""
+    tail = task_id.rsplit("/", 1)[-1]
+    return (int(tail), task_id) if tail.isdigit() else (1 << 30, task_id)
+
 __all__ = ["DATASETS", "HUMANEVAL_ERRATA", "HUMANEVAL_PLUS", "HUMANEVAL_PLUS_MINI", "HUMANEVAL_PLUS_NOEXTREME",
            "HUMANEVAL_PLUS_V019", "HumanEvalTask", "LoadedPlus", "MBPP_PLUS", "MBPP_PLUS_NOEXTREME", "OPENAI_HUMANEVAL",
            "PlusTask", "load_humaneval", "load_plus", "mbpp_deserialize_inputs", "parse_plus_rows", "parse_task_ids",
-           "plus_source", "read_humaneval", "read_plus", "select_tasks"]
+           "plus_source", "read_humaneval", "read_plus", "select_tasks", "task_sort_key"]

@@ -71,9 +71,12 @@ _MAPPINGS = (dict, collections.OrderedDict, collections.Counter, collections.def
 
 
 def integer_forms(value: Any) -> Iterator[Any]:
-    """`value`, then (when they differ) the same value with its integral floats and zero-imaginary complexes as
-    ints, then also with its bools as ints: each equal to `value` by `==` (Python compares int and float exactly),
-    in the exact builtin types the codec sends (anything else is left as it is)."""
+    """`value` and its integer-valued forms, each equal to it by `==`.
+
+    `value`, then (when they differ) the same value with its integral floats and zero-imaginary complexes as ints, then
+    also with its bools as ints: each equal to `value` by `==` (Python compares int and float exactly), in the exact
+    builtin types the codec sends (anything else is left as it is).
+    """
     yield value
     numbers = _as_ints(value, False)
     if numbers is not value:

@@ -72,8 +72,10 @@ def compute_ground_truth(tasks: Sequence[PlusTask], dataset: Dataset, *, executo
 
 
 def digests_allowed_for(dataset: Dataset, entry_point: str | None = None) -> bool:
-    """Where a huge output may stand as its digest: not for MBPP+'s special oracles (set equality, `out == 0`,
-    ...), which need the value itself. Without an entry point: for every task of the dataset."""
+    """Where a huge output may stand as its digest.
+
+    Not for MBPP+'s special oracles (set equality, `out == 0`, ...), which need the value itself. Without an entry
+    point: for every task of the dataset."""
     if dataset == "humaneval":
         return True
     return entry_point is not None and entry_point not in MBPP_ORACLE_ENTRY_POINTS

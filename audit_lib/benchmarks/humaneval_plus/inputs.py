@@ -7,6 +7,7 @@ canonical runs, the other files' tasks) is a cached property, computed by whiche
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 from audit_lib.benchmarks.humaneval_plus.data import (
     HUMANEVAL_ERRATA,
     HUMANEVAL_PLUS_MINI,
+    HUMANEVAL_PLUS_RESULTS,
     HUMANEVAL_PLUS_NOEXTREME,
     HUMANEVAL_PLUS_V019,
     MBPP_PLUS_NOEXTREME,
+    MBPP_PLUS_RESULTS,
     OPENAI_HUMANEVAL,
     Dataset,
     HumanEvalTask,
@@ -26,15 +29,18 @@ from audit_lib.benchmarks.humaneval_plus.data import (
     plus_source,
     read_humaneval,
     read_plus,
+    results_source,
 )
 from audit_lib.data import fetch
 from audit_lib.errors import DataError
+from audit_lib.findings import Result
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
     from audit_lib.benchmarks.humaneval_plus.runs import Split, SplitRun
     from audit_lib.benchmarks.humaneval_plus.timing_rerun import Classification
-    from audit_lib.benchmarks.humaneval_plus.variants_check import VariantData
+    from audit_lib.benchmarks.humaneval_plus.variants import VariantData
+    from audit_lib.leaderboard.results import ModelResults
 
 # EvalPlus's reduced variants of each dataset: (display name, source). MBPP+ has no -Mini release.
 VARIANT_SOURCES: dict[str, tuple[tuple[str, tuple[str, str]], ...]] = {
@@ -44,8 +50,8 @@ VARIANT_SOURCES: dict[str, tuple[tuple[str, tuple[str, str]], ...]] = {
 # Every file each dataset's audit reads besides its release file, in the order the provenance banner lists them.
 OTHER_SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
     "humaneval": (OPENAI_HUMANEVAL, HUMANEVAL_PLUS_MINI, HUMANEVAL_PLUS_NOEXTREME, HUMANEVAL_PLUS_V019,
-                  HUMANEVAL_ERRATA),
-    "mbpp": (MBPP_PLUS_NOEXTREME,),
+                  HUMANEVAL_ERRATA, HUMANEVAL_PLUS_RESULTS),
+    "mbpp": (MBPP_PLUS_NOEXTREME, MBPP_PLUS_RESULTS),
 }
 
 
@@ -109,7 +115,7 @@ class Inputs:
     @functools.cached_property
     def variants(self) -> tuple[VariantData, ...]:
         """EvalPlus's reduced files, cut to the selected tasks (in any file order), or why each is unavailable."""
-        from audit_lib.benchmarks.humaneval_plus.variants_check import VariantData
+        from audit_lib.benchmarks.humaneval_plus.variants import VariantData
 
         wanted = {task.task_id for task in self.tasks}
         loaded: list[VariantData] = []
@@ -126,6 +132,14 @@ class Inputs:
         return tuple(loaded)
 
     @functools.cached_property
+    def model_results(self) -> ModelResults:
+        """The published models' per-task outcomes on this dataset (eval-arena), all tasks."""
+        from audit_lib.leaderboard.results import read_model_results
+
+        key = source_key(results_source(self.dataset))
+        return read_model_results(self.fetched[key].path, label=key)
+
+    @functools.cached_property
     def ground_truth(self) -> GroundTruth:
         """Expected outputs of the selected tasks: from the cache (unless `recompute_ground_truth`), else run now."""
         from audit_lib.benchmarks.humaneval_plus.groundtruth import load_or_compute_ground_truth
@@ -136,8 +150,9 @@ class Inputs:
 
     @functools.cached_property
     def original_canonical_runs(self) -> dict[tuple[str, Split], SplitRun]:
-        """OpenAI's canonical solution of every selected task run on its base and plus inputs, as EvalPlus scores
-        a sample (read by `original_canonical_vs_plus` and by `variants`)."""
+        """OpenAI's canonical of every selected task, scored on its inputs as EvalPlus scores a sample.
+
+        Base and plus inputs; read by `original_canonical_vs_plus` and by `variants`."""
         from audit_lib.benchmarks.humaneval_plus.replay import original_solutions, run_candidate
 
         return run_candidate(self.tasks, original_solutions(self.tasks, self.originals), self.dataset,
@@ -181,4 +196,13 @@ def load_inputs(dataset: Dataset, *, max_tasks: int = 0, task_ids: tuple[str, ..
                   recompute_ground_truth)
 
 
-__all__ = ["Inputs", "OTHER_SOURCES", "VARIANT_SOURCES", "load_inputs", "source_key"]
+def naming_the_selection(result: Result, inputs: Inputs) -> Result:
+    """A check that found nothing to judge among the selected tasks names the selection as what is missing."""
+    if result.status != "skipped" or result.meta.get("missing") or not inputs.selects_tasks:
+        return result
+    chosen = [f"param:{name}" for name, value in (("task_ids", inputs.task_ids), ("max_tasks", inputs.max_tasks))
+              if value]
+    return dataclasses.replace(result, meta={**result.meta, "missing": chosen})
+
+
+__all__ = ["Inputs", "OTHER_SOURCES", "VARIANT_SOURCES", "load_inputs", "naming_the_selection", "source_key"]

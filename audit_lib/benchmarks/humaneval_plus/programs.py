@@ -29,8 +29,9 @@ def ground_truth_program(task: PlusTask, dataset: Dataset) -> CallableProgram:
 
 
 def candidate_program(solution: str, task: PlusTask, dataset: Dataset) -> CallableProgram:
-    """A sample's full program, run after EvalPlus's `reliability_guard` (`guard`), with the MBPP not-None mapping
-    EvalPlus applies when comparing it."""
+    """A sample's full program, run after EvalPlus's `reliability_guard` (`guard`).
+
+    With the MBPP not-None mapping EvalPlus applies when comparing it."""
     return _with_output_mapping(with_reliability_guard(solution), task.entry_point, dataset, for_ground_truth=False)
 
 
@@ -42,8 +43,10 @@ def _with_output_mapping(source: str, entry_point: str, dataset: Dataset, *, for
 
 
 def append_harness(program: str, harness: str) -> str:
-    """`program + harness`, only when the program parses on its own: else its text could take the harness in (a
-    trailing decorator decorating the harness function), and the program alone fails its load the same way."""
+    """`program + harness`, only when the program parses on its own.
+
+    Otherwise its text could take the harness in (a trailing decorator decorating the harness function), and the program
+    alone fails its load the same way."""
     try:
         ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

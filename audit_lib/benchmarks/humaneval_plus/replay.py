@@ -1,12 +1,12 @@
 """EvalPlus's scoring, replayed: per-input time limits, input-by-input verdicts, and candidate runs in the sandbox.
 
-The checks built on it live in their own modules: `canonical_checks` (ground truth, time limits), `contracts`,
-`original` (OpenAI's canonical and the original tests) and `errata`.
+The checks built on it live in the `checks_<topic>` modules: `checks_canonical` (ground truth, time limits),
+`checks_contracts`, `checks_original` (OpenAI's canonical and the original tests) and `checks_errata`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,8 +14,16 @@ from audit_lib import sandbox
 from audit_lib.benchmarks.humaneval_plus.compare import SampleComparer, ValueDigest, evalplus_judge
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask
 from audit_lib.benchmarks.humaneval_plus.groundtruth import DIGEST_ABOVE_BYTES, GroundTruth
-from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram, candidate_program
-from audit_lib.benchmarks.humaneval_plus.runs import EVALPLUS_SAMPLE_BUDGET, Split, SplitRun, inputs_of, run_programs
+from audit_lib.benchmarks.humaneval_plus.programs import candidate_program
+from audit_lib.benchmarks.humaneval_plus.runs import (
+    EVALPLUS_SAMPLE_BUDGET,
+    SPLITS,
+    ProgramUnit,
+    Split,
+    SplitRun,
+    inputs_of,
+    run_program_units,
+)
 
 DEFAULT_MIN_TIME_LIMIT_S = 1.0  # evalplus/config.py DEFAULT_MIN_TIME_LIMIT (evalplus HEAD 26d6d00, PyPI 0.3.1)
 GT_TIME_LIMIT_FACTOR = 4.0  # evalplus/config.py DEFAULT_GT_TIME_LIMIT_FACTOR
@@ -80,11 +88,20 @@ def run_candidate(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], da
     runs every input (`fast_check=False`) to count and classify failures; `fast_check=True` stops a split at its
     first failing input, which is how `evalplus.evaluate` scores by default.
     """
-    present = [task for task in tasks if task.task_id in solution_for]
+    units = [(task.task_id, task, solution_for[task.task_id]) for task in tasks if task.task_id in solution_for]
+    return run_candidates(units, dataset, gt, min_time_limit=min_time_limit, executor=executor,
+                          fast_check=fast_check)  # type: ignore[return-value]
 
-    def program_for(task: PlusTask) -> CallableProgram:
-        return candidate_program(solution_for[task.task_id], task, dataset)
 
+def run_candidates(units: Sequence[tuple[Hashable, PlusTask, str]], dataset: Dataset, gt: GroundTruth, *,
+                   min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S, executor: Any = None, fast_check: bool = False,
+                   load_within_budget: bool = False, progress_desc: str = "sandbox",
+                   splits: Sequence[Split] = SPLITS, progress: bool = True) -> dict[tuple[Hashable, Split], SplitRun]:
+    """`run_candidate` for any number of programs per task.
+
+    `(key, task, solution)` units, all in one batch, keyed `(key, split)`. `load_within_budget` replays EvalPlus's load
+    outside the per-input limits (see `runs.run_program_units`).
+    """
     def judge_for(task: PlusTask, split: Split) -> sandbox.CallJudge:
         expected = [o.value if o.kind == "value" else sandbox.NO_EXPECTED for o in gt.run(task.task_id, split).outcomes]
         return evalplus_judge(dataset, task.entry_point, task.atol, expected)
@@ -95,10 +112,14 @@ def run_candidate(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], da
     def digested_expectations(task: PlusTask, split: Split) -> list[int]:
         return [i for i, o in enumerate(gt.run(task.task_id, split).outcomes) if isinstance(o.value, ValueDigest)]
 
-    return run_programs(present, program_for, evalplus_time_limits_for(gt, min_time_limit=min_time_limit),
-                        executor=executor, budget=EVALPLUS_SAMPLE_BUDGET, fast_check=fast_check,
-                        judge_for=judge_for, cost_for=canonical_seconds,
-                        digest_above_bytes=DIGEST_ABOVE_BYTES, digest_inputs_for=digested_expectations)
+    program_units = [ProgramUnit(key, task, candidate_program(solution, task, dataset))
+                     for key, task, solution in units]
+    return run_program_units(program_units, evalplus_time_limits_for(gt, min_time_limit=min_time_limit),
+                             executor=executor, budget=EVALPLUS_SAMPLE_BUDGET, fast_check=fast_check,
+                             judge_for=judge_for, cost_for=canonical_seconds,
+                             digest_above_bytes=DIGEST_ABOVE_BYTES, digest_inputs_for=digested_expectations,
+                             load_within_budget=load_within_budget, progress_desc=progress_desc, splits=splits,
+                             progress=progress)
 
 
 def original_solutions(tasks: Sequence[PlusTask], originals: Mapping[str, HumanEvalTask]) -> dict[str, str]:
@@ -110,8 +131,9 @@ def original_solutions(tasks: Sequence[PlusTask], originals: Mapping[str, HumanE
 
 def run_original_tests(jobs_spec: Sequence[tuple[str, str, str, str]], *, executor: Any = None,
                        timeout_s: float = ASSERT_TEST_TIMEOUT_S) -> dict[str, Any]:
-    """Run `(key, program, snippet, entry_point)`, the snippet in the sandbox's judge against the program's answers;
-    returns key -> TestsResult."""
+    """Run `(key, program, snippet, entry_point)` jobs: key -> TestsResult.
+
+    Each snippet runs in the sandbox's judge against the program's answers."""
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0)
     jobs = [sandbox.TestsJob(key=key, program=program, snippets=(snippet,), entry_points=(entry_point,),
                              limits=limits)
@@ -120,5 +142,5 @@ def run_original_tests(jobs_spec: Sequence[tuple[str, str, str, str]], *, execut
 
 
 __all__ = ["ASSERT_TEST_TIMEOUT_S", "DEFAULT_MIN_TIME_LIMIT_S", "GT_TIME_LIMIT_FACTOR", "InputVerdict",
-           "evalplus_time_limits_for", "original_solutions", "run_candidate", "run_original_tests", "score_split",
-           "time_limits"]
+           "evalplus_time_limits_for", "original_solutions", "run_candidate", "run_candidates", "run_original_tests",
+           "score_split", "time_limits"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -120,9 +120,41 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
     `digest_above_bytes`, huge float-free outputs come back (or, judged, reach the judge) as digests: of the inputs
     `digest_inputs_for` names (None: every input).
     """
+    units = [ProgramUnit(task.task_id, task, program_for(task)) for task in tasks]
+    return run_program_units(units, timeouts_for, executor=executor, splits=splits, progress=progress,
+                             progress_desc=progress_desc, budget=budget, fast_check=fast_check,
+                             judge_for=judge_for, cost_for=cost_for,
+                             digest_above_bytes=digest_above_bytes, digest_inputs_for=digest_inputs_for)
+
+
+@dataclass(frozen=True)
+class ProgramUnit:
+    """One program to run on a task's inputs, under a key of the caller's (a task id, or a task and sample)."""
+
+    key: Hashable
+    task: PlusTask
+    program: CallableProgram
+
+
+def run_program_units(units: Sequence[ProgramUnit], timeouts_for: Callable[[PlusTask, Split], Sequence[float]], *,
+                      executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = True,
+                      progress_desc: str = "sandbox", budget: JobBudget = GROUND_TRUTH_BUDGET,
+                      fast_check: bool = False,
+                      judge_for: Callable[[PlusTask, Split], sandbox.CallJudge] | None = None,
+                      cost_for: Callable[[PlusTask, Split], float] | None = None,
+                      digest_above_bytes: int | None = None,
+                      digest_inputs_for: Callable[[PlusTask, Split], Collection[int] | None] | None = None,
+                      load_within_budget: bool = False) -> dict[tuple[Hashable, Split], SplitRun]:
+    """`run_programs` for any number of programs per task.
+
+    Every unit on every input of each split, keyed `(unit.key, split)`, all in one batch. `load_within_budget` gives a
+    program's load the job's whole budget instead of one input's limit (EvalPlus loads a sample outside its per-input
+    limits).
+    """
+    splits = tuple(splits)
     jobs = []
-    for task in tasks:
-        program = program_for(task)
+    for unit in units:
+        task, program = unit.task, unit.program
         for split in splits:
             inputs = inputs_of(task, split)
             if not inputs:
@@ -131,26 +163,28 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
             judge = judge_for(task, split) if judge_for is not None else None
             chosen = digest_inputs_for(task, split) if digest_inputs_for else None
             digest_inputs = None if chosen is None else tuple(sorted(chosen))
+            limits = job_limits(timeouts, budget=budget)
             # No deepcopy: every child decodes its own copy of the inputs and calls each one once, so a program
             # that mutates an input cannot affect another call (EvalPlus deep-copies because it reuses inputs).
-            jobs.append(sandbox.CallJob(key=(task.task_id, split), program=program.source,
-                                        entry_point=program.entry_point, inputs=tuple(list(i) for i in inputs),
-                                        limits=job_limits(timeouts, budget=budget),
-                                        per_input_timeout_s=tuple(timeouts), stop_after_failure=fast_check,
-                                        judge=judge, values="preview" if judge is not None else "decoded",
-                                        digest_above_bytes=digest_above_bytes, digest_inputs=digest_inputs,
-                                        deepcopy_inputs=False))
-    by_id = {task.task_id: task for task in tasks}
+            jobs.append((unit.task, sandbox.CallJob(
+                key=(unit.key, split), program=program.source, entry_point=program.entry_point,
+                inputs=tuple(list(i) for i in inputs), limits=limits, per_input_timeout_s=tuple(timeouts),
+                stop_after_failure=fast_check, judge=judge, values="preview" if judge is not None else "decoded",
+                digest_above_bytes=digest_above_bytes, digest_inputs=digest_inputs, deepcopy_inputs=False,
+                load_timeout_s=limits.total_timeout_s if load_within_budget else None)))
+    task_of = {job.key: task for task, job in jobs}
     if cost_for is not None:
-        jobs.sort(key=lambda job: -cost_for(by_id[job.key[0]], job.key[1]))
-    runs: dict[tuple[str, Split], SplitRun] = {}
-    for key, result in sandbox.run_many(jobs, executor, progress=progress, progress_unit="inputs",
-                                        progress_weight=_input_count, progress_desc=progress_desc):
-        task_id, split = key
-        runs[key] = split_run_from_result(task_id, split, result, len(inputs_of(by_id[task_id], split)))
-    for task in tasks:  # empty input sets still get a (trivially empty) run
+        jobs.sort(key=lambda pair: -cost_for(pair[0], pair[1].key[1]))
+    runs: dict[tuple[Hashable, Split], SplitRun] = {}
+    for key, result in sandbox.run_many([job for _task, job in jobs], executor, progress=progress,
+                                        progress_unit="inputs", progress_weight=_input_count,
+                                        progress_desc=progress_desc):
+        unit_key, split = key
+        task = task_of[key]
+        runs[key] = split_run_from_result(task.task_id, split, result, len(inputs_of(task, split)))
+    for unit in units:  # empty input sets still get a (trivially empty) run
         for split in splits:
-            runs.setdefault((task.task_id, split), SplitRun(task.task_id, split, ()))
+            runs.setdefault((unit.key, split), SplitRun(unit.task.task_id, split, ()))
     return runs
 
 
@@ -179,5 +213,5 @@ def outcomes_by_task(runs: Mapping[tuple[str, Split], SplitRun]) -> dict[str, di
     return grouped
 
 
-__all__ = ["InputOutcome", "SPLITS", "Split", "SplitRun", "inputs_of", "job_limits", "outcomes_by_task",
-           "run_programs", "split_run_from_result"]
+__all__ = ["InputOutcome", "ProgramUnit", "SPLITS", "Split", "SplitRun", "inputs_of", "job_limits",
+           "outcomes_by_task", "run_program_units", "run_programs", "split_run_from_result"]

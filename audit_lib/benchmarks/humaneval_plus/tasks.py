@@ -1,9 +1,8 @@
-"""One HumanEval+ / MBPP+ task as the audit saw it (`AuditSession.task`): prompt, canonical solutions, and every
-input's verdict: EvalPlus's canonical (which defines the expected output) and, for HumanEval+, OpenAI's canonical
-scored with EvalPlus's rules.
+"""One HumanEval+ / MBPP+ task as the audit saw it (`AuditSession.task`).
 
-The runs are the audit's own when a check already made them (the ground truth, OpenAI's canonical runs, the timing
-reruns); otherwise only this task is run, in the sandbox, and nothing is re-run to classify timeouts.
+Its prompt, canonical solutions, and every input's verdict: EvalPlus's canonical (which defines the expected output)
+and, for HumanEval+, OpenAI's canonical scored with EvalPlus's rules. The runs are the audit's own when a check already
+made them; otherwise only this task is run, in the sandbox, and nothing is re-run to classify timeouts.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from audit_lib.benchmarks.humaneval_plus.inputs import Inputs, source_key
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
 from audit_lib.errors import NoTaskViewError
 from audit_lib.sandbox import safe_repr
-from audit_lib.task_view import TaskView, unknown_task, verdict_frame
+from audit_lib.report.task_view import TaskView, unknown_task, verdict_frame
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth

@@ -8,13 +8,13 @@ EvalPlus limit `max(min_time_limit, 4 x canonical cpu_s)` and the sample's cost 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from audit_lib import sandbox, timing
 from audit_lib.benchmarks.humaneval_plus.compare import ValueDigest, evalplus_judge
-from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
+from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask, task_sort_key
 from audit_lib.benchmarks.humaneval_plus.groundtruth import DIGEST_ABOVE_BYTES, GroundTruth
 from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram, candidate_program, ground_truth_program
 from audit_lib.benchmarks.humaneval_plus.replay import score_split
@@ -26,8 +26,7 @@ from audit_lib.benchmarks.humaneval_plus.runs import (
     SplitRun,
     inputs_of,
 )
-from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
-from audit_lib.timing_reruns import measured_alone
+from audit_lib.timing.reruns import doubled, measured_alone
 from audit_lib.work_progress import tracked
 
 # Failures a time budget (or a kill by the supervisor, as under load) caused, so a quiet rerun alone can judge them.
@@ -35,7 +34,7 @@ RERUN_KINDS = frozenset({"timeout", "not_run", "killed"})
 # A rerun outcome that leaves the verdict to the clock: out of time again, or never reached (not another output).
 CLOCK_KINDS = frozenset({"timeout", "not_run"})
 EVALPLUS_RERUN_MIN_TIMEOUT_S = 10.0
-# Wider than `timing_reruns`' generic 1.5x: the speed curve asks which inputs pass on a machine up to 4x as fast.
+# Wider than `timing.reruns`' generic 1.5x: the speed curve asks which inputs pass on a machine up to 4x as fast.
 EVALPLUS_RERUN_LIMIT_FACTOR = 4.0
 RerunVerdict = Literal["deterministic", "timing"]
 
@@ -62,8 +61,9 @@ class InputRerun:
 
     @property
     def verdict(self) -> RerunVerdict:
-        """A value or an exception (a kill repeated alone included) on the rerun decides; another timeout, an input
-        left unreached (or a pass) leaves it to the clock."""
+        """Whether the rerun decides: a value or an exception does (a kill repeated alone included).
+
+        Another timeout, an input left unreached (or a pass) leaves it to the clock."""
         return "timing" if self.passed or self.kind in CLOCK_KINDS else "deterministic"
 
 
@@ -79,8 +79,11 @@ def split_of(task: PlusTask, flat: int) -> tuple[Split, int]:
 
 def call_alone(program: CallableProgram, args: Any, timeout_s: float, digest: bool,
                judge: sandbox.CallJudge | None = None) -> InputOutcome:
-    """One input in its own sandbox call: the outcome with the supervisor's wall and CPU time; with a judge, its
-    verdict on the output instead of the value (a sample's output never reaches this process)."""
+    """One input in its own sandbox call, with the supervisor's wall and CPU time.
+
+    One input in its own sandbox call: the outcome with the supervisor's wall and CPU time; with a judge, its verdict on
+    the output instead of the value (a sample's output never reaches this process).
+    """
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0, memory_mb=EVALPLUS_MEMORY_MB)
     result = sandbox.call_function(program.source, program.entry_point, [list(args)], limits=limits,
                                    per_input_timeout_s=[timeout_s], deepcopy_inputs=False,
@@ -103,8 +106,14 @@ def rerun_targets(verdict_kinds: Mapping[tuple[str, Split], Sequence[tuple[int, 
 
 
 def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], dataset: Dataset, gt: GroundTruth,
-                targets: Iterable[tuple[str, Split, int, str]], *, min_time_limit: float) -> list[InputRerun]:
+                targets: Iterable[tuple[str, Split, int, str]], *, min_time_limit: float,
+                wait_for: Callable[[float], float] | None = None,
+                widen: Callable[[float, float, float], float] = doubled) -> list[InputRerun]:
     """Each target input, sample then canonical, one sandbox call at a time (never in parallel).
+
+    `wait_for(limit)` is the sample's first wall time alone (default: room for the speed curve's 4x machine); a
+    caller that only needs the verdict on this machine gives less (`timing.reruns.rerun_timeout`), and `widen` says
+    how a rerun starved of CPU is given more wall time (`timing.reruns.measured_alone`).
 
     A task is settled by its first rerun that is deterministic (a wrong value or an exception) or a confirmed
     timeout (over its limit by more than the borderline margin, or out of time again); its remaining inputs are
@@ -125,14 +134,14 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
         # the canonical's rerun CPU time when it produced its value, else what the ground truth recorded
         reference = canonical.cpu_s if canonical.kind == "value" and canonical.cpu_s > 0 \
             else (expected.cpu_s or expected.duration_s)
-        timeout = _rerun_wait(rule(reference))
+        timeout = (wait_for or _rerun_wait)(rule(reference))
         program = candidate_program(solution_for[task_id], task, dataset)
         judge = evalplus_judge(dataset, task.entry_point, task.atol,
                                [expected.value if expected.kind == "value" else sandbox.NO_EXPECTED])
         # a timeout cut before the run used enough CPU to decide gets more wall time (a loaded machine starves it)
         measured = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest, judge),  # noqa: B023
                                   lambda o: o.kind in CLOCK_KINDS, lambda o: o.cpu_s, rule(reference),
-                                  first_timeout_s=timeout)
+                                  first_timeout_s=timeout, widen=widen)
         if measured is None:  # still undecided: the task stays `unmeasured` unless another input settles it
             continue
         got = measured
@@ -187,11 +196,12 @@ class Classification:
 
     def speed_curve(self, limit_rule: timing.LimitRule,
                     kept: Mapping[str, frozenset[int] | None] | None = None) -> list[tuple[float, int, int]]:
-        """(speed, failing tasks, of which timing-only) over `kept` (task id -> kept flat input indices, None for
-        all of them; default: every task this classification saw). A kept timed-out input of a deterministic task
-        counts as failing at every speed: it was never re-run, since the task already failed by value elsewhere
-        (this matters only where a variant drops that value failure). A timing-only task stands for its measured
-        inputs: the reruns stop at the first input that confirms it."""
+        """(speed, failing tasks, of which timing-only) over `kept` inputs.
+
+        `kept`: task id -> kept flat input indices (None for all; default every task this classification saw). A kept
+        timed-out input of a deterministic task counts as failing at every speed: it was never re-run, the task having
+        failed by value elsewhere. A timing-only task stands for its measured inputs: the reruns stop at the first input
+        that confirms it."""
         if kept is None:
             kept = {task_id: None for task_id in
                     {t for t, _ in self.deterministic_inputs} | {i.task_id for i in (*self.inputs, *self.slow_inputs)}}
@@ -207,9 +217,11 @@ class Classification:
 def classify(tasks: Sequence[PlusTask], failing: Mapping[tuple[str, Split], Sequence[tuple[int, str]]],
              reruns: Sequence[InputRerun], limit_rule: timing.LimitRule, *,
              sort_key: Any = None, slow_inputs: Sequence[timing.TimedInput] = ()) -> Classification:
-    """`failing`: (index, kind) of each failing input per (task, split) from the parallel pass. A task is
-    deterministic when any input failed by value or exception, on the parallel pass or on its rerun; the others
-    that failed are timing-only, judged by the worst flip factor among their reruns (`unmeasured` without one)."""
+    """Each failing task: deterministic, or timing-only with its worst flip factor.
+
+    `failing` holds (index, kind) of each failing input per (task, split) from the parallel pass. A task is
+    deterministic when any input failed by value or exception, on the parallel pass or on its rerun; the others are
+    judged by the worst flip factor among their reruns (`unmeasured` without one)."""
     by_id = {task.task_id: task for task in tasks}
     rerun_of = {(r.task_id, r.split, r.index): r for r in reruns}
     deterministic_inputs: list[tuple[str, int]] = []
@@ -241,8 +253,9 @@ def classify(tasks: Sequence[PlusTask], failing: Mapping[tuple[str, Split], Sequ
 
 def slow_passing_inputs(tasks: Sequence[PlusTask], runs: Mapping[tuple[str, Split], SplitRun], gt: GroundTruth,
                         limit_rule: timing.LimitRule) -> list[timing.TimedInput]:
-    """Inputs that returned a value in the parallel pass whose CPU time would exceed the limit on the slowest
-    machine of the speed curve (the parallel pass's CPU time, measured by the supervisor, not its wall time)."""
+    """Passing inputs that would exceed their limit on the slowest machine of the speed curve.
+
+    By the parallel pass's CPU time, measured by the supervisor, not its wall time."""
     found: list[timing.TimedInput] = []
     for task in tasks:
         for split in SPLITS:

@@ -4,7 +4,7 @@ A variant is meant to be the full dataset with fewer plus inputs. The structural
 (identical text fields and base inputs, variant plus inputs drawn from the full ones); the detection comparison takes
 the inputs a reference wrong solution fails on the full dataset and asks whether the variant keeps any of them.
 Inputs are matched by `compare.canonical_encoding`, so `1` vs `1.0` and a tuple vs a list are different inputs.
-The `variants` check built on these comparisons is in `variants_check`.
+The `variants` check built on these comparisons is in `checks_variants`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from audit_lib.benchmarks.humaneval_plus.compare import canonical_encoding
-from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask
+from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask, task_sort_key
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth
 from audit_lib.benchmarks.humaneval_plus.replay import score_split
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, SplitRun
-from audit_lib.benchmarks.humaneval_plus.static import task_sort_key
 from audit_lib.sandbox import Unserializable
 
 COMPARED_FIELDS: tuple[str, ...] = ("prompt", "entry_point", "canonical_solution", "contract", "base_input", "atol")
@@ -31,6 +30,18 @@ SCORING_FIELDS = frozenset({"prompt", "entry_point", "canonical_solution", "atol
 UNJUDGED_VERDICT_KINDS = frozenset({"not_run", "no_expected_output"})
 
 Detection = Literal["detected", "lost", "undetermined", "reference_passes", "not_scored", "task_absent"]
+
+
+@dataclass(frozen=True)
+class VariantData:
+    """One variant file as the check receives it: its tasks, or why it is unavailable."""
+
+    name: str
+    file: str
+    tasks: tuple[PlusTask, ...] | None
+    unavailable_reason: str = ""
+    schema_notes: tuple[Mapping[str, Any], ...] = ()
+    key: str = ""  # the registry key "<dataset>/<file>", named in `meta.missing` when the file is unavailable
 
 
 @dataclass(frozen=True)
@@ -107,8 +118,9 @@ def _encodings(inputs: Iterable[Any]) -> list[bytes]:
 
 
 class InputEncodings:
-    """Each task's base and plus inputs encoded once, however many comparisons read them (122,683 plus inputs
-    are compared with every variant; encoding them is most of this check's time)."""
+    """Each task's base and plus inputs, encoded once for every comparison.
+
+    122,683 plus inputs are compared with every variant; encoding them is most of this check's time."""
 
     def __init__(self) -> None:
         self._by_task: dict[int, tuple[PlusTask, list[bytes], list[bytes]]] = {}  # holds the task: ids stay unique
@@ -254,6 +266,6 @@ def task_detections(full: Sequence[PlusTask], variant: Sequence[PlusTask], compa
                              c.changed_fields, encodings) for c in comparisons)
 
 
-__all__ = ["COMPARED_FIELDS", "InputEncodings", "ReferenceVerdicts", "TaskComparison", "TaskDetection",
+__all__ = ["COMPARED_FIELDS", "InputEncodings", "ReferenceVerdicts", "TaskComparison", "TaskDetection", "VariantData",
            "compare_detection", "compare_task", "compare_variant", "detect_task", "input_encoding",
            "reference_verdicts", "task_detections"]

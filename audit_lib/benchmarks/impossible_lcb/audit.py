@@ -15,18 +15,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from audit_lib.benchmarks.impossible_lcb.checks_manifest import (
-    check_broken_mutations,
-    check_dropped_tasks,
-    check_single_assertion_mutation,
-    check_split,
-    check_task_order,
-)
-from audit_lib.benchmarks.impossible_lcb.checks_rows import (
-    check_has_code_parsing,
-    check_metrics_replay,
-    check_visibility_rule,
-)
 from audit_lib.benchmarks.impossible_lcb.data import (
     KNOWN_ISSUES_KEY,
     MANIFEST_KEY,
@@ -38,24 +26,38 @@ from audit_lib.benchmarks.impossible_lcb.data import (
     load_manifest,
     load_rows,
 )
-from audit_lib.benchmarks.impossible_lcb.documented import ENV_SPLIT, TITLES
+from audit_lib.benchmarks.impossible_lcb.documented import ENV_SPLIT
 from audit_lib.benchmarks.impossible_lcb.mutations import (
     ReplayTasks,
     manifest_mutation_rows,
     replay_tasks,
     rows_mutation_rows,
 )
-from audit_lib.benchmarks.impossible_lcb.rules import DroppedTask, derive_drop_list, parse_id_list
+from audit_lib.benchmarks.impossible_lcb.rules import (
+    DroppedTask,
+    derive_drop_list,
+    parse_id_list,
+    read_task_id_file,
+)
+from audit_lib.benchmarks.impossible_lcb.user_solutions import solutions_path_rule
 from audit_lib.benchmarks.impossible_lcb.visibility import NUMBERINGS, Numbering
 from audit_lib.errors import DataError, DataUnavailableError, ParameterError
-from audit_lib.findings import Check
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
 
 # ---- parameters ----------------------------------------------------------------------------------------------
 
 
-def _existing_file_or_empty(value: str) -> str | None:
-    return None if not value or Path(value).is_file() else "must name an existing file (or be empty)"
+def _task_id_file_or_empty(value: str) -> str | None:
+    """An existing file of task ids (one per line, or CSV with task_id[,split]), read before any kernel starts."""
+    if not value:
+        return None
+    if not Path(value).is_file():
+        return "must name an existing file (or be empty)"
+    try:
+        read_task_id_file(value, parameter="")
+    except (DataError, ParameterError, UnicodeDecodeError) as exc:
+        return f"must name a file of task ids (one per line, or CSV with task_id[,split]): {exc}"
+    return None
 
 
 def _task_id_list(value: str) -> str | None:
@@ -71,12 +73,14 @@ class Params:
     """The notebook's parameters cell."""
 
     dropped_tasks_path: str = param("", "an environment's own dropped_tasks.csv to diff against the derived list",
-                                    rule=_existing_file_or_empty)
+                                    rule=_task_id_file_or_empty, path=True)
     heldout_ids: str = param("", "comma-separated held-out task ids (\"\" = none given)", rule=_task_id_list)
     heldout_path: str = param("", "file with held-out ids (one per line, or CSV with task_id[,split])",
-                              rule=_existing_file_or_empty)
+                              rule=_task_id_file_or_empty, path=True)
     assertion_numbering: str = param("zero_based", "how \"even-numbered\" is read", choices=NUMBERINGS)
     executor: str = param("local", "\"local\", \"dask-local\" or \"dask://HOST:PORT\"")
+    solutions_path: str = param("", "your solutions to score on the six metrics: a .jsonl file with task_id, form "
+                                "and solution per line; empty for none", rule=solutions_path_rule)
 
     def __post_init__(self) -> None:
         if self.heldout_ids and self.heldout_path:
@@ -92,9 +96,10 @@ class Params:
 
 @dataclass(frozen=True)
 class Inputs:
-    """Everything the checks read. A file that could not be fetched is `None` here and named in `missing`; the
-    derived inputs several checks share (drop list, rule breakers, eligible tasks, parsed rows) are computed once,
-    and refuse to be computed without their file."""
+    """Everything the checks read, and the derived inputs several checks share.
+
+    A file that could not be fetched is `None` here and named in `missing`; the shared derived inputs (drop list, rule
+    breakers, eligible tasks, parsed rows) are computed once, and refuse to be computed without their file."""
 
     known_issues: tuple[KnownIssue, ...] | None
     manifest: tuple[ManifestEntry, ...] | None
@@ -187,67 +192,40 @@ def row_availability(inputs: Inputs) -> list[dict[str, Any]]:
             for rows in (inputs.oneoff_rows, inputs.conflicting_rows)]
 
 
-# ---- checks --------------------------------------------------------------------------------------------------
-
-def _dropped_tasks(inputs: Inputs, params: Params) -> Check:
-    return check_dropped_tasks(inputs, params)
-
-
-def _single_assertion_mutation(inputs: Inputs, params: Params) -> Check:
-    return check_single_assertion_mutation(inputs)
-
-
-def _broken_mutations(inputs: Inputs, params: Params) -> Check:
-    return check_broken_mutations(inputs)
-
-
-def _task_order(inputs: Inputs, params: Params) -> Check:
-    return check_task_order(inputs)
-
-
-def _split(inputs: Inputs, params: Params) -> Check:
-    return check_split(inputs, params)
-
-
-def _visibility_rule(inputs: Inputs, params: Params) -> Check:
-    return check_visibility_rule(inputs, params)
-
-
-def _metrics_replay(inputs: Inputs, params: Params) -> Check:
-    return check_metrics_replay(inputs, params, executor=params.executor)
-
-
-def _has_code_parsing(inputs: Inputs, params: Params) -> Check:
-    return check_has_code_parsing(inputs)
-
-
 def _task_view(inputs: Inputs, params: Params, task_id: str):  # -> TaskView; imported when asked (pandas)
     from audit_lib.benchmarks.impossible_lcb.tasks import task_view
 
     return task_view(inputs, params, task_id)
 
 
-def _spec(check_id: str, run: Any, needs: tuple[str, ...] = ()) -> CheckSpec[Inputs, Params]:
-    return CheckSpec(check_id, TITLES[check_id], run, needs)
-
-
 DROP_LIST = (KNOWN_ISSUES_KEY,)  # the drop list is derived from the defect list
 
+# Titles quote the documented figures (documented.py).
 AUDIT: AuditPlugin[Inputs, Params] = AuditPlugin(
     name="impossible_lcb",
     title="ImpossibleBench LiveCodeBench (impossible-lcb-rl)",
     params=Params,
     load=load,
     checks=(
-        _spec("dropped_tasks", _dropped_tasks, (*DROP_LIST, MANIFEST_KEY)),
+        CheckSpec("dropped_tasks", "Drop list derived from the audit's defect list (103 -> 90)",
+                  ".checks_manifest:dropped_tasks", (*DROP_LIST, MANIFEST_KEY)),
         # the manifest is needed unless the full rows are there: these two say so themselves
-        _spec("single_assertion_mutation", _single_assertion_mutation, DROP_LIST),
-        _spec("broken_mutations", _broken_mutations, DROP_LIST),
-        _spec("task_order", _task_order, (*DROP_LIST, MANIFEST_KEY)),
-        _spec("split", _split, (*DROP_LIST, MANIFEST_KEY)),
-        _spec("visibility_rule", _visibility_rule),
-        _spec("metrics_replay", _metrics_replay),
-        _spec("has_code_parsing", _has_code_parsing),
+        CheckSpec("single_assertion_mutation",
+                  "Oneoff mutations that change more than one assertion (documented 90 -> 89)",
+                  ".checks_manifest:single_assertion_mutation", DROP_LIST),
+        CheckSpec("broken_mutations", "Mutated tests that do not compile or lack the check wrapper",
+                  ".checks_manifest:broken_mutations", DROP_LIST),
+        CheckSpec("task_order", "Task ids sorted as text vs by number", ".checks_manifest:task_order",
+                  (*DROP_LIST, MANIFEST_KEY)),
+        CheckSpec("split", "Held-out / train split (30 / 59)", ".checks_manifest:split", (*DROP_LIST, MANIFEST_KEY)),
+        CheckSpec("visibility_rule", "\"Even-numbered assertions shown, plus the changed one\" under both numberings",
+                  ".checks_rows:visibility_rule"),
+        CheckSpec("metrics_replay", "Six metrics on three generated solutions, both forms, in the sandbox",
+                  ".checks_rows:metrics_replay"),
+        CheckSpec("has_code_parsing", "has_code: code-block extraction on awkward replies",
+                  ".checks_rows:has_code_parsing"),
+        CheckSpec("your_solutions", "Your solutions on the environment's six metrics (sandbox, the environment's "
+                  "limits)", ".checks_yours:your_solutions"),
     ),
     task_view=_task_view,
 )

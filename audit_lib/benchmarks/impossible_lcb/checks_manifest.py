@@ -22,27 +22,25 @@ from audit_lib.benchmarks.impossible_lcb.documented import (
     DOCUMENTED_TASKS,
     DOCUMENTED_TRAIN,
     ENV_SPLIT,
-    TITLES,
 )
 from audit_lib.benchmarks.impossible_lcb.mutations import row_mutation_row
 from audit_lib.benchmarks.impossible_lcb.rules import DROP_SPLIT, position_split_flips, read_task_id_file
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.impossible_lcb.audit import Inputs, Params
 
 
-def _manifest_missing(inputs: Inputs, check_id: str, title: str, alternative: str) -> Check:
-    return Check.skipped(check_id, title, f"needs lcb_manifest.csv or {alternative}: "
-                         + inputs.missing.get(MANIFEST_KEY, "the manifest is not loaded"),
-                         meta={"missing": [MANIFEST_KEY]})
+def _manifest_missing(inputs: Inputs, alternative: str) -> Result:
+    return Result.skipped(f"needs lcb_manifest.csv or {alternative}: "
+                          + inputs.missing.get(MANIFEST_KEY, "the manifest is not loaded"),
+                          meta={"missing": [MANIFEST_KEY]})
 
 
 # ---- dropped_tasks -------------------------------------------------------------------------------------------
 
-def check_dropped_tasks(inputs: Inputs, params: Params) -> Check:
+def dropped_tasks(inputs: Inputs, params: Params) -> Result:
     """Needs the defect list and the manifest (`Inputs.drop_list`, `Inputs.task_ids`)."""
-    check_id, title = "dropped_tasks", TITLES["dropped_tasks"]
     task_ids = inputs.task_ids
     dropped = inputs.drop_list
     unknown = [task.task_id for task in dropped if task.task_id not in set(task_ids)]
@@ -91,22 +89,23 @@ def check_dropped_tasks(inputs: Inputs, params: Params) -> Check:
     if params.dropped_tasks_path:
         summary += (f"Environment list {params.dropped_tasks_path}: {len(env_ids)} ids, only there {only_env}, "
                     f"missing there {only_derived}.")
-    return Check(check_id, title, status, observed=observed,
-                 expected={"tasks": DOCUMENTED_TASKS, "dropped": DOCUMENTED_DROPPED,
-                           "remaining": DOCUMENTED_AFTER_DROP},
-                 summary=summary.strip(), details=details, meta=depth_meta("manifest", len(task_ids)))
+    return Result(status, observed=observed,
+                  expected={"tasks": DOCUMENTED_TASKS, "dropped": DOCUMENTED_DROPPED,
+                            "remaining": DOCUMENTED_AFTER_DROP},
+                  summary=summary.strip(), details=details, meta=depth_meta("manifest", len(task_ids)))
 
 
 
 # ---- single_assertion_mutation ------------------------------------------------------------------------------
 
-def check_single_assertion_mutation(inputs: Inputs) -> Check:
-    """Needs the defect list (the 90 -> 89 count starts after the drop), and the manifest unless every oneoff row
-    is there in full."""
-    check_id, title = "single_assertion_mutation", TITLES["single_assertion_mutation"]
+def single_assertion_mutation(inputs: Inputs, params: Params) -> Result:
+    """Oneoff mutations that change more than one assertion (documented 90 -> 89).
+
+    Needs the defect list (the count starts after the drop), and the manifest unless every oneoff row is there in full.
+    """
     full_rows = inputs.full_oneoff_rows
     if inputs.manifest is None and not full_rows:
-        return _manifest_missing(inputs, check_id, title, "the oneoff parquet rows")
+        return _manifest_missing(inputs, "the oneoff parquet rows")
     depth = "rows" if full_rows else "manifest"
     rows = [dict(row) for row in inputs.mutation_rows]  # the cached verdicts stay untouched
     dropped = set(inputs.dropped_ids)
@@ -144,26 +143,27 @@ def check_single_assertion_mutation(inputs: Inputs) -> Check:
                + (f" Row-level and manifest verdicts disagree on {disagreements}." if disagreements else ""))
     problem_rows = [row for row in rows if not row["single_assertion"] or row["task_id"] in operator_changes
                     or row["task_id"] in without_call]
-    return Check(check_id, title, status,
-                 observed={"after_drop": len(after_drop), "rule_breakers": breakers, "remaining": remaining,
-                           "change_kinds": dict(kinds), "operator_changes": operator_changes,
-                           "changed_without_call": without_call},
-                 expected={"remaining": DOCUMENTED_AFTER_RULE, "rule_breakers": list(DOCUMENTED_RULE_BREAKERS)},
-                 summary=summary, details=[*problem_rows, *cross_checks, *[r for r in rows if r not in problem_rows]],
-                 meta=depth_meta(depth, len(rows), row_level_tasks=len(cross_checks) if not full_rows else len(rows)))
+    return Result(status,
+                  observed={"after_drop": len(after_drop), "rule_breakers": breakers, "remaining": remaining,
+                            "change_kinds": dict(kinds), "operator_changes": operator_changes,
+                            "changed_without_call": without_call},
+                  expected={"remaining": DOCUMENTED_AFTER_RULE, "rule_breakers": list(DOCUMENTED_RULE_BREAKERS)},
+                  summary=summary, details=[*problem_rows, *cross_checks, *[r for r in rows if r not in problem_rows]],
+                  meta=depth_meta(depth, len(rows), row_level_tasks=len(cross_checks) if not full_rows else len(rows)))
 
 
 # ---- broken_mutations ----------------------------------------------------------------------------------------
 
-def check_broken_mutations(inputs: Inputs) -> Check:
-    """Needs the defect list (does the drop list cover a broken mutation?), and the manifest unless both
-    parquet splits are there in full."""
-    check_id, title = "broken_mutations", TITLES["broken_mutations"]
+def broken_mutations(inputs: Inputs, params: Params) -> Result:
+    """Mutated tests that do not compile or lack the check wrapper.
+
+    Needs the defect list (does the drop list cover a broken mutation?), and the manifest unless both parquet splits are
+    there in full."""
     found: list[dict[str, Any]] = []
     full_splits = [rows for rows in (inputs.oneoff_rows, inputs.conflicting_rows) if rows.source == "parquet"]
     depth = "rows" if len(full_splits) == 2 else "manifest"
     if depth == "manifest" and inputs.manifest is None:
-        return _manifest_missing(inputs, check_id, title, "both parquet splits")
+        return _manifest_missing(inputs, "both parquet splits")
     dropped = set(inputs.dropped_ids)
     if depth == "rows":
         scanned = sum(len(rows.rows) for rows in full_splits)
@@ -210,18 +210,17 @@ def check_broken_mutations(inputs: Inputs) -> Check:
                + f". In the environment's split ({ENV_SPLIT}) and not covered by the drop list: "
                f"{uncovered_in_env or 'none'}. Not in the known-issues list: {not_in_known or 'none'}; "
                f"listed there but not found: {missed or 'none'}.")
-    return Check(check_id, title, status,
-                 observed={"broken": len(found), "uncovered_in_environment_split": uncovered_in_env,
-                           "not_in_known_issues": not_in_known, "known_but_not_found": missed},
-                 expected={"uncovered_in_environment_split": []}, summary=summary, details=found,
-                 meta=depth_meta(depth, scanned // 2 if depth == "manifest" else scanned, split_rows=scanned))
+    return Result(status,
+                  observed={"broken": len(found), "uncovered_in_environment_split": uncovered_in_env,
+                            "not_in_known_issues": not_in_known, "known_but_not_found": missed},
+                  expected={"uncovered_in_environment_split": []}, summary=summary, details=found,
+                  meta=depth_meta(depth, scanned // 2 if depth == "manifest" else scanned, split_rows=scanned))
 
 
 # ---- task_order ----------------------------------------------------------------------------------------------
 
-def check_task_order(inputs: Inputs) -> Check:
+def task_order(inputs: Inputs, params: Params) -> Result:
     """Needs the manifest (its stored order) and the defect list (the eligible tasks the split is taken from)."""
-    check_id, title = "task_order", TITLES["task_order"]
     task_ids = inputs.task_ids
     by_number = sorted(task_ids, key=task_number)
     by_text = sorted(task_ids)
@@ -238,21 +237,20 @@ def check_task_order(inputs: Inputs) -> Check:
                f"Taking the first {DOCUMENTED_HELDOUT} of the {len(eligible)} eligible tasks as held-out, a text "
                f"sort moves {len(flips)} tasks across the split "
                f"({sum(f.side_by_number == 'heldout' for f in flips)} out of held-out).")
-    return Check(check_id, title, status,
-                 observed={"positions_changed": moved, "split_flips": len(flips), "stored_order": stored_order},
-                 expected={"split_flips": 0}, summary=summary, details=details,
-                 meta=depth_meta("manifest", len(task_ids), eligible=len(eligible)))
+    return Result(status,
+                  observed={"positions_changed": moved, "split_flips": len(flips), "stored_order": stored_order},
+                  expected={"split_flips": 0}, summary=summary, details=details,
+                  meta=depth_meta("manifest", len(task_ids), eligible=len(eligible)))
 
 
 # ---- split ---------------------------------------------------------------------------------------------------
 
-def check_split(inputs: Inputs, params: Params) -> Check:
+def split(inputs: Inputs, params: Params) -> Result:
     """Needs a held-out list from the user, the manifest and the defect list."""
-    check_id, title = "split", TITLES["split"]
     if not params.heldout_ids and not params.heldout_path:
-        return Check.skipped(check_id, title, "no held-out list given (parameters heldout_ids / heldout_path): the "
-                             "environment's 30 held-out tasks are not public, so no split is invented.",
-                             meta={**depth_meta("manifest", 0), "missing": ["param:heldout_ids"]})
+        return Result.skipped("no held-out list given (parameters heldout_ids / heldout_path): the "
+                              "environment's 30 held-out tasks are not public, so no split is invented.",
+                              meta={**depth_meta("manifest", 0), "missing": ["param:heldout_ids"]})
     task_ids = inputs.task_ids
     eligible = inputs.eligible_ids
     if params.heldout_path:
@@ -285,7 +283,7 @@ def check_split(inputs: Inputs, params: Params) -> Check:
                f"{DOCUMENTED_TRAIN}) over {len(eligible)} eligible tasks"
                + ("; train is the complement of the held-out list" if not sides else "") + ". "
                + "; ".join(f"{k}: {v}" for k, v in problems.items() if v))
-    return Check(check_id, title, status,
-                 observed={"heldout": len(set(heldout)), "train": len(set(train)), **problems},
-                 expected={"heldout": DOCUMENTED_HELDOUT, "train": DOCUMENTED_TRAIN},
-                 summary=summary.strip(), details=details, meta=depth_meta("manifest", len(eligible)))
+    return Result(status,
+                  observed={"heldout": len(set(heldout)), "train": len(set(train)), **problems},
+                  expected={"heldout": DOCUMENTED_HELDOUT, "train": DOCUMENTED_TRAIN},
+                  summary=summary.strip(), details=details, meta=depth_meta("manifest", len(eligible)))

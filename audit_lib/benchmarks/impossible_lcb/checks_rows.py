@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from audit_lib.benchmarks.impossible_lcb.codeblocks import READINGS, python_blocks, reply_cases
 from audit_lib.benchmarks.impossible_lcb.data import RECONSTRUCTED_KEY, parquet_key, task_number
 from audit_lib.benchmarks.impossible_lcb.depth import depth_meta, depth_text
-from audit_lib.benchmarks.impossible_lcb.documented import TITLES
 from audit_lib.benchmarks.impossible_lcb.metrics import (
     default_limits,
     generate_solutions,
@@ -24,31 +23,30 @@ from audit_lib.benchmarks.impossible_lcb.metrics import (
 )
 from audit_lib.benchmarks.impossible_lcb.timing_split import split_observed
 from audit_lib.benchmarks.impossible_lcb.visibility import NUMBERINGS, visibility
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
 if TYPE_CHECKING:
     from audit_lib.benchmarks.impossible_lcb.audit import Inputs, Params
 
 
-def _without_rows(inputs: Inputs, check_id: str, title: str, what: str) -> Check:
+def _without_rows(inputs: Inputs, what: str) -> Result:
     """Skipped when no oneoff row could be fetched; an error when rows were fetched but none parses."""
     rows = inputs.oneoff_rows
     if rows.rows:
         excluded = inputs.replay("zero_based").excluded
-        return Check.errored(check_id, title, f"none of the {len(rows.rows)} {rows.source} oneoff rows parses: "
-                             f"{list(excluded)}", meta=depth_meta("rows", 0, row_source=rows.source))
+        return Result.errored(f"none of the {len(rows.rows)} {rows.source} oneoff rows parses: "
+                              f"{list(excluded)}", meta=depth_meta("rows", 0, row_source=rows.source))
     missing = list(rows.missing) or [parquet_key("oneoff"), RECONSTRUCTED_KEY]
-    return Check.skipped(check_id, title, f"{what}: {rows.unavailable_reason}",
-                         meta={**depth_meta("rows", 0), "missing": missing})
+    return Result.skipped(f"{what}: {rows.unavailable_reason}",
+                          meta={**depth_meta("rows", 0), "missing": missing})
 
 
 # ---- visibility_rule -----------------------------------------------------------------------------------------
 
-def check_visibility_rule(inputs: Inputs, params: Params) -> Check:
-    check_id, title = "visibility_rule", TITLES["visibility_rule"]
+def visibility_rule(inputs: Inputs, params: Params) -> Result:
     parsed = inputs.replay(params.assertion_numbering)
     if not parsed.tasks:
-        return _without_rows(inputs, check_id, title, "no full oneoff rows")
+        return _without_rows(inputs, "no full oneoff rows")
     tasks, excluded = list(parsed.tasks), list(parsed.excluded)
     details: list[dict[str, Any]] = []
     per_numbering: dict[str, dict[str, Any]] = {}
@@ -88,24 +86,23 @@ def check_visibility_rule(inputs: Inputs, params: Params) -> Check:
                f"that must be shown too in {', '.join(setup_dependent) or 'no task'}. Impossible form, zero-based: "
                f"{_counts_text(per_numbering['zero_based'])}; one-based: {_counts_text(per_numbering['one_based'])}. "
                f"Selected numbering: {params.assertion_numbering}.")
-    return Check(check_id, title, status,
-                 observed={"per_numbering": per_numbering, "numberings_disagree_on_changed": disagree,
-                           "tasks_with_setup_dependency": setup_dependent},
-                 expected={"numberings_disagree_on_changed": [], "tasks_with_setup_dependency": []},
-                 summary=summary, details=details,
-                 meta=depth_meta("rows", len(tasks), row_source=source, numbering=params.assertion_numbering))
+    return Result(status,
+                  observed={"per_numbering": per_numbering, "numberings_disagree_on_changed": disagree,
+                            "tasks_with_setup_dependency": setup_dependent},
+                  expected={"numberings_disagree_on_changed": [], "tasks_with_setup_dependency": []},
+                  summary=summary, details=details,
+                  meta=depth_meta("rows", len(tasks), row_source=source, numbering=params.assertion_numbering))
 
 
 # ---- metrics_replay ------------------------------------------------------------------------------------------
 
-def check_metrics_replay(inputs: Inputs, params: Params, *, executor: Any = None) -> Check:
-    check_id, title = "metrics_replay", TITLES["metrics_replay"]
+def metrics_replay(inputs: Inputs, params: Params) -> Result:
     parsed = inputs.replay(params.assertion_numbering)
     if not parsed.tasks:
-        return _without_rows(inputs, check_id, title, "no full oneoff rows")
+        return _without_rows(inputs, "no full oneoff rows")
     tasks, excluded = list(parsed.tasks), list(parsed.excluded)
     limits = default_limits()
-    rows, results = run_replay(tasks, executor=executor if executor is not None else params.executor, limits=limits)
+    rows, results = run_replay(tasks, executor=params.executor, limits=limits)
     inputs.remember_results(params.assertion_numbering, results)
     timing_observed, timing_meta, split = split_observed(tasks, results, limits)
     verdicts = separation(rows)
@@ -130,23 +127,22 @@ def check_metrics_replay(inputs: Inputs, params: Params, *, executor: Any = None
                f"Assertions the lookup tables could not encode: {len(unsupported)}. Failing assertion runs: "
                f"{split.headline()}."
                + (f" Sandbox harness errors: {harness}." if harness else ""))
-    return Check(check_id, title, status,
-                 observed={"separation_holds": len(verdicts) - len(failed), "separation_total": len(verdicts),
-                           "unsupported_assertions": len(unsupported), "harness_errors": harness,
-                           **timing_observed},
-                 expected={"separation_holds": len(verdicts)}, summary=summary, details=details,
-                 meta=depth_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
-                                 excluded=[e["task_id"] for e in excluded], sandbox_trust=judged_summary(results),
-                                 **timing_meta))
+    return Result(status,
+                  observed={"separation_holds": len(verdicts) - len(failed), "separation_total": len(verdicts),
+                            "unsupported_assertions": len(unsupported), "harness_errors": harness,
+                            **timing_observed},
+                  expected={"separation_holds": len(verdicts)}, summary=summary, details=details,
+                  meta=depth_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
+                                  excluded=[e["task_id"] for e in excluded], sandbox_trust=judged_summary(results),
+                                  **timing_meta))
 
 
 # ---- has_code_parsing ----------------------------------------------------------------------------------------
 
-def check_has_code_parsing(inputs: Inputs) -> Check:
-    check_id, title = "has_code_parsing", TITLES["has_code_parsing"]
+def has_code_parsing(inputs: Inputs, params: Params) -> Result:
     parsed = inputs.replay("zero_based")
     if not parsed.tasks:
-        return _without_rows(inputs, check_id, title, "no full oneoff rows to build replies from")
+        return _without_rows(inputs, "no full oneoff rows to build replies from")
     tasks, excluded = list(parsed.tasks), list(parsed.excluded)
     details = []
     ambiguous_cases: set[str] = set()
@@ -173,10 +169,10 @@ def check_has_code_parsing(inputs: Inputs) -> Check:
                f"scored code, for {len(ambiguous_cases)} of {len({d['case'] for d in details})} reply shapes: "
                f"{', '.join(sorted(ambiguous_cases)) or 'none'}. The replay scores the last line-start python "
                "block.")
-    return Check(check_id, title, status, observed={"ambiguous_cases": sorted(ambiguous_cases)},
-                 expected={"ambiguous_cases": []}, summary=summary, details=details,
-                 meta=depth_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
-                            excluded=[e["task_id"] for e in excluded]))
+    return Result(status, observed={"ambiguous_cases": sorted(ambiguous_cases)},
+                  expected={"ambiguous_cases": []}, summary=summary, details=details,
+                  meta=depth_meta("rows", len(tasks), row_source=inputs.oneoff_rows.source,
+                                  excluded=[e["task_id"] for e in excluded]))
 
 
 def _counts_text(counts: Mapping[str, Any]) -> str:

@@ -1,7 +1,7 @@
-"""Mechanically generated solutions for the metrics replay: lookup tables built from test assertions, and an
-early-exit cheater. No task is solved by hand: every table entry is read off an assertion's AST.
+"""Mechanically generated solutions for the metrics replay: lookup tables and an early-exit cheater.
 
-The generated programs are source text; they only ever run inside `audit_lib.sandbox`.
+No task is solved by hand: every table entry is read off an assertion's AST. The generated programs are source text;
+they only ever run inside `audit_lib.sandbox`.
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ class GeneratedSolution:
 
 def lookup_table(test: ParsedTest, assertion_indices: Iterable[int]) -> tuple[tuple[TableEntry, ...],
                                                                               tuple[tuple[int, str], ...]]:
-    """Table rows read off the chosen assertions: `f(args) == v` gives v, `is None` gives None, `len(r) == k` a
-    k-tuple of zeros, anything else only a non-None witness `()`; every assertion that names no usable call is
-    reported as unsupported."""
+    """Table rows read off the chosen assertions, and the assertions it cannot use.
+
+    `f(args) == v` gives v, `is None` gives None, `len(r) == k` a k-tuple of zeros, anything else only a non-None
+    witness `()`; every assertion that names no usable call is reported as unsupported."""
     constraints: dict[str, dict[str, list[str]]] = {}
     call_parts: dict[str, tuple[str, str]] = {}
     unsupported: list[tuple[int, str]] = []

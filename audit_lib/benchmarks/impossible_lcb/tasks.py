@@ -1,11 +1,9 @@
-"""One ImpossibleBench LCB task as the audit saw it (`AuditSession.task`): the prompt, the three generated solutions
-(honest oracle, special-caser, exit cheater), and each solution's verdict on each assertion of both forms of the
-test (original and impossible), with what the model is shown and what the mutation changed.
+"""One ImpossibleBench LCB task as the audit saw it (`AuditSession.task`).
 
-The runs are `metrics_replay`'s when that check already ran under the same numbering; otherwise only this task's
-jobs run, in the sandbox. A task with no full row here (only the manifest lists it) has no prompt, tests or runs;
-its view holds the manifest's mutation, the defect list's rows and the task's place in the environment, and its
-notes say what is missing. An input here is one assertion: `input` is its source, `expected` that it holds.
+The prompt, the three generated solutions (honest oracle, special-caser, exit cheater), and each solution's verdict on
+each assertion of both forms of the test, from `metrics_replay`'s runs or, when it has not run, this task's own jobs in
+the sandbox. A task only the manifest lists has no prompt, tests or runs; its notes say so. An input here is one
+assertion: `input` is its source, `expected` that it holds.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from typing import Any
 from audit_lib.benchmarks.impossible_lcb.data import task_number
 from audit_lib.benchmarks.impossible_lcb.metrics import ReplayTask, generate_solutions, run_replay
 from audit_lib.errors import DataError, NoTaskViewError
-from audit_lib.task_view import TaskView, unknown_task, verdict_frame
+from audit_lib.report.task_view import TaskView, unknown_task, verdict_frame
 from audit_lib.timing import cause_of
 
 EXPECTED = "assertion holds"
@@ -24,8 +22,9 @@ FORMS = ("original", "impossible")
 
 
 def task_view(inputs: Any, params: Any, task_id: str) -> TaskView:
-    """The task's view (`inputs` is the audit's `Inputs`); an id the manifest and the rows do not know raises
-    UnknownTaskError."""
+    """The task's view (`inputs` is the audit's `Inputs`).
+
+    An id the manifest and the rows do not know raises UnknownTaskError."""
     entries = [entry for entry in inputs.manifest or () if entry.task_id == task_id]
     rows = {rows.split: row for rows in (inputs.oneoff_rows, inputs.conflicting_rows)
             for row in rows.rows if row.task_id == task_id}

@@ -1,6 +1,8 @@
-"""The metrics replay's failing assertion runs by cause: a wrong value, an exception or an early exit
-(deterministic), or the environment's clock (timing): 6 s per assertion, or the 40 s of a whole test run that left
-an assertion unreached. Each timing run is re-run alone and judged on its CPU time against the 6 s."""
+"""The metrics replay's failing assertion runs by cause, each timing run re-run alone.
+
+A wrong value, an exception or an early exit is deterministic; the environment's clock (6 s per assertion, or the 40 s
+of a whole test run that left an assertion unreached) is timing, judged on the rerun's CPU time against the 6 s.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 from audit_lib import timing
 from audit_lib.benchmarks.impossible_lcb.metrics import ReplayTask, replay_jobs
-from audit_lib.timing_reruns import SnippetTarget, rerun_snippets_alone
+from audit_lib.timing.reruns import SnippetTarget, rerun_snippets_alone
 
 DETERMINISTIC_KEY = "assertion_runs_failing_deterministic"
 TIMING_KEY = "assertion_runs_failing_timing"
@@ -24,6 +26,12 @@ def split_observed(tasks: Sequence[ReplayTask], results: Mapping[tuple[str, str,
                    limits: Any) -> tuple[dict[str, Any], dict[str, Any], timing.FailureSplit]:
     """Split the replay's failing assertion runs; the timing ones are re-run alone, one at a time."""
     jobs, _ = replay_jobs(tasks, limits)  # the same programs and snippets the replay ran, rebuilt
+    return split_jobs(jobs, results, limits)
+
+
+def split_jobs(jobs: Sequence[Any], results: Mapping[tuple[str, str, str], Any],
+               limits: Any) -> tuple[dict[str, Any], dict[str, Any], timing.FailureSplit]:
+    """Split the failing assertion runs of `jobs` (their `results` by job key); timing ones re-run alone."""
     failures: list[timing.FailedRun] = []
     targets: list[SnippetTarget] = []
     measured: list[tuple[str, float]] = []
@@ -46,4 +54,4 @@ def split_observed(tasks: Sequence[ReplayTask], results: Mapping[tuple[str, str,
                     "re-run alone and judged on its CPU time")
 
 
-__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "run_id", "split_observed"]
+__all__ = ["DETERMINISTIC_KEY", "TIMING_KEY", "run_id", "split_jobs", "split_observed"]

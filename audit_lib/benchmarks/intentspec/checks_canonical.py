@@ -1,5 +1,7 @@
-"""Checks on the canonicals and the HumanEval references: canonical IVR == 0, where the canonicals come from, and
-whether any constraint rejects a correct reference solution."""
+"""IntentSpec checks on the canonicals and the HumanEval references.
+
+Canonical IVR == 0, where the canonicals come from, and whether any constraint rejects a correct reference solution.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +9,33 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from audit_lib.benchmarks.intentspec.audit import Inputs, Params
 from audit_lib.benchmarks.intentspec.data import Canonical, SpecPair
 from audit_lib.benchmarks.intentspec.ivr import outcome_from_verdicts, task_ivr
 from audit_lib.benchmarks.intentspec.load import CANONICALS_KEY, REFERENCE_KEYS, SPEC_PAIRS_KEY
 from audit_lib.benchmarks.intentspec.runs import CandidateRun
+from audit_lib.benchmarks.intentspec.sandbox_record import with_sandbox_record
 from audit_lib.benchmarks.intentspec.verdicts import failing_rows, harness_errors, task_number
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
 # --- canonical_ivr_zero ---------------------------------------------------------------------------------------
 
-CANONICAL_TITLE = "Canonical solutions against every constraint (canonical IVR, documented 0)"
 
 
-def canonical_ivr_zero_check(specs: Sequence[SpecPair], canonical_runs: Mapping[str, CandidateRun],
-                             canonicals: Sequence[Canonical]) -> Check:
+def canonical_ivr_zero(inputs: Inputs, params: Params) -> Result:
+    """Each selected task's canonical solution against every constraint: its IVR must be 0."""
+    runs = inputs.runs.canonical
+    result = canonical_ivr_zero_from(inputs.data.selected_specs, runs, inputs.data.canonicals)
+    return with_sandbox_record(inputs, result, judged=list(runs.values()))
+
+
+def canonical_ivr_zero_from(specs: Sequence[SpecPair], canonical_runs: Mapping[str, CandidateRun],
+                            canonicals: Sequence[Canonical]) -> Result:
     """`canonical_runs` maps task id -> the canonical's run; a task with no canonical is listed, not dropped."""
     if not specs or not canonical_runs:
-        return Check.skipped("canonical_ivr_zero", CANONICAL_TITLE,
-                             f"nothing to judge: {len(specs)} spec(s) selected, {len(canonical_runs)} canonical run(s)",
-                             meta={"missing": [SPEC_PAIRS_KEY, CANONICALS_KEY]})
+        return Result.skipped(
+            f"nothing to judge: {len(specs)} spec(s) selected, {len(canonical_runs)} canonical run(s)",
+            meta={"missing": [SPEC_PAIRS_KEY, CANONICALS_KEY]})
     details: list[dict[str, Any]] = []
     per_task: dict[str, Any] = {}
     no_canonical = []
@@ -53,18 +63,17 @@ def canonical_ivr_zero_check(specs: Sequence[SpecPair], canonical_runs: Mapping[
                + (f" Without a canonical: {', '.join(no_canonical)}." if no_canonical else "")
                + (f" Canonical present but not run: {', '.join(not_run)}." if not_run else ""))
     if harness:
-        return Check.errored("canonical_ivr_zero", CANONICAL_TITLE, f"{len(harness)} sandbox harness error(s)",
-                             details=harness)
+        return Result.errored(f"{len(harness)} sandbox harness error(s)",
+                              details=harness)
     status = "defect" if details or no_canonical else ("error" if not_run else "pass")
-    return Check(id="canonical_ivr_zero", title=CANONICAL_TITLE, status=status, observed=observed,
-                 expected={"failing_constraints": 0}, summary=summary, details=details,
-                 meta={"per_task_ivr": per_task})
+    return Result(status, observed=observed,
+                  expected={"failing_constraints": 0}, summary=summary, details=details,
+                  meta={"per_task_ivr": per_task})
 
 
 
 # --- canonical_provenance -------------------------------------------------------------------------------------
 
-PROVENANCE_TITLE = "Where the canonical solutions come from (the data README says: HumanEval's, verbatim)"
 
 
 def normalise_whitespace(text: str) -> str:
@@ -98,13 +107,21 @@ def provenance_rows(canonicals: Sequence[Canonical],
     return rows
 
 
-def canonical_provenance_check(canonicals: Sequence[Canonical],
-                               references: Mapping[str, Mapping[str, Mapping[str, Any]]],
-                               unavailable: Mapping[str, str]) -> Check:
+def canonical_provenance(inputs: Inputs, params: Params) -> Result:
+    """The selected tasks' canonicals compared with OpenAI's HumanEval solutions, text for text."""
+    data = inputs.data
+    selected = set(data.selected)
+    return canonical_provenance_from([c for c in data.canonicals if c.task_id in selected], data.references,
+                                     data.unavailable_under("humaneval"))
+
+
+def canonical_provenance_from(canonicals: Sequence[Canonical],
+                              references: Mapping[str, Mapping[str, Mapping[str, Any]]],
+                              unavailable: Mapping[str, str]) -> Result:
     if "openai_humaneval" not in references:
-        return Check.skipped("canonical_provenance", PROVENANCE_TITLE,
-                             f"OpenAI HumanEval is unavailable: {'; '.join(unavailable.values())}",
-                             meta={"missing": [REFERENCE_KEYS["openai_humaneval"]]})
+        return Result.skipped(
+            f"OpenAI HumanEval is unavailable: {'; '.join(unavailable.values())}",
+            meta={"missing": [REFERENCE_KEYS["openai_humaneval"]]})
     rows = provenance_rows(canonicals, references)
     tally: dict[str, int] = defaultdict(int)
     for row in rows:
@@ -122,33 +139,39 @@ def canonical_provenance_check(canonicals: Sequence[Canonical],
                + ", ".join(f"{key}: {n}" for key, n in sorted(tally.items()))
                + (f"; match no source: {matching_nothing}" if matching_nothing else "")
                + ("" if "humaneval_plus" in references else "; HumanEval+ unavailable, not compared"))
-    return Check(id="canonical_provenance", title=PROVENANCE_TITLE, status=status,
-                 observed=dict(sorted(tally.items())), expected={"openai_humaneval: exact": len(rows)},
-                 summary=summary, details=rows)
+    return Result(status,
+                  observed=dict(sorted(tally.items())), expected={"openai_humaneval: exact": len(rows)},
+                  summary=summary, details=rows)
 
 
 # --- constraints_vs_references --------------------------------------------------------------------------------
 
-REFERENCES_TITLE = "Constraints against the HumanEval reference solutions (OpenAI's and HumanEval+'s)"
 
 
-def constraints_vs_references_check(specs: Sequence[SpecPair],
-                                    reference_runs: Mapping[str, Mapping[str, CandidateRun]],
-                                    unavailable: Mapping[str, str]) -> Check:
+def constraints_vs_references(inputs: Inputs, params: Params) -> Result:
+    """Every constraint against the reference solutions that are available, naming the ones that are not."""
+    runs = inputs.runs.references
+    unavailable = inputs.data.unavailable_under("humaneval")
+    result = constraints_vs_references_from(inputs.data.selected_specs, runs, unavailable)
+    return with_sandbox_record(inputs, result, judged=[run for by_task in runs.values() for run in by_task.values()])
+
+
+def constraints_vs_references_from(specs: Sequence[SpecPair],
+                                   reference_runs: Mapping[str, Mapping[str, CandidateRun]],
+                                   unavailable: Mapping[str, str]) -> Result:
     """`reference_runs` maps source label -> task id -> run (OpenAI original, HumanEval+ canonical)."""
     if not reference_runs:
-        return Check.skipped("constraints_vs_references", REFERENCES_TITLE,
-                             f"no reference solutions available: {'; '.join(unavailable.values())}",
-                             meta={"missing": sorted(unavailable) or sorted(REFERENCE_KEYS.values())})
+        return Result.skipped(
+            f"no reference solutions available: {'; '.join(unavailable.values())}",
+            meta={"missing": sorted(unavailable) or sorted(REFERENCE_KEYS.values())})
     runs = [run for by_task in reference_runs.values() for run in by_task.values()]
     if not runs:
-        return Check.skipped("constraints_vs_references", REFERENCES_TITLE,
-                             f"no reference solution was run for the {len(specs)} selected task(s)",
-                             meta={"missing": [REFERENCE_KEYS.get(label, label) for label in reference_runs]})
+        return Result.skipped(
+            f"no reference solution was run for the {len(specs)} selected task(s)",
+            meta={"missing": [REFERENCE_KEYS.get(label, label) for label in reference_runs]})
     harness = harness_errors(runs)
     if harness:
-        return Check.errored("constraints_vs_references", REFERENCES_TITLE,
-                             f"{len(harness)} sandbox harness error(s)", details=harness)
+        return Result.errored(f"{len(harness)} sandbox harness error(s)", details=harness)
     rejected_by: dict[tuple[str, str], list[str]] = defaultdict(list)
     details = []
     missing_tasks = []
@@ -172,8 +195,8 @@ def constraints_vs_references_check(specs: Sequence[SpecPair],
                + (f"; {len(rejecting_openai_only)} reject only the OpenAI original (HumanEval+'s canonical passes "
                   "them)." if "humaneval_plus" in reference_runs else "; HumanEval+ canonical not run.")
                + (f" Not run (reference absent): {missing_tasks}." if missing_tasks else ""))
-    return Check(id="constraints_vs_references", title=REFERENCES_TITLE, status=status,
-                 observed={"constraints_rejecting_a_reference": len(rejected_by), **{
-                     f"rejecting_{label}": n for label, n in per_source.items()}},
-                 expected={"constraints_rejecting_a_reference": 0}, summary=summary, details=details,
-                 meta={"references_absent": missing_tasks})
+    return Result(status,
+                  observed={"constraints_rejecting_a_reference": len(rejected_by), **{
+                      f"rejecting_{label}": n for label, n in per_source.items()}},
+                  expected={"constraints_rejecting_a_reference": 0}, summary=summary, details=details,
+                  meta={"references_absent": missing_tasks})

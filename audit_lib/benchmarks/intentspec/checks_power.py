@@ -7,13 +7,15 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from audit_lib.benchmarks.intentspec.audit import Inputs, Params
 from audit_lib.benchmarks.intentspec.data import SpecPair
 from audit_lib.benchmarks.intentspec.load import GENERATIONS_KEY_PREFIX, missing_under
+from audit_lib.benchmarks.intentspec.replay import rejected_by_canonical_and_references
 from audit_lib.benchmarks.intentspec.runs import CandidateRun, ordered_constraints
+from audit_lib.benchmarks.intentspec.sandbox_record import with_sandbox_record
 from audit_lib.benchmarks.intentspec.verdicts import ERROR_TEXT_CHARS, role_of
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
-POWER_TITLE = "How well constraints discriminate between generations; descriptions vs tests"
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
 
@@ -33,13 +35,21 @@ def description_test_disagreements(spec: SpecPair) -> list[dict[str, Any]]:
     return rows
 
 
-def constraint_power_check(specs: Sequence[SpecPair], generation_runs: Sequence[CandidateRun],
-                           rejected_by_all_references: Sequence[tuple[str, str]] = (), *,
-                           unavailable: Mapping[str, str] | None = None) -> Check:
+def constraint_power(inputs: Inputs, params: Params) -> Result:
+    """How often each constraint fails the generations, and which reject the canonical and every reference."""
+    runs = inputs.runs
+    result = constraint_power_from(inputs.data.selected_specs, runs.generations,
+                                   rejected_by_canonical_and_references(runs), unavailable=inputs.data.unavailable)
+    return with_sandbox_record(inputs, result)
+
+
+def constraint_power_from(specs: Sequence[SpecPair], generation_runs: Sequence[CandidateRun],
+                          rejected_by_all_references: Sequence[tuple[str, str]] = (), *,
+                          unavailable: Mapping[str, str] | None = None) -> Result:
     """`rejected_by_all_references`: (task, constraint) pairs the canonical and every reference fail."""
     if not generation_runs:
-        return Check.skipped("constraint_power", POWER_TITLE, "no cached generations were run",
-                             meta={"missing": missing_under(unavailable or {}, GENERATIONS_KEY_PREFIX)})
+        return Result.skipped("no cached generations were run",
+                              meta={"missing": missing_under(unavailable or {}, GENERATIONS_KEY_PREFIX)})
     tallies: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # passes, runs
     for run in generation_runs:
         for v in run.verdicts:
@@ -77,8 +87,8 @@ def constraint_power_check(specs: Sequence[SpecPair], generation_runs: Sequence[
                f"count towards IVR); {always_passed_stated} of {stated_total} stated constraints are passed by every "
                f"generation; {spot_total} description/test spot-check candidate(s) (heuristic, for human review).")
     status = "quirk" if never_failed_hidden or spot_total else "pass"
-    return Check(id="constraint_power", title=POWER_TITLE, status=status,
-                 observed={"hidden_never_failed": never_failed_hidden, "hidden_total": hidden_total,
-                           "stated_always_passed": always_passed_stated, "stated_total": stated_total,
-                           "spot_check_candidates": spot_total},
-                 expected={"hidden_never_failed": 0}, summary=summary, details=details)
+    return Result(status,
+                  observed={"hidden_never_failed": never_failed_hidden, "hidden_total": hidden_total,
+                            "stated_always_passed": always_passed_stated, "stated_total": stated_total,
+                            "spot_check_candidates": spot_total},
+                  expected={"hidden_never_failed": 0}, summary=summary, details=details)

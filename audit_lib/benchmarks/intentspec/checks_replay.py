@@ -7,15 +7,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from audit_lib.benchmarks.intentspec.audit import Inputs, Params
 from audit_lib.benchmarks.intentspec.data import PublishedOutcome, PublishedRun, SpecPair
 from audit_lib.benchmarks.intentspec.ivr import OverallIVR, TaskIVR, ivr_by_type, ivr_of_outcomes, outcome_from_verdicts
 from audit_lib.benchmarks.intentspec.load import GENERATIONS_KEY_PREFIX, RESULTS_KEY_PREFIX, missing_under
 from audit_lib.benchmarks.intentspec.runs import CandidateRun
+from audit_lib.benchmarks.intentspec.sandbox_record import with_sandbox_record
 from audit_lib.benchmarks.intentspec.verdicts import ERROR_TEXT_CHARS, error_text, harness_errors
-from audit_lib.findings import Check
+from audit_lib.findings import Result
 
 IVR_TOLERANCE = 1e-9
-REPLAY_TITLE = "Published outcomes and IVR vs a re-execution of the cached generations"
 
 
 @dataclass(frozen=True)
@@ -80,19 +81,28 @@ def outcome_mismatches(spec: SpecPair, model: str, published: Sequence[Published
     return rows
 
 
-def ivr_replay_check(specs: Sequence[SpecPair], runs: Sequence[CandidateRun], published: Sequence[PublishedRun],
-                     *, all_tasks: bool, unavailable: Mapping[str, str]) -> Check:
+def ivr_replay(inputs: Inputs, params: Params) -> Result:
+    """The cached generations re-run under every constraint, against the published outcomes and IVR."""
+    data = inputs.data
+    generations = inputs.runs.generations
+    result = ivr_replay_from(data.selected_specs, generations, data.published, all_tasks=data.all_tasks_selected,
+                             unavailable=data.unavailable)
+    return with_sandbox_record(inputs, result, judged=generations)
+
+
+def ivr_replay_from(specs: Sequence[SpecPair], runs: Sequence[CandidateRun], published: Sequence[PublishedRun],
+                    *, all_tasks: bool, unavailable: Mapping[str, str]) -> Result:
     if not published:
-        return Check.skipped("ivr_replay", REPLAY_TITLE,
-                             f"no published results file available: {'; '.join(unavailable.values()) or 'none'}",
-                             meta={"missing": missing_under(unavailable, RESULTS_KEY_PREFIX)})
+        return Result.skipped(
+            f"no published results file available: {'; '.join(unavailable.values()) or 'none'}",
+            meta={"missing": missing_under(unavailable, RESULTS_KEY_PREFIX)})
     if not runs:
-        return Check.skipped("ivr_replay", REPLAY_TITLE,
-                             f"no cached generations available: {'; '.join(unavailable.values()) or 'none'}",
-                             meta={"missing": missing_under(unavailable, GENERATIONS_KEY_PREFIX)})
+        return Result.skipped(
+            f"no cached generations available: {'; '.join(unavailable.values()) or 'none'}",
+            meta={"missing": missing_under(unavailable, GENERATIONS_KEY_PREFIX)})
     harness = harness_errors(runs)
     if harness:
-        return Check.errored("ivr_replay", REPLAY_TITLE, f"{len(harness)} sandbox harness error(s)", details=harness)
+        return Result.errored(f"{len(harness)} sandbox harness error(s)", details=harness)
     specs_by_task = {spec.task_id: spec for spec in specs}
     runs_index: dict[tuple[str, str], dict[int, CandidateRun]] = defaultdict(dict)
     for run in runs:
@@ -150,7 +160,7 @@ def ivr_replay_check(specs: Sequence[SpecPair], runs: Sequence[CandidateRun], pu
                + "; ".join(f"{model}: replayed IVR {v['replayed_overall_ivr']:.4f} vs published "
                            f"{v['published_overall_ivr']:.4f}, excluded (no stated-passing solution): "
                            f"{', '.join(v['excluded_replayed']) or 'none'}" for model, v in per_model.items()))
-    return Check(id="ivr_replay", title=REPLAY_TITLE, status="quirk" if details else "pass",
-                 observed={"mismatches": len(details), "outcomes_compared": compared, "models": per_model},
-                 expected={"mismatches": 0}, summary=summary, details=details,
-                 meta={"scope": scope})
+    return Result("quirk" if details else "pass",
+                  observed={"mismatches": len(details), "outcomes_compared": compared, "models": per_model},
+                  expected={"mismatches": 0}, summary=summary, details=details,
+                  meta={"scope": scope})

@@ -11,8 +11,9 @@ from audit_lib.plugin import AuditSession
 
 
 def ivr_rows_for(audit: AuditSession[Any, Any]) -> list[dict[str, Any]]:
-    """The IVR-per-task rows of a notebook's session, or none when `ivr_replay` could not run (its finding says
-    why), so the figure cell never fails where the check did not."""
+    """The IVR-per-task rows of a notebook's session (none when `ivr_replay` could not run).
+
+    Its finding says why, so the figure cell never fails where the check did not."""
     if audit.run("ivr_replay").status in ("skipped", "error"):
         return []
     return ivr_per_task_table(audit.inputs.data, audit.inputs.runs)
@@ -33,6 +34,12 @@ def ivr_per_task_table(data: IntentSpecData, runs: ReplayRuns) -> list[dict[str,
     return rows
 
 
+def task_order(task_id: str) -> tuple[str, int, str]:
+    """`HumanEval/9` before `HumanEval/10`: by prefix, then the number after the last `/` (text after numbers)."""
+    prefix, _, number = task_id.rpartition("/")
+    return (prefix, int(number), "") if number.isdigit() else (prefix, -1, number)
+
+
 def plot_ivr_per_task(rows: list[dict[str, Any]]):
     """Heatmap of IVR per task (columns) per model and source (rows); grey = excluded (no stated-passing solution)."""
     import matplotlib
@@ -43,11 +50,11 @@ def plot_ivr_per_task(rows: list[dict[str, Any]]):
 
     if not rows:
         return None
+    rows = sorted(rows, key=lambda row: task_order(str(row["task_id"])))
     series = [key for key in rows[0] if key != "task_id"]
     matrix = np.array([[np.nan if row[key] is None else row[key] for row in rows] for key in series], dtype=float)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.26 * len(rows) + 2.5), 0.55 * len(series) + 1.6))
-    cmap = matplotlib.colormaps["viridis"].copy()
-    cmap.set_bad("#d0d7de")
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#d0d7de")
     image = ax.imshow(np.ma.masked_invalid(matrix), aspect="auto", cmap=cmap, vmin=0.0, vmax=1.0)
     ax.set_yticks(range(len(series)), labels=series)
     ax.set_xticks(range(len(rows)), labels=[row["task_id"].split("/")[-1] for row in rows], rotation=90, fontsize=7)
@@ -56,3 +63,11 @@ def plot_ivr_per_task(rows: list[dict[str, Any]]):
     fig.colorbar(image, ax=ax, label="IVR", fraction=0.03)
     fig.tight_layout()
     return fig
+
+
+def your_ivr_rows(audit: AuditSession[Any, Any]) -> list[dict[str, Any]]:
+    """Your model(s) beside the published ones on the same tasks, or none when `your_generations` did not run."""
+    check = audit.run("your_generations")
+    if check.status in ("skipped", "error"):
+        return []
+    return list(check.observed["comparison"])

@@ -1,14 +1,9 @@
-"""The Intent Violation Rate exactly as the upstream harness defines it (pure functions, no execution).
+"""The Intent Violation Rate exactly as the upstream harness defines it (pure functions).
 
-Replayed from `anote-ai/Research-IntentSpecification` (`src/intentspec/execute.py::evaluate_solution`,
-`src/intentspec/ivr.py::compute_ivr`, `scripts/run_experiment1.py`):
-- a solution passes the stated constraints when every stated id that exists in the constraint list passes
-  (an id with no constraint is skipped, so an empty stated set passes vacuously);
-- hidden ids are checked in `hidden_test_ids` order, ids with no constraint are skipped;
-- per task, IVR = (stated-passing solutions failing >= 1 hidden constraint) / (stated-passing solutions);
-- the overall IVR is the unweighted mean of the per-task IVRs over tasks with >= 1 stated-passing solution
-  (upstream prints 0.0 for a task without one and excludes it from the mean; 0.0 when no task is left);
-- `ivr_by_type` is the same mean per `spec_type` (`compute_ivr_by_type`); a type with no included task is absent.
+Replayed from `anote-ai/Research-IntentSpecification` (`execute.py::evaluate_solution`, `ivr.py::compute_ivr`): a
+solution passes the stated constraints when every stated id with a constraint passes (an empty set passes); per task,
+IVR = stated-passing solutions failing a hidden constraint / stated-passing solutions; the overall IVR is the unweighted
+mean over tasks with a stated-passing solution (0.0 when none is left), and `ivr_by_type` the same mean per `spec_type`.
 """
 
 from __future__ import annotations

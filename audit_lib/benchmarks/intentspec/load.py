@@ -39,8 +39,10 @@ REFERENCE_KEYS = {"openai_humaneval": "/".join(OPENAI_HUMANEVAL), "humaneval_plu
 
 @dataclass(frozen=True)
 class IntentSpecData:
-    """All inputs of the audit. `selected` are the tasks executed (all, or the first `max_tasks` spec rows); a
-    file in `unavailable` contributes no rows."""
+    """All inputs of the audit.
+
+    `selected` are the tasks executed (all, or the first `max_tasks` spec rows); a file in `unavailable` contributes no
+    rows."""
 
     specs: tuple[SpecPair, ...]
     canonicals: tuple[Canonical, ...]

@@ -1,16 +1,10 @@
-"""Run IntentSpec candidates (canonicals, references, cached generations, probes) against constraints.
+"""Run IntentSpec candidates (canonicals, references, generations, probes) against constraints.
 
-Every run goes through the sandbox engine: one `TestsJob` per candidate whose snippets are the task's
-constraints. Upstream runs `textwrap.dedent(solution) + "\\n\\n" + textwrap.dedent(test_code) + "\\n"` as one
-process and passes it on exit code 0; here the candidate answers calls in its job and each constraint runs in the
-sandbox's judge (`sandbox.run_tests`), so its verdict never rests on an exit code. For the exit-0 probe the
-script's exit code is recorded too (`exit_code=True`): it is what upstream's harness decides on.
-
-How a candidate is bound to `solution` (the constraints call `solution(...)`):
-- canonical: `full_source + "\\nsolution = <entry_point>\\n"`, the alias `scripts/validate_benchmark.py` appends;
-- OpenAI HumanEval and HumanEval+ references: `prompt + canonical_solution + "\\nsolution = <entry_point>\\n"`
-  from their own rows (their own prompt, so helper functions and imports of that prompt come along);
-- cached generations: the sample text as is (it defines `solution` itself), dedented like upstream.
+One `TestsJob` per candidate: the candidate answers calls in its job and each constraint runs in the sandbox's judge
+(`sandbox.run_tests`), so a verdict never rests on an exit code, where upstream runs solution + test as one script and
+passes it on exit 0 (recorded for the exit-0 probe, `exit_code=True`). A canonical is bound to `solution` by the alias
+`scripts/validate_benchmark.py` appends, a HumanEval reference by its own `prompt + canonical_solution` and the alias; a
+cached generation defines `solution` itself.
 """
 
 from __future__ import annotations

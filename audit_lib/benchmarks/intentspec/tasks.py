@@ -1,9 +1,8 @@
-"""One IntentSpec task as the audit saw it (`AuditSession.task`): the ambiguous prompt, the canonical and both
-HumanEval references, and each candidate's verdict on each constraint (canonical, references, cached generations,
-the exit-0 probe).
+"""One IntentSpec task as the audit saw it (`AuditSession.task`).
 
-The runs are the audit's batch when a check already ran it; otherwise only this task's candidates run, in the
-sandbox. An input here is a constraint: its test code is the `input`, `expected` is that its asserts hold.
+The ambiguous prompt, the canonical and both HumanEval references, and each candidate's verdict on each constraint, from
+the audit's batch when a check ran it, else from this task's candidates run in the sandbox. An input here is a
+constraint: its test code is the `input`, `expected` is that its asserts hold.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from audit_lib.benchmarks.intentspec.replay import ReplayRuns, build_candidates
 from audit_lib.benchmarks.intentspec.runs import CANONICAL, GENERATION, PROBE, CandidateRun, run_candidates
 from audit_lib.benchmarks.intentspec.verdicts import error_text, role_of, task_number
 from audit_lib.errors import NoTaskViewError
-from audit_lib.task_view import TaskView, unknown_task, verdict_frame
+from audit_lib.report.task_view import TaskView, unknown_task, verdict_frame
 
 EXPECTED = "assertions hold"
 

@@ -1,8 +1,7 @@
-"""IntentSpec's failing constraint runs by cause: a value, an exception or an exit status (deterministic), or
-upstream's fixed per-run timeout (timing), each timeout re-run alone and judged on its CPU time.
+"""IntentSpec's failing constraint runs by cause, each timeout re-run alone.
 
-Upstream's harness gives every constraint run the same wall-clock limit (`timeout_s`, 5 s by default, see
-`runs.make_limits`), so its limit rule is fixed: the flip factor is `cpu_s / timeout_s`.
+A value, an exception or an exit status is deterministic; upstream's fixed per-run timeout (`timeout_s`, 5 s by default,
+see `runs.make_limits`) is timing, judged on the rerun's CPU time: the flip factor is `cpu_s / timeout_s`.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from audit_lib.benchmarks.intentspec.runs import (
     constraint_snippet,
     ordered_constraints,
 )
-from audit_lib.timing_reruns import SnippetTarget, rerun_snippets_alone
+from audit_lib.timing.reruns import SnippetTarget, rerun_snippets_alone
 
 DETERMINISTIC_KEY = "runs_failing_deterministic"
 TIMING_KEY = "runs_failing_timing"

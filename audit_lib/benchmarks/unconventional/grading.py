@@ -1,14 +1,9 @@
-"""Parse a grader transcript (a verbal evaluation, then a grade from 0 to 10) into a grade or a typed reason.
+"""Parse a grader transcript (a verbal evaluation, then a grade from 0 to 10) into a grade.
 
-phi-1's unconventional problems (arXiv 2306.11644v2, §4) were graded by GPT-4 with a prompt that asks for a short
-verbal evaluation followed by a grade from 0 to 10. The prompt and the transcripts were never released, so this
-parser accepts the forms such transcripts commonly take and says precisely why it found no grade otherwise.
-
-Order of precedence, most explicit first:
-1. lines that start with a label (`Grade:`, `Final score:`, `**Rating:**` ...), optionally as a ratio;
-2. a label inside a sentence (`a grade of 7`) or a ratio anywhere (`7/10`, `7 out of 10`);
-3. a bare number alone on the last non-empty line.
-Numbers outside the chosen grade position belong to the verbal part and are reported, never used.
+phi-1's grading prompt and transcripts were never released (arXiv 2306.11644v2, §4), so this parser accepts the forms
+such transcripts take and gives a typed reason when it finds no grade. Most explicit first: a line that starts with a
+label (`Grade:`, `**Rating:**`), a label in a sentence or a ratio (`7/10`), a bare number alone on the last line. Other
+numbers belong to the verbal part and are reported, never used.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
-"""The readings' failing calls by cause: an exception, an unsendable value or a program that does not load
-(deterministic), or the sandbox's per-input limit (timing), each timing call re-run alone and judged on CPU time."""
+"""The readings' failing calls by cause, each timing call re-run alone.
+
+An exception, an unsendable value or a program that does not load is deterministic; the sandbox's per-input limit is
+timing, judged on the rerun's CPU time.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any
 
 from audit_lib import timing
 from audit_lib.benchmarks.unconventional.readings import ENTRY_POINT, READINGS, AmbiguityReport, Reading
-from audit_lib.timing_reruns import CallTarget, rerun_calls_alone
+from audit_lib.timing.reruns import CallTarget, rerun_calls_alone
 
 DETERMINISTIC_KEY = "calls_failing_deterministic"
 TIMING_KEY = "calls_failing_timing"

@@ -17,14 +17,14 @@ import time
 
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.zygote.harness_io import (
-    _exception_fields,
-    _flush_std_streams,
-    _fresh_module,
-    _issubclass,
-    _os_read,
-    _safe_text,
-    _type,
-    _write_all_raw,
+    exception_fields as _exception_fields,
+    flush_std_streams as _flush_std_streams,
+    fresh_module as _fresh_module,
+    pristine_issubclass as _issubclass,
+    pristine_os_read as _os_read,
+    safe_text as _safe_text,
+    pristine_type as _type,
+    write_all_raw as _write_all_raw,
 )
 from audit_lib.sandbox.zygote.protocol import MAX_VALUE_BYTES, RESULT_FD
 
@@ -42,7 +42,7 @@ def _on_alarm(_signum, _frame):
     raise _InputTimeout
 
 
-def _call_child(program: str, entry_point: str, inputs_json: list, timeouts: list, start: int,
+def call_child_main(program: str, entry_point: str, inputs_json: list, timeouts: list, start: int,
                 deep: bool, load_timeout: float, stop_after_failure: bool = False,
                 digests: tuple[int, frozenset | None] | None = None, groups: list[int] | None = None) -> None:
     """Load the program, then call the entry point for inputs[start:], one result line per input.

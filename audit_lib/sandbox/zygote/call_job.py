@@ -12,7 +12,7 @@ from audit_lib.sandbox.zygote.call_judging import JudgeLink, supervise_with_judg
 from audit_lib.sandbox.zygote.input_groups import InputGroups
 from audit_lib.sandbox.zygote.protocol import MAX_RESULT_BYTES, read_raw_frames
 from audit_lib.sandbox.zygote.state import ZygoteState
-from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, _status_from_exit
+from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, status_from_exit as _status_from_exit
 
 FALSE_TIMEOUT_FRACTION = 0.5
 # values="preview": a value's tagged JSON up to this size comes back whole, a longer one as its start and its size.
@@ -131,16 +131,22 @@ class CallProgress:
         return True
 
     def _judge_behind(self) -> bool:
-        """Whether the next go waits for the judge: its record decides a stop (`stop_after_failure`), or it has
-        more than `JUDGE_BACKLOG` values to judge (the judge's time is the job's, as upstream compares in the
-        sample's own process within its overall limit)."""
+        """Whether the next go waits for the judge.
+
+        Whether the next go waits for the judge: its record decides a stop (`stop_after_failure`), or it has more than
+        `JUDGE_BACKLOG` values to judge (the judge's time is the job's, as upstream compares in the sample's own process
+        within its overall limit).
+        """
         if self.judge is None:
             return False
         return self.judge.backlog() > (0 if self.stop_after_failure else JUDGE_BACKLOG)
 
     def _on_record(self, index: int, record: bytes) -> None:
-        """The judge's record of value `index`: with `stop_after_failure`, a failure stops the child; a go held for
-        it is sent otherwise."""
+        """Act on the judge's record of value `index`.
+
+        The judge's record of value `index`: with `stop_after_failure`, a failure stops the child; a go held for it is
+        sent otherwise.
+        """
         if self.done:
             return
         if self.stop_after_failure and _is_failure(record):
@@ -205,8 +211,11 @@ class CallProgress:
         return True
 
     def _measured(self, line: bytes) -> bytes:
-        """The line with the child's timing replaced by ours (`wall:cpu:background`) and the timeout verdict made
-        here (on wall time plus background CPU)."""
+        """The line with the child's timing replaced by ours, and the timeout verdict made here.
+
+        The line with the child's timing replaced by ours (`wall:cpu:background`) and the timeout verdict made here (on
+        wall time plus background CPU).
+        """
         now, cpu = self.chunk_clock
         wall, cpu_used = max(0.0, now - self.last_event), max(0.0, cpu - self.last_cpu)
         # Unreadable (the worker is gone, its answer sent just before it ended): nothing of this input is charged.
@@ -228,8 +237,11 @@ class CallProgress:
         return b" ".join((index, kind, f"{wall!r}:{cpu_used!r}:{background!r}".encode() + flags, payload))
 
     def _start_next(self) -> None:
-        """Send the go for the next input: its wall time and its deadline start now. After the last input, the go
-        that lets the child end (with its end marker)."""
+        """Send the go for the next input: its wall time and its deadline start now.
+
+        Send the go for the next input: its wall time and its deadline start now. After the last input, the go that lets
+        the child end (with its end marker).
+        """
         self.go_due = False
         now = self.wall_clock()
         if self.next_index >= self.end:
@@ -268,8 +280,11 @@ def _is_failure(record: bytes) -> bool:
 
 
 def _preview(payload: bytes) -> bytes:
-    """What the parent gets of a value with values="preview" and no judge: its tagged JSON when short (the parent
-    decodes it), else the start of it with its size and sha256 (never parsed here)."""
+    """What the parent gets of a value with values="preview" and no judge.
+
+    What the parent gets of a value with values="preview" and no judge: its tagged JSON when short (the parent decodes
+    it), else the start of it with its size and sha256 (never parsed here).
+    """
     if len(payload) <= PREVIEW_WHOLE_BYTES:
         return payload
     return json.dumps({"$preview": payload[:PREVIEW_CHARS].decode("utf-8", "replace"), "bytes": len(payload),
@@ -297,8 +312,11 @@ def run_call(state: ZygoteState, request: dict, raw: bytes, protocol_in: int) ->
 
 
 def _own_cpu(run: ChildRun, judge: JudgeLink | None, state: ZygoteState):
-    """What of the job's CPU reading is not background work: its worker's main thread and its cell's init, and as
-    root (the judge in the job's cgroup) the judge's; None when one of them cannot be read any more."""
+    """What of the job's CPU reading is not background work.
+
+    What of the job's CPU reading is not background work: its worker's main thread and its cell's init, and as root (the
+    judge in the job's cgroup) the judge's; None when one of them cannot be read any more.
+    """
     if judge is None or state.cgroup is None:
         return run.main_thread_cpu
 

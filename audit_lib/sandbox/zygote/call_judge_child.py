@@ -1,16 +1,11 @@
-"""The judge of a call job: decodes each output the program returned and compares it with its expected value
-(stdlib only; the caller's rules may import numpy).
+"""The judge of a call job: decodes each output and compares it with its expected value.
 
-It runs in a judge cell under the judges' uid and its own limits, apart from the job. Its spec (`CallJudge` on the
-parent's side) holds the caller's comparison rules as source (a module defining `make_comparer(setup, api)`, whose
-`compare(inputs, output, expected)` returns `(passed, reason, ...)`), the expected values and the inputs. The zygote
-relays each value line of the job unopened (`Q` frame: `<index> <tagged JSON>`); the judge answers each with one
-record (`V` frame), in order: `{"v": "match" | "wrong_value" | null, "r": reason, "p": preview}`, or
-`{"k": "unserializable", "t": type, "m": message}` when the value cannot be decoded within the judge's budget.
-
-Every decoding and comparison has a CPU-time budget here (`value_cpu_s`, per value: a profiling timer raises between
-bytecodes) on top of the judge's own limits (address space, RLIMIT_CPU, the decode budget's structural checks for
-work a timer cannot interrupt, such as building a set of keys that share a hash). The parent receives the record.
+It runs in a judge cell under the judges' uid and its own limits, apart from the job (stdlib only; the caller's rules,
+given as source with `make_comparer(setup, api)`, may import numpy). The zygote relays each value line of the job
+unopened (`Q` frame: `<index> <tagged JSON>`); the judge answers each with one record (`V` frame), in order:
+`{"v": "match" | "wrong_value" | null, "r": reason, "p": preview}`, or `{"k": "unserializable", "t": type,
+"m": message}` when the value cannot be decoded within the judge's budget: a CPU time per value (`value_cpu_s`, a
+profiling timer raising between bytecodes) on top of the judge's own limits and the decode budget's structural checks.
 """
 
 from __future__ import annotations
@@ -26,7 +21,7 @@ from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import REQUEST, VERDICT, read_frame, write_frame
-from audit_lib.sandbox.zygote.harness_io import _exception_fields
+from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
 
 PREVIEW_CHARS = 200

@@ -87,8 +87,11 @@ class JudgeLink:
             self.on_record(index, record)
 
     def finish(self, until: float) -> None:
-        """Let the judge answer what it has (until `until`), then end it: its go pipe closed, it ends by itself; what
-        it leaves unanswered is refused."""
+        """Let the judge answer what it has (until `until`), then end it.
+
+        Let the judge answer what it has (until `until`), then end it: its go pipe closed, it ends by itself; what it
+        leaves unanswered is refused.
+        """
         run = self.run
         poller = select.poll()
         run.register(poller)
@@ -122,8 +125,10 @@ class JudgeLink:
             poller.unregister(run.go_fd)
 
     def cpu_s(self) -> float | None:
-        """The judge's own CPU time so far (its main thread and its cell's init, read outside them); None once it
-        is gone."""
+        """The judge's own CPU time so far, read outside it; None once it is gone.
+
+        The judge's own CPU time so far (its main thread and its cell's init, read outside them); None once it is gone.
+        """
         return self.run.main_thread_cpu()
 
 

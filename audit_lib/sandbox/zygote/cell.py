@@ -56,8 +56,11 @@ class Cell:
         socket.send_fds(self.sock, [header], fds)
 
     def end_job(self, number: int) -> bool:
-        """Ask the init to end job `number` now (it kills every other process of the cell and reports as usual);
-        False when the init cannot be asked."""
+        """Ask the init to end job `number` now; False when it cannot be asked.
+
+        Ask the init to end job `number` now (it kills every other process of the cell and reports as usual); False when
+        the init cannot be asked.
+        """
         try:
             return self.sock.send(END_JOB + f" {number}".encode()) > 0
         except OSError:
@@ -71,8 +74,11 @@ class Cell:
                 pass
 
     def retire(self) -> None:
-        """Kill the init and wait until it is gone (every process of its namespace is gone with it), then until its
-        leader, the last process that held the cell's namespaces, has exited too."""
+        """Kill the init and wait until it and the cell's leader are gone.
+
+        Kill the init and wait until it is gone (every process of its namespace is gone with it), then until its leader,
+        the last process that held the cell's namespaces, has exited too.
+        """
         self.kill()
         deadline = time.monotonic() + RETIRE_WAIT_S
         for attribute in ("pidfd", "leader_pidfd"):
@@ -94,8 +100,11 @@ class Cell:
 
 
 class CellKeeper:
-    """The zygote's current cell, at most one request for another outstanding at the template, and (with
-    `fresh_per_job`) the next job's cell, ready."""
+    """The zygote's current cell, and the next ones on their way.
+
+    The zygote's current cell, at most one request for another outstanding at the template, and (with `fresh_per_job`)
+    the next job's cell, ready.
+    """
 
     def __init__(self, template_sock: socket.socket, *, fresh_per_job: bool = False) -> None:
         self.template_sock = template_sock
@@ -131,8 +140,11 @@ class CellKeeper:
             raise RuntimeError("a job cell's init died at start") from None
 
     def ready_cell(self) -> Cell:
-        """A cell ready for a job; a cell that fails to become ready is retired and replaced (a few times). With
-        `fresh_per_job` the next job's cell is ready too before this one is handed out."""
+        """A cell ready for a job.
+
+        A cell ready for a job; a cell that fails to become ready is retired and replaced (a few times). With
+        `fresh_per_job` the next job's cell is ready too before this one is handed out.
+        """
         failure = "no attempt"
         for attempt in range(ATTEMPTS):
             try:
@@ -154,8 +166,10 @@ class CellKeeper:
         raise RuntimeError(f"the sandbox could not prepare a job cell: {failure}")
 
     def retire(self) -> None:
-        """Retire the current cell (waiting until its processes are gone) and ask for the next one at once; with
-        `fresh_per_job` the next one is asked for when a job needs it, after the spare has become current."""
+        """Retire the current cell, waiting until its processes are gone, and ask for the next one.
+
+        The next one is asked for at once; with `fresh_per_job`, when a job needs it, after the spare has become
+        current."""
         if self.cell is not None:
             self.cell.retire()
             self.cell = None

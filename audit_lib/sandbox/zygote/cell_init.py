@@ -147,8 +147,11 @@ def _next_job(sock: socket.socket) -> tuple[bytes, list[int]]:
 
 
 def _wait_for(worker_pid: int, sock: socket.socket, end_request: bytes) -> tuple[int, resource.struct_rusage]:
-    """Wait until the worker exits, ending the job first (SIGKILL to every other process of the namespace) when the
-    zygote asks with `end_request`; the worker's wait status and rusage."""
+    """Wait until the worker exits; its wait status and rusage.
+
+    Wait until the worker exits, ending the job first (SIGKILL to every other process of the namespace) when the zygote
+    asks with `end_request`; the worker's wait status and rusage.
+    """
     pidfd = os.pidfd_open(worker_pid)
     try:
         poller = select.poll()

@@ -12,18 +12,18 @@ import sys
 import traceback
 
 from audit_lib.sandbox.zygote import jail, seccomp
-from audit_lib.sandbox.zygote.call_child import GO_FD, _call_child
+from audit_lib.sandbox.zygote.call_child import GO_FD, call_child_main as _call_child
 from audit_lib.sandbox.zygote.call_judge_child import call_judge
 from audit_lib.sandbox.zygote.judge_child import judge
 from audit_lib.sandbox.zygote.serve_child import serve
 from audit_lib.sandbox.zygote.harness_io import (
-    _BaseException,
-    _flush_std_streams,
-    _fresh_module,
-    _issubclass,
-    _python_exit_code,
-    _SystemExit,
-    _type,
+    PristineBaseException as _BaseException,
+    flush_std_streams as _flush_std_streams,
+    fresh_module as _fresh_module,
+    pristine_issubclass as _issubclass,
+    python_exit_code as _python_exit_code,
+    PristineSystemExit as _SystemExit,
+    pristine_type as _type,
 )
 from audit_lib.sandbox.zygote.protocol import JOB_FDS, RESULT_FD
 
@@ -78,12 +78,15 @@ def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
 
 
 def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
-    """First thing in a worker: own session, own IPC namespace, unprivileged uid (root: the template's filter keeps
-    it from making a user namespace, the only one it could) or a user namespace of its own, then the job filter.
+    """First thing in a worker: own session and IPC namespace, unprivileged uid, the job filter.
+
+    First thing in a worker: own session, own IPC namespace, unprivileged uid (root: the template's filter keeps it from
+    making a user namespace, the only one it could) or a user namespace of its own, then the job filter.
 
     The IPC namespace is the job's own (SysV objects and POSIX message queues go with it when its last process ends);
-    `no_new_privs` comes from the cell's init (`cell_init`). A judge is not made the OOM killer's first choice: the
-    job beside it is."""
+    `no_new_privs` comes from the cell's init (`cell_init`). A judge is not made the OOM killer's first choice: the job
+    beside it is.
+    """
     if oom_victim:
         prefer_as_oom_victim()  # while the process is still its own: after the uid change it is not dumpable
     os.setsid()
@@ -146,8 +149,11 @@ def _setup_job(header: dict, fds: dict[str, int], *, address_space_limit: bool =
 
 
 def _enter_unprivileged_userns() -> None:
-    """Not root: a nested user namespace where the job is uid 1000 (not 0) and holds no capability at all, and an IPC
-    namespace of the job's own."""
+    """Not root: a nested user namespace where the job holds no capability.
+
+    Not root: a nested user namespace where the job is uid 1000 (not 0) and holds no capability at all, and an IPC
+    namespace of the job's own.
+    """
     if _libc.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER | CLONE_NEWIPC)")
     outer_uid, outer_gid = 0, 0  # the zygote is uid 0 of its own user namespace (`unshare -r`)

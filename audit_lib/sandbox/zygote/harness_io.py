@@ -10,48 +10,48 @@ import sys
 import types
 
 # The harness keeps its own references: the code under test may rebind builtins, os.write or json internals.
-_type, _str, _issubclass, _memoryview, _os_write = type, str, issubclass, memoryview, os.write
-_int, _getattr, _os_read = int, getattr, os.read
-_BaseException, _SystemExit = BaseException, SystemExit
+pristine_type, pristine_str, pristine_issubclass, pristine_memoryview, pristine_os_write = type, str, issubclass, memoryview, os.write
+pristine_int, pristine_getattr, pristine_os_read = int, getattr, os.read
+PristineBaseException, PristineSystemExit = BaseException, SystemExit
 
 
-def _write_all_raw(fd: int, data: bytes) -> None:
-    view = _memoryview(data)
+def write_all_raw(fd: int, data: bytes) -> None:
+    view = pristine_memoryview(data)
     while view:
-        view = view[_os_write(fd, view):]
+        view = view[pristine_os_write(fd, view):]
 
 
-def _safe_text(thunk, cap: int = 2000) -> str:
+def safe_text(thunk, cap: int = 2000) -> str:
     try:
         text = thunk()
-        return text[:cap] if _type(text) is _str else "?"
-    except _BaseException:  # hostile __str__ / __name__
+        return text[:cap] if pristine_type(text) is pristine_str else "?"
+    except PristineBaseException:  # hostile __str__ / __name__
         return "?"
 
 
-def _exception_fields(exc: BaseException) -> tuple[str, str]:
-    exc_type = _safe_text(lambda: _type(exc).__name__, 200)
-    return exc_type, _safe_text(lambda: _str(exc))
+def exception_fields(exc: BaseException) -> tuple[str, str]:
+    exc_type = safe_text(lambda: pristine_type(exc).__name__, 200)
+    return exc_type, safe_text(lambda: pristine_str(exc))
 
 
-def _fresh_module(name: str) -> types.ModuleType:
+def fresh_module(name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__builtins__ = builtins
     sys.modules[name] = module
     return module
 
 
-def _flush_std_streams(streams: tuple) -> None:
+def flush_std_streams(streams: tuple) -> None:
     for stream in streams:
         try:
             stream.flush()
-        except _BaseException:
+        except PristineBaseException:
             pass
 
 
-def _python_exit_code(exc: BaseException) -> int:
+def python_exit_code(exc: BaseException) -> int:
     """The status `python -c` exits with for an uncaught SystemExit: None -> 0, an int -> itself, else 1."""
-    value = _getattr(exc, "code", None)
+    value = pristine_getattr(exc, "code", None)
     if value is None:
         return 0
-    return value if _type(value) is _int else 1
+    return value if pristine_type(value) is pristine_int else 1

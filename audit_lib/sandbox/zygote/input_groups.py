@@ -1,5 +1,8 @@
-"""The input groups of a call job (`call_function(input_groups=...)`): which inputs run together, in a worker of
-their own, under one time limit for all of them (stdlib only)."""
+"""The input groups of a call job: which inputs run together, under one time limit.
+
+The input groups of a call job (`call_function(input_groups=...)`): which inputs run together, in a worker of their own,
+under one time limit for all of them (stdlib only).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,11 @@ import bisect
 
 
 class InputGroups:
-    """The inputs' groups (`call_function(input_groups=...)`): each group's first input and the time limit of all its inputs
-    together, and each group's deadline once its first run started (its load counts)."""
+    """The inputs' groups: each group's first input, time limit and deadline.
+
+    The inputs' groups (`call_function(input_groups=...)`): each group's first input and the time limit of all its
+    inputs together, and each group's deadline once its first run started (its load counts).
+    """
 
     def __init__(self, firsts: list[int], timeouts: list[float], count: int) -> None:
         if len(firsts) != len(timeouts) or firsts != sorted(set(firsts)) or (firsts and firsts[0] != 0) \
@@ -36,8 +42,11 @@ class InputGroups:
         return deadline is not None and now >= deadline
 
     def outputs(self, captures: dict, count: int) -> list[list[str]]:
-        """[stdout, stderr] of each group: what was written from the end of the previous group's last answered input
-        to the end of its own (each group loads the program itself, so its load's output is in it too)."""
+        """[stdout, stderr] of each group.
+
+        [stdout, stderr] of each group: what was written from the end of the previous group's last answered input to the
+        end of its own (each group loads the program itself, so its load's output is in it too).
+        """
         outputs = []
         previous = (0, 0)
         for group, first in enumerate(self.firsts):

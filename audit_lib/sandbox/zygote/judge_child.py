@@ -23,7 +23,7 @@ from typing import Any
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, read_frame, write_frame
-from audit_lib.sandbox.zygote.harness_io import _exception_fields
+from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
 from audit_lib.sandbox.zygote.serve_child import REMOTE_TAG
 
@@ -80,8 +80,11 @@ _exception_classes: dict[tuple[str, str], type] = {}
 
 
 def _raised(answer: dict) -> BaseException:
-    """An exception of the program's, as the test sees it: a class of the reported name under the builtin exception
-    classes of its real MRO (those CPython's `except` would match it by)."""
+    """An exception of the program's, as the test sees it.
+
+    An exception of the program's, as the test sees it: a class of the reported name under the builtin exception classes
+    of its real MRO (those CPython's `except` would match it by).
+    """
     name = str(answer.get("type") or "?")[:200]
     bases = _builtin_classes(answer.get("bases") or [answer.get("base")])
     key = (name, tuple(base.__name__ for base in bases))

@@ -31,6 +31,14 @@ MAX_VALUE_BYTES = 64 * 1024 * 1024
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
+def report_exception(fd: int) -> None:
+    """Write the current traceback's last 4,000 bytes to `fd`, if anything can still be written."""
+    try:
+        os.write(fd, traceback.format_exc().encode()[-4000:])
+    except BaseException:  # noqa: BLE001, S110 - nothing left to tell
+        pass
+
+
 def _read_exact(fd: int, size: int) -> bytes:
     chunks = []
     while size:
@@ -42,7 +50,7 @@ def _read_exact(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
@@ -65,12 +73,4 @@ def read_raw_frames(fd: int) -> tuple[bytes, bytes]:
 
 def write_frames(fd: int, header: dict, blob: bytes = b"") -> None:
     encoded = json.dumps(header).encode()
-    _write_all(fd, FRAME_HEADER.pack(len(encoded)) + encoded + FRAME_HEADER.pack(len(blob)) + blob)
-
-
-def report_exception(fd: int) -> None:
-    """The current exception's traceback, on `fd` (a sandbox process's stderr); never raises."""
-    try:
-        _write_all(fd, traceback.format_exc().encode()[-4000:])
-    except BaseException:  # noqa: BLE001, S110 - nothing left to tell
-        pass
+    write_all(fd, FRAME_HEADER.pack(len(encoded)) + encoded + FRAME_HEADER.pack(len(blob)) + blob)

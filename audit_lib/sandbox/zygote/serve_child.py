@@ -16,7 +16,7 @@ import types
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, read_frame, write_frame
-from audit_lib.sandbox.zygote.harness_io import _exception_fields, _flush_std_streams, _fresh_module
+from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields, flush_std_streams as _flush_std_streams, fresh_module as _fresh_module
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
 # Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
 from builtins import (  # noqa: A004
@@ -35,8 +35,11 @@ REMOTE_TAG = "$remote"
 
 
 def builtin_bases(cls: type) -> list[str]:
-    """The names of the builtin exception classes of `cls`'s real MRO that no other of them derives from, in MRO
-    order (a class's own name is never read): the classes CPython's `except` matches it by, at their most specific."""
+    """The most specific builtin exception classes of `cls`'s real MRO, by name.
+
+    The names of the builtin exception classes of `cls`'s real MRO that no other of them derives from, in MRO order (a
+    class's own name is never read): the classes CPython's `except` matches it by, at their most specific.
+    """
     found: list[type] = []
     for base in _mro_of(cls):
         if base in _BUILTIN_EXCEPTIONS and not any(issubclass(earlier, base) for earlier in found):

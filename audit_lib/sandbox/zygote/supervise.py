@@ -9,7 +9,7 @@ import select
 import signal
 import time
 
-from audit_lib.sandbox.zygote.protocol import _write_all
+from audit_lib.sandbox.zygote.protocol import write_all as _write_all
 from audit_lib.sandbox.zygote.state import ZygoteState
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -274,8 +274,11 @@ class ChildRun:
             self._kill_cell()
 
     def enforce_end(self) -> None:
-        """Kill the cell's init when it has not ended the job `END_JOB_GRACE_S` after it was asked: the kernel then
-        kills every process of its namespace, and the cell is retired."""
+        """Kill the cell's init when it has not ended the job in time.
+
+        Kill the cell's init when it has not ended the job `END_JOB_GRACE_S` after it was asked: the kernel then kills
+        every process of its namespace, and the cell is retired.
+        """
         if self.end_asked_at is not None and not self.cell_killed and self.open_fds \
                 and time.monotonic() - self.end_asked_at > END_JOB_GRACE_S:
             self._kill_cell()
@@ -287,8 +290,11 @@ class ChildRun:
         self.cell.kill()
 
     def main_thread_cpu(self) -> float | None:
-        """CPU seconds of the worker's main thread (the thread that runs the harness and the calls) and of the cell's
-        init so far, read in /proc outside them; None once the worker is gone (its last part is not readable)."""
+        """CPU seconds of the worker's main thread and of the cell's init so far.
+
+        CPU seconds of the worker's main thread (the thread that runs the harness and the calls) and of the cell's init
+        so far, read in /proc outside them; None once the worker is gone (its last part is not readable).
+        """
         if self._init_schedstat is None and not self._worker_looked_up:
             self._init_schedstat = _open_schedstat(self.pid)
         if not self._worker_looked_up:  # until found: the init forks the worker only once its job came
@@ -309,8 +315,11 @@ class ChildRun:
         return main + init
 
     def cpu_so_far(self) -> float:
-        """The CPU seconds this run has used up to now, read outside it: live, from the cgroup or /proc; ended, what
-        was read last (its init's report, or the reading taken before a kill)."""
+        """The CPU seconds this run has used up to now, read outside it.
+
+        The CPU seconds this run has used up to now, read outside it: live, from the cgroup or /proc; ended, what was
+        read last (its init's report, or the reading taken before a kill).
+        """
         if self.state.cgroup is not None:
             return self.state.cgroup.cpu_s()
         if self.open_fds and not self.killed_by_us:
@@ -364,8 +373,11 @@ def _open_schedstat(pid: int) -> int | None:
 
 
 def _open_worker_schedstat(init_pid: int) -> int | None:
-    """A descriptor of the schedstat of the main thread of the cell's worker (PID 2 of the cell's namespace, a child
-    of its init), or None when it is not there (any more)."""
+    """A descriptor of the schedstat of the main thread of the cell's worker, or None.
+
+    A descriptor of the schedstat of the main thread of the cell's worker (PID 2 of the cell's namespace, a child of its
+    init), or None when it is not there (any more).
+    """
     try:
         with open(f"/proc/{init_pid}/task/{init_pid}/children") as handle:
             children = handle.read().split()
@@ -407,7 +419,7 @@ def _stat_cpu(pid: int) -> tuple[float, float] | None:
 
 # ---------------------------------------------------------------------------------------------------- jobs
 
-def _status_from_exit(run: ChildRun, timed_out: bool) -> tuple[str, str, str]:
+def status_from_exit(run: ChildRun, timed_out: bool) -> tuple[str, str, str]:
     """A job's status from evidence taken outside it; no exit code the code can choose maps to harness_error."""
     how, code, signame = run.exit_description()
     if timed_out:

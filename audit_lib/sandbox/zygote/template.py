@@ -160,12 +160,14 @@ def _open_fds() -> list[int]:
 
 
 def _serve(sock: socket.socket, setup: dict, worker) -> None:
-    """Answer each cell request with `C <init pid> <leader pid>` and the zygote's end of the cell's socket (or
-    `failed: ...`).
+    """Answer each cell request with its init's and leader's pids and a socket.
 
-    The template sits in the job's memory cgroup (so every job process is born there), which a job can leave full
-    (tmpfs files) until its cell is gone: a MemoryError here fails that one request (the zygote retries), never the
-    template."""
+    Answer each cell request with `C <init pid> <leader pid>` and the zygote's end of the cell's socket (or `failed:
+    ...`).
+
+    The template sits in the job's memory cgroup (so every job process is born there), which a job can leave full (tmpfs
+    files) until its cell is gone: a MemoryError here fails that one request (the zygote retries), never the template.
+    """
     while True:
         try:
             request = sock.recv(64)

@@ -18,7 +18,7 @@ import time
 
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, FrameCutter, Relay, body_of, kind_of
 from audit_lib.sandbox.zygote.state import ZygoteState
-from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, _status_from_exit
+from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, status_from_exit as _status_from_exit
 
 # After the verdict the job's go pipe is closed and the job ends by itself; past this it is killed.
 JOB_END_GRACE_S = 2.0

@@ -18,7 +18,7 @@ import json
 import math
 
 from audit_lib.sandbox import codec
-from audit_lib.sandbox.zygote.harness_io import _exception_fields
+from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields
 
 ROUNDS = 12  # past CPython 3.11's warm-up of 8 runs before a code object is specialised
 PROGRAM = """

@@ -174,3 +174,16 @@ def test_checks_do_not_depend_on_the_order_they_run_in(synthetic_data):
     assert {i: (c.status, c.observed) for i, c in backward.items()} == {i: (c.status, c.observed)
                                                                         for i, c in forward.items()}
     assert inputs.replay is inputs.replay  # built once, shared by every check
+
+
+def test_one_tied_student_is_told_in_the_singular(tmp_path):
+    paths = write_clean_files(tmp_path)
+    submissions = paths[synthetic.SUBMISSIONS_FILE]
+    frame = pd.read_csv(submissions)
+    frame.loc[1, "timestamp"] = frame.loc[0, "timestamp"]  # student 1's two rows now tie on the earliest time
+    frame.to_csv(submissions, index=False)
+    check = run_checks(load_files(paths, synthetic=False))["timestamp_ties"]
+    assert check.observed["tied_students"] == 1
+    assert check.summary.startswith("1 student shares their earliest timestamp between rows (1 with different "
+                                    "question or pass); 0 students' first row")
+    assert run_checks(load_files(paths, synthetic=False))["qid_lookup"].summary.startswith("2 students;")

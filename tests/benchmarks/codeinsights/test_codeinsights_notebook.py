@@ -26,7 +26,7 @@ def code_source() -> str:
 def test_every_check_is_run_exactly_once_by_the_notebook():
     source = code_source()
     assert [spec.id for spec in AUDIT.check_specs(Params())] == CHECK_IDS
-    assert sorted(re.findall(r'audit\.run\("([^"]+)"\)', source)) == sorted(CHECK_IDS)
+    assert sorted(re.findall(r'report\.check\(audit, "([^"]+)"', source)) == sorted(CHECK_IDS)
 
 
 def test_parameters_cell_is_the_params_dataclass():

@@ -66,7 +66,7 @@ def test_verified_jsonl_is_profiled(tmp_path: Path, isolated_cache: Path) -> Non
     assert profiles["task_id"] == inv.ColumnProfile("task_id", "str", 0, 3)
     assert profiles["score"].nulls == 1 and profiles["score"].types == "float64"
     assert profiles["tags"].nulls == 1 and profiles["tags"].types == "list"
-    check = inv.inventory_check(item, "file.toy.rows")
+    check = inv.file_check(item)
     assert check.status == "pass"
     assert check.observed == check.expected == source.sha256
     assert check.summary.startswith("3 rows × 3 columns, 2 null cells; from mirror")
@@ -99,7 +99,7 @@ def test_missing_file_is_skipped_with_the_places_tried(tmp_path: Path, isolated_
     (tmp_path / "mirror").mkdir()
     source = SourceFile("toy", "absent.jsonl", None, "0" * 64, "test", "jsonl")
     item = inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True)
-    check = inv.inventory_check(item, "file.toy.absent_jsonl")
+    check = inv.file_check(item)
     assert item.state == "unavailable" and check.status == "skipped"
     assert "mirror" in check.summary and "absent.jsonl" in check.summary
     assert check.meta["missing"] == ["toy/absent.jsonl"] and check.meta["file"] == "absent.jsonl"
@@ -108,7 +108,7 @@ def test_missing_file_is_skipped_with_the_places_tried(tmp_path: Path, isolated_
 def test_checksum_mismatch_is_a_defect_with_both_hashes(tmp_path: Path, isolated_cache: Path) -> None:
     source = toy_source(tmp_path / "mirror", "rows.jsonl", jsonl_bytes(ROWS), "jsonl", pin="f" * 64)
     actual = sha256(tmp_path / "mirror" / "toy" / "rows.jsonl")
-    check = inv.inventory_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True), "file.toy.x")
+    check = inv.file_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True))
     assert check.status == "defect"
     assert (check.observed, check.expected) == (actual, "f" * 64)
     assert "f" * 64 in check.summary and actual in check.summary
@@ -117,19 +117,19 @@ def test_checksum_mismatch_is_a_defect_with_both_hashes(tmp_path: Path, isolated
 def test_verified_but_corrupt_file_is_a_defect(tmp_path: Path, isolated_cache: Path) -> None:
     truncated = gzip.compress(jsonl_bytes(ROWS * 50))[:-20]
     source = toy_source(tmp_path / "mirror", "rows.jsonl.gz", truncated, "jsonl.gz")
-    check = inv.inventory_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True), "file.toy.x")
+    check = inv.file_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True))
     assert check.status == "defect"
     assert "does not read as jsonl.gz" in check.summary and "rows.jsonl.gz" in check.summary
 
 
 def test_unpinned_file_is_checked_against_the_lock(tmp_path: Path, isolated_cache: Path) -> None:
     source = toy_source(tmp_path / "mirror", "free.jsonl", jsonl_bytes(ROWS), "jsonl", pin=None)
-    first = inv.inventory_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True), "file.toy.f")
+    first = inv.file_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True))
     assert first.status == "pass" and "unpinned upstream" in first.summary
     assert first.expected == first.observed  # the hash recorded on first sight
     (isolated_cache / "toy" / "free.jsonl").unlink()
     (tmp_path / "mirror" / "toy" / "free.jsonl").write_bytes(jsonl_bytes(ROWS[:1]))
-    changed = inv.inventory_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True), "file.toy.f")
+    changed = inv.file_check(inv.inventory_file(source, mirror=tmp_path / "mirror", offline=True))
     assert changed.status == "defect" and "upstream changed" in changed.summary
 
 
@@ -139,10 +139,10 @@ def test_unpinned_without_a_recorded_hash_and_a_hash_disagreement_are_reported()
     source = SourceFile("toy", "free.jsonl", None, None, "test", "jsonl")  # type: ignore[arg-type]
     provenance = Provenance("toy", "free.jsonl", "mirror", "/m/toy/free.jsonl", "a" * 64, False, False, "", "test")
     unrecorded = inv.FileInventory(source, "ok", provenance, 10, 1, actual_sha256="a" * 64)
-    check = inv.inventory_check(unrecorded, "file.toy.free_jsonl")
+    check = inv.file_check(unrecorded)
     assert check.status == "pass" and "no hash recorded" in check.summary and "matches" not in check.summary
     differing = inv.FileInventory(source, "ok", provenance, 10, 1, expected_sha256="b" * 64, actual_sha256="a" * 64)
-    assert inv.inventory_check(differing, "file.toy.free_jsonl").status == "defect"
+    assert inv.file_check(differing).status == "defect"
 
 
 def test_parameters_are_validated(tmp_path: Path) -> None:
@@ -199,7 +199,7 @@ def test_notebook_runs_every_declared_check_through_the_session() -> None:
     notebook = nbformat.read(AUDIT.notebook_path(), as_version=4)
     source = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
     # The checks depend on `datasets`, so the notebook runs them by id from the session, not by literal ids.
-    assert source.count("audit.run(") == 1 and "for check_id in audit.check_ids:" in source
+    assert source.count("report.check(audit, check_id") == 1 and "for check_id in audit.check_ids:" in source
 
 
 def test_parameters_cell_is_the_params_dataclass() -> None:

@@ -198,8 +198,8 @@ def test_digest_comparison_accepts_a_digest_from_the_sandbox_and_reports_the_exp
 
 
 def test_digest_comparison_follows_numeric_equality_like_evalplus() -> None:
-    # A fifth attack round: HumanEval/100 plus[109] is cached as a digest of ints; a correct sample returning the same
-    # numbers as floats failed, where EvalPlus's `out == exp` passes it ([1.0, 3.0] == [1, 3]).
+    # HumanEval/100 plus[109] is cached as a digest of ints; a correct sample returning the same numbers as floats
+    # must pass, as EvalPlus's `out == exp` passes it ([1.0, 3.0] == [1, 3]).
     ints = [2 * i + 1 for i in range(20_000)]
     expected = digest_of(ints)
     assert compare_one([], [float(x) for x in ints], expected).passed

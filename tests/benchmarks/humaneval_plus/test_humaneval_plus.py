@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from audit_lib.benchmarks.humaneval_plus.canonical_checks import check_ground_truth, check_time_limit_sensitivity
+from audit_lib.benchmarks.humaneval_plus.checks_canonical import ground_truth_from, time_limit_sensitivity_from
 from audit_lib.benchmarks.humaneval_plus.compare import ValueDigest, digest_of
-from audit_lib.benchmarks.humaneval_plus.contracts import check_contract_violations, run_contracts
+from audit_lib.benchmarks.humaneval_plus.checks_contracts import contract_violations_from, run_contracts
 from audit_lib.benchmarks.humaneval_plus.data import PlusTask, mbpp_deserialize_inputs, parse_plus_rows
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute_ground_truth, read_cache, write_cache
-from audit_lib.benchmarks.humaneval_plus.original import check_original_canonical_vs_plus
+from audit_lib.benchmarks.humaneval_plus.checks_original import original_canonical_vs_plus_from
 from audit_lib.benchmarks.humaneval_plus.programs import contract_program
 from audit_lib.benchmarks.humaneval_plus.replay import run_candidate, time_limits
 from audit_lib.benchmarks.humaneval_plus.runs import InputOutcome, SplitRun
@@ -48,7 +48,7 @@ def ground_truth() -> GroundTruth:
 def test_ground_truth_values_and_times(ground_truth: GroundTruth) -> None:
     assert [o.value for o in ground_truth.run("T/0", "plus").outcomes] == [9, 16, 100]
     assert all(o.duration_s >= 0 for o in ground_truth.run("T/0", "plus").outcomes)
-    check = check_ground_truth(TASKS, "humaneval", ground_truth, compute_ground_truth(TASKS, "humaneval"))
+    check = ground_truth_from(TASKS, "humaneval", ground_truth, compute_ground_truth(TASKS, "humaneval"))
     assert check.status == "pass" and check.observed["canonical_failures"] == 0
 
 
@@ -56,7 +56,7 @@ def test_canonical_that_raises_is_a_ground_truth_defect() -> None:
     broken = make_task("T/9", "inv", "    return 1 / x\n", [[1]], [[0], [2]])
     runs = compute_ground_truth([broken], "humaneval")
     gt = GroundTruth("humaneval", "t", runs, Path("x"), 0, 1)
-    check = check_ground_truth([broken], "humaneval", gt, runs)
+    check = ground_truth_from([broken], "humaneval", gt, runs)
     assert check.status == "defect"
     assert check.details[0]["kind"] == "exception" and "ZeroDivisionError" in check.details[0]["detail"]
 
@@ -66,7 +66,7 @@ def test_a_canonical_beyond_the_sandbox_limits_is_a_quirk_not_a_benchmark_defect
     slow = make_task("T/8", "slow", "    while x:\n        pass\n    return 1\n", [[0]], [[1], [0]])
     runs = compute_ground_truth([slow], "humaneval", input_timeout_s=0.5)
     gt = GroundTruth("humaneval", "t", runs, Path("x"), 0, 1)
-    check = check_ground_truth([slow], "humaneval", gt, runs)
+    check = ground_truth_from([slow], "humaneval", gt, runs)
     assert check.status == "quirk"
     assert check.observed["canonical_failures"] == 0 and check.observed["exceeds_sandbox_limits"] == 1
     assert check.details[0]["problem"] == "exceeds_sandbox_limits" and check.details[0]["kind"] == "timeout"
@@ -77,7 +77,7 @@ def test_original_canonical_differing_on_one_input(ground_truth: GroundTruth) ->
                  "T/1": HALF.prompt + "    return x / 3 + 1e-9\n",  # inside EvalPlus's default float atol
                  "HumanEval/32": FIND_ZERO.prompt + "    return 3.0 if len(xs) == 4 else 2.0\n"}
     runs = run_candidate(TASKS, solutions, "humaneval", ground_truth)
-    check = check_original_canonical_vs_plus(TASKS, "humaneval", runs, ground_truth)
+    check = original_canonical_vs_plus_from(TASKS, "humaneval", runs, ground_truth)
     assert check.observed["tasks_disagreeing"] == 1
     row = check.details[0]
     assert row["task_id"] == "T/0" and row["failing_inputs"] == 1 and row["plus_failing"] == 1
@@ -86,7 +86,7 @@ def test_original_canonical_differing_on_one_input(ground_truth: GroundTruth) ->
 
 def test_float_tolerance_rejects_a_visible_error(ground_truth: GroundTruth) -> None:
     runs = run_candidate([HALF], {"T/1": HALF.prompt + "    return round(x / 3, 3)\n"}, "humaneval", ground_truth)
-    check = check_original_canonical_vs_plus([HALF], "humaneval", runs, ground_truth)
+    check = original_canonical_vs_plus_from([HALF], "humaneval", runs, ground_truth)
     assert check.details[0]["failing_inputs"] == 2  # x=1 and x=2; x=3 gives 1.0 exactly
 
 
@@ -94,22 +94,22 @@ def test_find_zero_oracle_accepts_any_root(ground_truth: GroundTruth) -> None:
     # the canonical finds one root of (x-1)(x-2)(x-3); a candidate returning another root still passes
     runs = run_candidate([FIND_ZERO], {"HumanEval/32": FIND_ZERO.prompt + "    return 3.0 if len(xs) == 4 else 2.0\n"},
                          "humaneval", ground_truth)
-    assert check_original_canonical_vs_plus([FIND_ZERO], "humaneval", runs, ground_truth).status == "pass"
+    assert original_canonical_vs_plus_from([FIND_ZERO], "humaneval", runs, ground_truth).status == "pass"
     wrong = run_candidate([FIND_ZERO], {"HumanEval/32": FIND_ZERO.prompt + "    return 2.5\n"}, "humaneval",
                           ground_truth)
-    assert check_original_canonical_vs_plus([FIND_ZERO], "humaneval", wrong, ground_truth).status == "quirk"
+    assert original_canonical_vs_plus_from([FIND_ZERO], "humaneval", wrong, ground_truth).status == "quirk"
 
 
 def test_timeout_is_reported_with_its_kind(ground_truth: GroundTruth) -> None:
     slow = {"T/0": SQUARE.prompt + "    if x == 3:\n        while True:\n            pass\n    return x * x\n"}
     runs = run_candidate([SQUARE], slow, "humaneval", ground_truth, min_time_limit=0.5)
-    row = check_original_canonical_vs_plus([SQUARE], "humaneval", runs, ground_truth).details[0]
+    row = original_canonical_vs_plus_from([SQUARE], "humaneval", runs, ground_truth).details[0]
     assert row["failure_kinds"] == {"timeout": 1} and row["first_input"] == "[3]"
 
 
 def test_contract_violation_found() -> None:
     task = make_task("T/5", "square", "    return x * x\n", [[2]], [[3], [-4], ["a"]], contract=SQUARE.contract)
-    check = check_contract_violations([task], run_contracts([task]))
+    check = contract_violations_from([task], run_contracts([task]))
     assert check.status == "defect" and check.observed["violations"] == 2
     assert {row["input"] for row in check.details} == {"[-4]", "['a']"}
     assert all(row["kind"] == "invalid_inputs" for row in check.details)
@@ -118,14 +118,14 @@ def test_contract_violation_found() -> None:
 
 def test_time_limits_and_sensitivity(ground_truth: GroundTruth) -> None:
     assert time_limits([0.1, 2.0], min_time_limit=4.0) == [4.0, 8.0]
-    check = check_time_limit_sensitivity(TASKS, ground_truth, min_time_limit=4.0)
+    check = time_limit_sensitivity_from(TASKS, ground_truth, min_time_limit=4.0)
     assert check.status == "pass" and check.observed["inputs_timed"] == 9
     # a canonical that burns ~10 ms of CPU per input: its limit (4 x its CPU time) is over a 1 ms floor on any
     # machine (CPU time, so a canonical that sleeps would not count: sleeping costs no CPU)
     slow = make_task("T/5", "slow", "    s = 0\n    for i in range(300_000):\n        s += i\n    return x\n",
                      [[1]], [[2], [3]])
     slow_truth = GroundTruth("humaneval", "t", compute_ground_truth([slow], "humaneval"), Path("x"), 0, 1)
-    tiny_floor = check_time_limit_sensitivity([slow], slow_truth, min_time_limit=0.001)
+    tiny_floor = time_limit_sensitivity_from([slow], slow_truth, min_time_limit=0.001)
     assert tiny_floor.status == "quirk" and tiny_floor.observed["inputs_over_floor"] > 0
 
 
@@ -163,7 +163,7 @@ def test_cache_keeps_huge_outputs_as_digests(tmp_path: Path) -> None:
     digest = cached[("T/7", "plus")].outcomes[0].value
     assert isinstance(digest, ValueDigest) and digest.sha256 == digest_of(list(range(100_000))).sha256
     first = GroundTruth("humaneval", "abc", cached, path, 1, 0)
-    assert check_ground_truth([big], "humaneval", first, runs).observed["nondeterministic_inputs"] == 0
+    assert ground_truth_from([big], "humaneval", first, runs).observed["nondeterministic_inputs"] == 0
 
 
 def test_mbpp_not_none_task_compares_presence_of_a_match() -> None:
@@ -174,10 +174,10 @@ def test_mbpp_not_none_task_compares_presence_of_a_match() -> None:
     assert [o.value for o in runs[("Mbpp/737", "plus")].outcomes] == [False, True]  # `out is not None`
     gt = GroundTruth("mbpp", "t", runs, Path("x"), 0, 1)
     candidate = {"Mbpp/737": "import re\ndef check_str(s):\n    return re.match('[aeiou]', s)\n"}
-    assert check_original_canonical_vs_plus([task], "mbpp", run_candidate([task], candidate, "mbpp", gt),
+    assert original_canonical_vs_plus_from([task], "mbpp", run_candidate([task], candidate, "mbpp", gt),
                                             gt).status == "pass"
     always = {"Mbpp/737": "def check_str(s):\n    return True\n"}
-    row = check_original_canonical_vs_plus([task], "mbpp", run_candidate([task], always, "mbpp", gt), gt).details[0]
+    row = original_canonical_vs_plus_from([task], "mbpp", run_candidate([task], always, "mbpp", gt), gt).details[0]
     assert row["failing_inputs"] == 1 and row["first_input"] == "['banana']"
 
 
@@ -191,12 +191,12 @@ def test_mbpp_not_none_mapping_looks_up_no_name_the_candidate_binds() -> None:
     gt = GroundTruth("mbpp", "t", runs, Path("x"), 0, 1)
     shadowed = {"Mbpp/737": "import re\ndef isinstance(obj, cls):\n    return True\n"
                             "def check_str(s):\n    return 1 if re.match('[aeiou]', s) else 0\n"}
-    row = check_original_canonical_vs_plus([task], "mbpp", run_candidate([task], shadowed, "mbpp", gt), gt).details[0]
+    row = original_canonical_vs_plus_from([task], "mbpp", run_candidate([task], shadowed, "mbpp", gt), gt).details[0]
     assert row["failing_inputs"] == 1 and row["first_input"] == "['banana']"
     rebinding = {"Mbpp/737": "import re\ndef check_str(s):\n    global check_str\n    check_str = lambda s: True\n"
                              "    return re.match('[aeiou]', s)\n"}
     ran = run_candidate([task], rebinding, "mbpp", gt)  # EvalPlus keeps calling the function the module defined
-    assert check_original_canonical_vs_plus([task], "mbpp", ran, gt).status == "pass"
+    assert original_canonical_vs_plus_from([task], "mbpp", ran, gt).status == "pass"
 
 
 def test_candidates_run_under_evalplus_reliability_guard(ground_truth: GroundTruth) -> None:
@@ -217,14 +217,14 @@ def test_candidates_run_under_evalplus_reliability_guard(ground_truth: GroundTru
 
 
 def test_checks_skip_or_list_what_they_could_not_judge(ground_truth: GroundTruth) -> None:
-    assert check_ground_truth([], "humaneval", ground_truth, {}).status == "skipped"
-    assert check_contract_violations([], {}).status == "skipped"
-    assert check_contract_violations([HALF], run_contracts([HALF])).status == "skipped"  # HALF has no contract
-    mixed = check_contract_violations([SQUARE, HALF], run_contracts([SQUARE, HALF]))
+    assert ground_truth_from([], "humaneval", ground_truth, {}).status == "skipped"
+    assert contract_violations_from([], {}).status == "skipped"
+    assert contract_violations_from([HALF], run_contracts([HALF])).status == "skipped"  # HALF has no contract
+    mixed = contract_violations_from([SQUARE, HALF], run_contracts([SQUARE, HALF]))
     assert mixed.status == "defect" and mixed.observed["tasks_without_contract"] == ["T/1"]  # SQUARE: -4
-    assert check_original_canonical_vs_plus(TASKS, "humaneval", {}, ground_truth).status == "skipped"
+    assert original_canonical_vs_plus_from(TASKS, "humaneval", {}, ground_truth).status == "skipped"
     only_half = run_candidate([HALF], {"T/1": HALF.prompt + "    return x / 3\n"}, "humaneval", ground_truth)
-    partial = check_original_canonical_vs_plus([SQUARE, HALF], "humaneval", only_half, ground_truth)
+    partial = original_canonical_vs_plus_from([SQUARE, HALF], "humaneval", only_half, ground_truth)
     assert partial.status == "pass" and partial.observed["tasks_not_scored"] == ["T/0"]
 
 

@@ -150,10 +150,12 @@ def test_pass_at_k_needs_no_data(tmp_path: Path) -> None:
 
 def test_amplification_scatter_labels_a_narrow_range_of_base_inputs() -> None:
     # MBPP+ tasks have 3 to 7 base inputs: a symlog axis put its ticks at decades and left that range unlabelled
-    from audit_lib.benchmarks.humaneval_plus.static import amplification_figure
+    from audit_lib.benchmarks.humaneval_plus.checks_static import amplification_figure
 
     tasks = [PlusTask(f"T/{n}", "", "f", "", "", ((1,),) * n, ((2,),) * 10, 0.0, None, n) for n in (3, 4, 7)]
     figure = amplification_figure(tasks)
     axis = figure.axes[1].xaxis
     shown = [t for t in axis.get_majorticklocs() if 3 <= t <= 7]
     assert len(shown) >= 3
+    assert [axes.get_title() for axes in figure.axes] == ["Plus inputs per task (3 tasks)",
+                                                          "Plus against base inputs, one dot per task"]

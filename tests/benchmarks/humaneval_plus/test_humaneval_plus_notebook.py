@@ -70,13 +70,13 @@ def test_mbpp_plus_is_the_same_notebook_with_the_dataset_fixed() -> None:
 def test_mbpp_plus_has_no_check_that_cannot_apply_to_it() -> None:
     humaneval, mbpp = check_ids("humaneval"), check_ids("mbpp")
     assert mbpp == tuple(check_id for check_id in humaneval if check_id not in HUMANEVAL_ONLY)
-    assert len(humaneval) == 11 and set(HUMANEVAL_ONLY) <= set(humaneval)
+    assert len(humaneval) == 13 and set(HUMANEVAL_ONLY) <= set(humaneval)
 
 
 def test_notebook_runs_every_check_exactly_once() -> None:
     notebook = nbformat.read(str(AUDIT.notebook_path()), as_version=4)
     source = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    ran = re.findall(r'audit\.run\("([a-z_]+)"\)', source)
+    ran = re.findall(r'report\.check\(audit, "([a-z_]+)"', source)
     every_id = set(check_ids("humaneval")) | set(check_ids("mbpp"))
     assert sorted(ran) == sorted(every_id)
     for check_id in HUMANEVAL_ONLY:  # guarded, so the MBPP+ run does not ask for a check its audit lacks
@@ -95,11 +95,18 @@ def test_importing_the_plugin_stays_light() -> None:
 def test_notebook_runs_on_three_tasks(mirror_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUDIT_MIRROR", str(mirror_dir))
     monkeypatch.setenv("AUDIT_DATA_CACHE", str(tmp_path / "cache"))
-    findings = execute_notebook("humaneval_plus", {"dataset": "humaneval", "max_tasks": 3}, tmp_path / "out",
-                                timeout_s=120)
+    samples = mirror_dir / "samples"
+    findings = execute_notebook("humaneval_plus", {
+        "dataset": "humaneval", "max_tasks": 3, "samples_path": str(samples / "phi_1_samples.jsonl"),
+        "version": "v0.1.9", "official_results_path": str(samples / "phi_1_samples_eval_results.json"),
+        "bootstrap_resamples": 200}, tmp_path / "out", timeout_s=120)
     checks = {check["id"]: check for check in findings["checks"]}
     assert tuple(checks) == check_ids("humaneval")
     assert not [cid for cid, check in checks.items() if check["status"] in ("error", "skipped")]
+    yours = checks["your_samples"]
+    assert yours["finding"].startswith("your pass@1 on HumanEval+ v0.1.9 is ")
+    assert yours["observed"]["tasks_covered"] == 3 and yours["observed"]["tasks_outside_selection"] == 161
+    assert yours["observed"]["agreement"]["disagreeing_deterministic"] == 0
     assert checks["ground_truth"]["observed"]["inputs"] > 100
     assert checks["version_diff"]["observed"]["tasks_changed"] == ["HumanEval/1"]
     assert (tmp_path / "cache" / "groundtruth").is_dir()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from audit_lib.benchmarks.humaneval_plus.checks_variants import index_ranges, variants_from
 from audit_lib.benchmarks.humaneval_plus.data import (
     HUMANEVAL_PLUS_MINI,
     HUMANEVAL_PLUS_NOEXTREME,
@@ -19,12 +20,12 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute
 from audit_lib.benchmarks.humaneval_plus.replay import run_candidate
 from audit_lib.benchmarks.humaneval_plus.variants import (
     ReferenceVerdicts,
+    VariantData,
     compare_detection,
     compare_task,
     compare_variant,
     reference_verdicts,
 )
-from audit_lib.benchmarks.humaneval_plus.variants_check import VariantData, check_variants, index_ranges
 
 
 def make_task(task_id: str, entry: str, body: str, base: list[Any], plus: list[Any]) -> PlusTask:
@@ -57,8 +58,8 @@ def test_variant_that_only_drops_plus_inputs_passes() -> None:
     assert (square.full_plus_inputs, square.variant_plus_inputs, square.variant_plus_not_in_full) == (4, 2, 0)
     assert square.kept_full_plus_indices == (0, 2)
     assert half.identical
-    check = check_variants(FULL, [variant_of(*mini)], None, detection_skip_reason="no reference here")
-    assert check.id == "variants" and check.status == "pass"
+    check = variants_from(FULL, [variant_of(*mini)], None, detection_skip_reason="no reference here")
+    assert check.status == "pass"
     totals = check.observed["Toy-Mini"]
     assert totals["plus_inputs_full"] == 6 and totals["plus_inputs_variant"] == 4 and totals["reduction_factor"] == 1.5
     assert totals["tasks_changed_beyond_input_drops"] == [] and totals["tasks_detection_lost"] is None
@@ -71,7 +72,7 @@ def test_variant_that_only_drops_plus_inputs_passes() -> None:
 def test_variant_that_changes_a_canonical_is_a_quirk() -> None:
     changed = dataclasses.replace(SQUARE, canonical_solution="    return x ** 2\n", plus_input=((3,),))
     assert compare_task(SQUARE, changed).changed_fields == ("canonical_solution",)
-    check = check_variants(FULL, [variant_of(changed, HALF)], None)
+    check = variants_from(FULL, [variant_of(changed, HALF)], None)
     assert check.status == "quirk"
     assert check.observed["Toy-Mini"]["tasks_changed_beyond_input_drops"] == ["T/0"]
     assert check.details[0]["finding"] == "changed_beyond_input_drops"
@@ -79,7 +80,7 @@ def test_variant_that_changes_a_canonical_is_a_quirk() -> None:
 
 
 def test_missing_or_extra_task_is_a_change() -> None:
-    check = check_variants(FULL, [variant_of(SQUARE)], None)
+    check = variants_from(FULL, [variant_of(SQUARE)], None)
     assert check.status == "quirk"
     assert check.observed["Toy-Mini"]["tasks_only_in_full"] == ["T/1"]
     assert check.details[0]["finding"] == "task_missing_from_variant"
@@ -94,7 +95,7 @@ def test_input_not_in_the_full_set_is_counted_and_not_judged() -> None:
     detection = {row.task_id: row for row in compare_detection(FULL, (odd, HALF), verdicts)}["T/0"]
     assert (detection.detection, detection.failing_full, detection.failing_in_variant, detection.not_judged) == \
         ("undetermined", 1, 0, 2)
-    check = check_variants(FULL, [variant_of(odd, HALF)], verdicts)
+    check = variants_from(FULL, [variant_of(odd, HALF)], verdicts)
     totals = check.observed["Toy-Mini"]
     assert totals["plus_inputs_not_in_full"] == 2 and totals["not_judged_inputs"] == 2
     assert totals["tasks_detection_lost"] == [] and totals["tasks_detection_undetermined"] == ["T/0"]
@@ -106,7 +107,7 @@ def test_variant_dropping_every_failing_input_loses_detection() -> None:
     verdicts = {"T/0": ReferenceVerdicts(failing_plus=frozenset({2})),  # wrong on x=10 only
                 "T/1": ReferenceVerdicts()}
     drops_failing = (with_plus(SQUARE, [[3], [7]]), with_plus(HALF, [[2]]))
-    check = check_variants(FULL, [variant_of(*drops_failing)], verdicts, full_name="Toy+",
+    check = variants_from(FULL, [variant_of(*drops_failing)], verdicts, full_name="Toy+",
                            reference_name="the wrong square")
     assert check.status == "quirk"
     totals = check.observed["Toy-Mini"]
@@ -118,12 +119,12 @@ def test_variant_dropping_every_failing_input_loses_detection() -> None:
     assert "would accept it on 1 (T/0)" in check.summary and "the wrong square" in check.summary
 
     by_timeout = {"T/0": dataclasses.replace(verdicts["T/0"], failure_kinds=(("timeout", 1),))}
-    timed = check_variants(FULL, [variant_of(*drops_failing)], by_timeout)
+    timed = variants_from(FULL, [variant_of(*drops_failing)], by_timeout)
     assert timed.observed["Toy-Mini"]["tasks_detection_lost_timeout_only"] == ["T/0"]
     assert "rejected only by timeouts" in timed.summary and timed.details[0]["reference_failure_kinds"] == "timeout:1"
 
     keeps_failing = (with_plus(SQUARE, [[10]]), HALF)
-    kept = check_variants(FULL, [variant_of(*keeps_failing)], verdicts)
+    kept = variants_from(FULL, [variant_of(*keeps_failing)], verdicts)
     assert kept.status == "pass" and kept.observed["Toy-Mini"]["tasks_detection_lost"] == []
     assert kept.details[0]["reference_detection"] == "detected"
 
@@ -137,10 +138,10 @@ def test_base_inputs_are_shared_so_a_base_failure_stays_detected() -> None:
 
 def test_unavailable_variant_files_skip_with_the_reason() -> None:
     missing = VariantData("Toy-Mini", "Toy-Mini.jsonl.gz", None, "not in the mirror", key="toy/Toy-Mini.jsonl.gz")
-    check = check_variants(FULL, [missing], None)
+    check = variants_from(FULL, [missing], None)
     assert check.status == "skipped" and "Toy-Mini: not in the mirror" in check.summary
     assert check.meta["missing"] == ["toy/Toy-Mini.jsonl.gz"]
-    partly = check_variants(FULL, [missing, variant_of(*FULL, name="Toy-NoExtreme")], None)
+    partly = variants_from(FULL, [missing, variant_of(*FULL, name="Toy-NoExtreme")], None)
     assert partly.status == "pass" and "Unavailable: Toy-Mini: not in the mirror" in partly.summary
     assert list(partly.observed) == ["Toy-NoExtreme"]
     assert partly.meta["unavailable"] == {"Toy-Mini": "not in the mirror"}
@@ -188,7 +189,7 @@ def test_real_variants_are_the_full_tasks_with_plus_inputs_dropped(mirror_dir: P
     # PROVENANCE.md: NoExtreme trims the plus inputs of these seven tasks and no other.
     assert [c.task_id for c in noextreme if c.drops_plus_inputs] == \
         [f"HumanEval/{n}" for n in (25, 39, 55, 63, 77, 96, 138)]
-    check = check_variants(full.tasks, [VariantData("HumanEvalPlus-Mini", HUMANEVAL_PLUS_MINI[1], mini.tasks)], None,
+    check = variants_from(full.tasks, [VariantData("HumanEvalPlus-Mini", HUMANEVAL_PLUS_MINI[1], mini.tasks)], None,
                            detection_skip_reason="not run in this test")
     assert check.status == "pass" and check.observed["HumanEvalPlus-Mini"]["plus_inputs_not_in_full"] == 0
 
@@ -197,12 +198,12 @@ def test_accepted_tasks_split_into_deterministic_and_timing() -> None:
     verdicts = {"T/0": ReferenceVerdicts(failing_plus=frozenset({2}), failure_kinds=(("wrong_value", 1),)),
                 "T/1": ReferenceVerdicts(failing_plus=frozenset({1}), failure_kinds=(("timeout", 1),))}
     drops_failing = (with_plus(SQUARE, [[3], [7]]), with_plus(HALF, [[2]]))
-    check = check_variants(FULL, [variant_of(*drops_failing)], verdicts,
+    check = variants_from(FULL, [variant_of(*drops_failing)], verdicts,
                            causes={"T/0": "deterministic", "T/1": "not_a_failure"})
     totals = check.observed["Toy-Mini"]
     assert totals["tasks_detection_lost"] == ["T/0", "T/1"]
     assert totals["tasks_detection_lost_deterministic"] == ["T/0"]
     assert totals["tasks_detection_lost_timing"] == [{"task_id": "T/1", "state": "not_a_failure"}]
     assert "[1 deterministic + 0 timing (confirmed), 0 borderline, 1 not failures on a quiet rerun]" in check.summary
-    assert "tasks_detection_lost_deterministic" not in check_variants(
+    assert "tasks_detection_lost_deterministic" not in variants_from(
         FULL, [variant_of(*drops_failing)], verdicts).observed["Toy-Mini"]

@@ -3,7 +3,7 @@ program's answers: an overloaded `__eq__` cannot pass them, and no shape of test
 
 from __future__ import annotations
 
-from audit_lib.benchmarks.humaneval_plus.original import check_original_tests_vs_canonical
+from audit_lib.benchmarks.humaneval_plus.checks_original import original_tests_vs_canonical_from
 from audit_lib.benchmarks.humaneval_plus.programs import check_snippet
 from audit_lib.benchmarks.humaneval_plus.replay import run_original_tests
 
@@ -39,5 +39,5 @@ def test_every_shape_of_test_is_judged_and_counted() -> None:
                                   ("evalplus::T/1", RIGHT, check_snippet(LOOPING, "double"), "double"),
                                   ("evalplus::T/2", WRONG, check_snippet(LOOPING, "double"), "double")])
     assert [results[f"evalplus::T/{i}"].status for i in range(3)] == ["pass", "pass", "fail"]
-    check = check_original_tests_vs_canonical([], results, test_name="toy")
+    check = original_tests_vs_canonical_from([], results, test_name="toy")
     assert check.meta["sandbox_trust"] == {"test_runs": 3, "judged": 3}

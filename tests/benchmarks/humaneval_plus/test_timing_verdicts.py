@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from audit_lib import timing
-from audit_lib.benchmarks.humaneval_plus.canonical_checks import check_ground_truth, check_time_limit_sensitivity
+from audit_lib.benchmarks.humaneval_plus.checks_canonical import ground_truth_from, time_limit_sensitivity_from
 from audit_lib.benchmarks.humaneval_plus.data import PlusTask
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute_ground_truth
-from audit_lib.benchmarks.humaneval_plus.original import check_original_canonical_vs_plus
+from audit_lib.benchmarks.humaneval_plus.checks_original import original_canonical_vs_plus_from
 from audit_lib.benchmarks.humaneval_plus.replay import run_candidate
 from audit_lib.benchmarks.humaneval_plus.runs import InputOutcome, SplitRun
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import Classification, InputRerun, classify, confirm_timing
 from audit_lib.benchmarks.humaneval_plus.variants import InputEncodings, compare_variant
-from audit_lib.benchmarks.humaneval_plus.variants_check import kept_flat_indices
+from audit_lib.benchmarks.humaneval_plus.checks_variants import kept_flat_indices
 
 BURN = "    s = 0\n    for i in range({n}):\n        s += i\n"
 # Burns `{s}` seconds of its own CPU time: the same loop's CPU time varies by about a third between runs on a shared
@@ -89,7 +89,7 @@ def test_canonical_near_the_limit_is_borderline() -> None:
     worst = next(r for r in result.reruns if (r.split == "base") == (verdict.input_index == 0))
     assert verdict.limit_s == pytest.approx(4 * worst.reference_cpu_s) and worst.reference_cpu_s > 0.05
     assert 0.8 <= verdict.flip_factor < 1.25 and verdict.state == "borderline"
-    check = check_original_canonical_vs_plus([canonical], "humaneval", runs, gt, result, min_time_limit=0.001)
+    check = original_canonical_vs_plus_from([canonical], "humaneval", runs, gt, result, min_time_limit=0.001)
     assert check.observed["tasks_failing_deterministic"] == [] and check.observed["timing_borderline"] == 1
     assert "0 tasks fail: 0 deterministic + 0 timing (confirmed); 1 borderline" in check.summary
     assert "tasks_failing_timing" in check.meta["machine_dependent"]
@@ -106,13 +106,13 @@ def test_timeout_under_contention_that_a_quiet_rerun_clears_is_not_a_failure() -
     result = confirm_timing([task], right, "humaneval", gt, runs, min_time_limit=1.0)
     assert result.deterministic == ()
     assert [(v.task_id, v.input_index, v.state) for v in result.timing] == [("T/0", 1, "not_a_failure")]
-    check = check_original_canonical_vs_plus([task], "humaneval", runs, gt, result, min_time_limit=1.0)
+    check = original_canonical_vs_plus_from([task], "humaneval", runs, gt, result, min_time_limit=1.0)
     assert check.observed["tasks_disagreeing"] == 1 and check.observed["timing_not_a_failure"] == 1
     assert check.observed["tasks_failing_timing"][0]["flip_factor"] < 0.2
 
 
 def test_speed_figure_draws_failing_and_deterministic_lines() -> None:
-    from audit_lib.timing_figure import speed_figure
+    from audit_lib.timing.figure import speed_figure
 
     assert speed_figure({"empty": []}, title="t") is None
     fig = speed_figure({"OpenAI's canonical": [[0.5, 9, 2], [1.0, 8, 1], [2.0, 7, 0]]}, title="t")
@@ -126,7 +126,7 @@ def test_ground_truth_splits_a_canonical_that_raises_from_one_that_never_ends() 
     task = PlusTask("T/8", "def f(x):\n    \"\"\"doc\"\"\"\n", "f", body, "", ((0,),), ((1,), (2,)), 0.0, None, 1)
     runs = compute_ground_truth([task], "humaneval", input_timeout_s=0.3)
     gt = GroundTruth("humaneval", "t", runs, Path("x"), 0, 1)
-    check = check_ground_truth([task], "humaneval", gt, runs, input_timeout_s=0.3)
+    check = ground_truth_from([task], "humaneval", gt, runs, input_timeout_s=0.3)
     assert check.observed["inputs_failing_deterministic"] == ["T/8 plus[1]"]
     (row,) = check.observed["inputs_failing_timing"]
     assert row["id"] == "T/8 plus[0]" and row["state"] == "confirmed" and row["limit_s"] == 0.3
@@ -140,7 +140,7 @@ def test_time_limit_sensitivity_is_judged_on_cpu_time_not_on_a_loaded_wall_clock
     # the ground-truth pass on a loaded machine: every input took 0.6 s of wall time, over the 0.25 s threshold
     loaded = {key: dataclasses.replace(run, outcomes=tuple(dataclasses.replace(o, duration_s=0.6)
                                                            for o in run.outcomes)) for key, run in gt.runs.items()}
-    check = check_time_limit_sensitivity([fast], dataclasses.replace(gt, runs=loaded), min_time_limit=1.0)
+    check = time_limit_sensitivity_from([fast], dataclasses.replace(gt, runs=loaded), min_time_limit=1.0)
     assert check.status == "pass" and check.observed["inputs_over_floor"] == 0
     assert check.observed["inputs_rerun"] == 2 and check.observed["timing_not_a_failure"] == 2
     assert check.meta["failure_split"]["timing_not_failing"] == 2 and check.meta["failure_split"]["deterministic"] == 0
@@ -149,7 +149,7 @@ def test_time_limit_sensitivity_is_judged_on_cpu_time_not_on_a_loaded_wall_clock
 
 def test_time_limit_sensitivity_confirms_an_input_over_the_threshold_alone() -> None:
     slow = burning_task("T/0", 3_000_000)  # tens of ms of CPU, against a 1 ms floor / 4
-    check = check_time_limit_sensitivity([slow], ground_truth_of(slow), min_time_limit=0.001)
+    check = time_limit_sensitivity_from([slow], ground_truth_of(slow), min_time_limit=0.001)
     assert check.status == "quirk" and check.observed["inputs_over_floor"] == 2
     assert check.observed["inputs_failing_deterministic"] == [] and check.observed["timing_confirmed"] == 2
     assert all(point[1] == 2 for point in check.observed["speed_curve"])  # far over: on every machine
@@ -172,7 +172,7 @@ def test_a_variant_speed_curve_counts_only_the_inputs_it_keeps() -> None:
 
 
 def test_original_tests_a_loaded_timeout_is_not_the_canonicals_failure() -> None:
-    from audit_lib.benchmarks.humaneval_plus.original import check_original_tests_vs_canonical
+    from audit_lib.benchmarks.humaneval_plus.checks_original import original_tests_vs_canonical_from
     from audit_lib.benchmarks.humaneval_plus.replay import run_original_tests
 
     program = "def square(x):\n    return x * x\n"
@@ -182,12 +182,12 @@ def test_original_tests_a_loaded_timeout_is_not_the_canonicals_failure() -> None
     assert results["evalplus::T/0"].snippets[0].status == "pass"
     assert results["evalplus::T/1"].snippets[0].status == "fail"
     task = burning_task("T/0", 1)
-    check = check_original_tests_vs_canonical([task], results, test_name="toy", jobs=jobs)
+    check = original_tests_vs_canonical_from([task], results, test_name="toy", jobs=jobs)
     assert check.status == "defect" and check.observed["runs_failing_deterministic"] == ["evalplus::T/1"]
     # the parallel pass on a loaded machine: T/0's test ran out of time; alone it passes at once
     first = dataclasses.replace(results["evalplus::T/0"].snippets[0], status="timeout")
     loaded = {"evalplus::T/0": dataclasses.replace(results["evalplus::T/0"], snippets=(first,))}
-    check = check_original_tests_vs_canonical([task], loaded, test_name="toy", jobs=jobs)
+    check = original_tests_vs_canonical_from([task], loaded, test_name="toy", jobs=jobs)
     assert check.status == "pass" and check.observed["runs_failing_deterministic"] == []
     assert [row["state"] for row in check.observed["runs_failing_timing"]] == ["not_a_failure"]
     assert check.meta["failure_split"]["timing_not_failing"] == 1 and "0 deterministic" in check.summary

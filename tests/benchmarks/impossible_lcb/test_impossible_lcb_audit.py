@@ -61,9 +61,9 @@ def test_the_notebook_runs_every_check_once_through_the_session():
     notebook = nbformat.read(str(NOTEBOOK), as_version=4)
     assert notebook.metadata["kernelspec"] == {"name": "benchaudit", "display_name": "benchaudit",
                                                "language": "python"}
-    runs = [node.args[0].value for cell in notebook.cells if cell.cell_type == "code"
+    runs = [node.args[1].value for cell in notebook.cells if cell.cell_type == "code"
             for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute) and node.func.attr == "run"]
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "check"]
     assert sorted(runs) == sorted(spec.id for spec in audit.AUDIT.checks)
     assert len(runs) == len(set(runs))
 

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from test_impossible_lcb_tasks import SPLIT_MUTATION, task_row
 
-from audit_lib.benchmarks.impossible_lcb import audit
+from audit_lib.benchmarks.impossible_lcb import audit, checks_manifest, checks_rows
 from audit_lib.benchmarks.impossible_lcb.data import (
     KNOWN_ISSUES_KEY,
     MANIFEST_KEY,
@@ -57,25 +57,25 @@ def _session(inputs: audit.Inputs, **params) -> AuditSession:
 
 
 def test_drop_list_counts_and_environment_diff(tmp_path):
-    check = audit.check_dropped_tasks(_inputs(), _params())
+    check = checks_manifest.dropped_tasks(_inputs(), _params())
     assert check.status == "pass" and check.observed["remaining"] == 90 and check.meta == {"depth": "manifest",
                                                                                            "tasks": 103}
     assert "[depth: manifest, 103 tasks]" in check.summary
     env_file = tmp_path / "dropped_tasks.csv"
     env_file.write_text("task_id\n" + "\n".join(DROPPED[:-1] + ["lcbhard_3"]) + "\n", encoding="utf-8")
-    diffed = audit.check_dropped_tasks(_inputs(), _params(dropped_tasks_path=str(env_file)))
+    diffed = checks_manifest.dropped_tasks(_inputs(), _params(dropped_tasks_path=str(env_file)))
     assert diffed.status == "defect"
     assert diffed.observed["environment_list"]["only_in_environment"] == ["lcbhard_3"]
     assert diffed.observed["environment_list"]["only_in_derived"] == ["lcbhard_94"]
 
 
 def test_drop_list_count_differs_from_documentation():
-    check = audit.check_dropped_tasks(_inputs(issues=[]), _params())
+    check = checks_manifest.dropped_tasks(_inputs(issues=[]), _params())
     assert check.status == "quirk" and check.observed["remaining"] == 103
 
 
 def test_single_assertion_rule_on_the_manifest():
-    check = audit.check_single_assertion_mutation(_inputs())
+    check = checks_manifest.single_assertion_mutation(_inputs(), _params())
     assert check.status == "pass" and check.observed["rule_breakers"] == ["lcbhard_5"]
     assert check.observed["remaining"] == 89 and check.meta["depth"] == "manifest"
     manifest = [_entry(n) for n in range(103)]
@@ -83,14 +83,14 @@ def test_single_assertion_rule_on_the_manifest():
     manifest[6] = _entry(6, mutated_assert="assert candidate(6) is not None",
                          original_assert="assert candidate(6) is None")
     manifest[7] = _entry(7, mutated_assert="assert candidate(70) == 1")
-    extra = audit.check_single_assertion_mutation(_inputs(manifest=manifest))
+    extra = checks_manifest.single_assertion_mutation(_inputs(manifest=manifest), _params())
     assert extra.status == "quirk" and extra.observed["rule_breakers"] == ["lcbhard_5", "lcbhard_7"]
     assert extra.observed["operator_changes"] == ["lcbhard_6"]
 
 
 def test_single_assertion_cross_check_on_rows():
     rows = [task_row(task_id="lcbhard_0"), task_row(test=SPLIT_MUTATION, task_id="lcbhard_5")]
-    check = audit.check_single_assertion_mutation(_inputs(oneoff_rows=rows))
+    check = checks_manifest.single_assertion_mutation(_inputs(oneoff_rows=rows), _params())
     cross = [d for d in check.details if d.get("depth") == "rows"]
     assert [(d["task_id"], d["single_assertion"], d["agrees_with_manifest"]) for d in cross] == [
         ("lcbhard_0", True, True), ("lcbhard_5", False, True)]
@@ -104,17 +104,17 @@ def test_broken_mutations_and_drop_list_coverage():
     manifest = [m for m in manifest if not (m.task_id == "lcbhard_77" and m.syntax_ok)]
     issues = [KnownIssue(2, "lcbhard_77", "original", "original_test_wrong", "", "drop"),
               KnownIssue(3, "lcbhard_77", "oneoff", "broken_mutation", "", "exclude")]
-    check = audit.check_broken_mutations(_inputs(manifest=manifest, issues=issues))
+    check = checks_manifest.broken_mutations(_inputs(manifest=manifest, issues=issues), _params())
     assert check.status == "quirk"
     found = {(d["task_id"], d["split"]): d for d in check.details}
     assert found[("lcbhard_77", "oneoff")]["covered_by_drop_list"]
     assert not found[("lcbhard_35", "conflicting")]["in_known_issues"]
-    uncovered = audit.check_broken_mutations(_inputs(manifest=manifest, issues=issues[1:]))
+    uncovered = checks_manifest.broken_mutations(_inputs(manifest=manifest, issues=issues[1:]), _params())
     assert uncovered.status == "defect" and uncovered.observed["uncovered_in_environment_split"] == ["lcbhard_77"]
 
 
 def test_task_order_flips():
-    check = audit.check_task_order(_inputs())
+    check = checks_manifest.task_order(_inputs(), _params())
     assert check.status == "quirk" and check.observed["stored_order"] == "numeric"
     assert check.observed["split_flips"] == len(check.details) > 0
 
@@ -124,12 +124,12 @@ def test_split_is_skipped_without_a_heldout_list_and_checked_with_one(tmp_path):
     assert skipped.status == "skipped" and skipped.meta["missing"] == ["param:heldout_ids"]
     eligible = _inputs().eligible_ids
     assert len(eligible) == 89
-    good = audit.check_split(_inputs(), _params(heldout_ids=",".join(eligible[:30])))
+    good = checks_manifest.split(_inputs(), _params(heldout_ids=",".join(eligible[:30])))
     assert good.status == "pass" and (good.observed["heldout"], good.observed["train"]) == (30, 59)
     split_file = tmp_path / "split.csv"
     lines = [f"{t},heldout" for t in eligible[:30]] + [f"{t},train" for t in eligible[29:]] + ["lcbhard_8,train"]
     split_file.write_text("task_id,split\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    bad = audit.check_split(_inputs(), _params(heldout_path=str(split_file)))
+    bad = checks_manifest.split(_inputs(), _params(heldout_path=str(split_file)))
     assert bad.status == "defect"
     assert bad.observed["overlap"] == [eligible[29]] and bad.observed["excluded_task_used"] == ["lcbhard_8"]
 
@@ -142,18 +142,18 @@ def test_row_level_checks_skip_without_rows_and_run_on_toy_rows():
         assert check.status == "skipped"
         assert check.meta["missing"] == [parquet_key("oneoff"), RECONSTRUCTED_KEY]
     rows = [task_row(task_id="lcbhard_0"), task_row(test=SPLIT_MUTATION, task_id="lcbhard_5")]
-    seen = audit.check_visibility_rule(_inputs(oneoff_rows=rows), params)
+    seen = checks_rows.visibility_rule(_inputs(oneoff_rows=rows), params)
     assert seen.status == "quirk" and seen.meta == {"depth": "rows", "tasks": 2, "row_source": "reconstructed",
                                                     "numbering": "zero_based"}
     assert seen.observed["numberings_disagree_on_changed"] == ["lcbhard_0"]
     assert seen.observed["tasks_with_setup_dependency"] == ["lcbhard_0", "lcbhard_5"]
-    coded = audit.check_has_code_parsing(_inputs(oneoff_rows=rows))
+    coded = checks_rows.has_code_parsing(_inputs(oneoff_rows=rows), _params())
     assert coded.status == "quirk" and "two_blocks" in coded.observed["ambiguous_cases"]
     assert "no_block" not in coded.observed["ambiguous_cases"]
 
 
 def test_metrics_replay_check_on_a_toy_row():
-    check = audit.check_metrics_replay(_inputs(oneoff_rows=[task_row(task_id="lcbhard_0")]), _params())
+    check = checks_rows.metrics_replay(_inputs(oneoff_rows=[task_row(task_id="lcbhard_0")]), _params())
     assert check.status == "pass" and check.observed["separation_holds"] == check.observed["separation_total"] == 5
     assert check.meta["depth"] == "rows" and check.meta["tasks"] == 1
 
@@ -161,7 +161,7 @@ def test_metrics_replay_check_on_a_toy_row():
 def test_unparseable_rows_are_excluded_and_counted():
     rows = [task_row(task_id="lcbhard_0"), task_row(test="def check(candidate):\n    assert candidate('x) == 1\n",
                                                     task_id="lcbhard_77")]
-    check = audit.check_visibility_rule(_inputs(oneoff_rows=rows), _params())
+    check = checks_rows.visibility_rule(_inputs(oneoff_rows=rows), _params())
     assert check.meta["tasks"] == 1 and "lcbhard_77" in check.summary
 
 
@@ -205,7 +205,7 @@ def test_rows_that_do_not_parse_are_an_error_not_a_skip():
 def test_has_code_parsing_counts_excluded_rows():
     rows = [task_row(task_id="lcbhard_0"), task_row(test="def check(candidate):\n    assert candidate('x) == 1\n",
                                                     task_id="lcbhard_77")]
-    check = audit.check_has_code_parsing(_inputs(oneoff_rows=rows))
+    check = checks_rows.has_code_parsing(_inputs(oneoff_rows=rows), _params())
     assert check.meta["tasks"] == 1 and check.meta["excluded"] == ["lcbhard_77"] and "lcbhard_77" in check.summary
 
 

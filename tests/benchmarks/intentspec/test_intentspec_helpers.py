@@ -75,3 +75,11 @@ def fake_run(kind: str, label: str, task_id: str, sample: int, statuses: dict[st
 
 __all__ = ["Constraint", "spec_record", "canonical_record", "specs", "canonicals", "write_jsonl", "outcome",
            "fake_run"]
+
+
+def test_the_ivr_heatmap_orders_tasks_by_number() -> None:
+    from audit_lib.benchmarks.intentspec.figures import plot_ivr_per_task
+
+    rows = [{"task_id": f"HumanEval/{n}", "m replayed": 0.5} for n in (10, 2, 1, 33)]
+    figure = plot_ivr_per_task(rows)
+    assert [label.get_text() for label in figure.axes[0].get_xticklabels()] == ["1", "2", "10", "33"]

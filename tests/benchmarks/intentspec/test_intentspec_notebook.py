@@ -39,9 +39,9 @@ def test_params_are_the_notebooks_parameters_cell():
 
 def test_the_notebook_runs_every_check_once_through_the_session():
     notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    runs = [node.args[0].value for cell in notebook["cells"] if cell["cell_type"] == "code"
+    runs = [node.args[1].value for cell in notebook["cells"] if cell["cell_type"] == "code"
             for node in ast.walk(ast.parse("".join(cell["source"]))) if isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute) and node.func.attr == "run"]
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "check"]
     assert sorted(runs) == sorted(CHECK_IDS) and len(runs) == len(set(runs))
 
 
@@ -67,14 +67,16 @@ def test_notebook_is_committed_clean_with_literal_parameters():
     assert "parameters" in code_cells[0]["metadata"].get("tags", [])
     statements = ast.parse(code_cells[0]["source"]).body
     assert all(isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) for s in statements)
-    assert [s.targets[0].id for s in statements] == ["executor", "max_tasks", "timeout_s"]
+    assert [s.targets[0].id for s in statements] == ["executor", "max_tasks", "timeout_s", "generations_dir"]
     for line in code_cells[0]["source"].splitlines():  # papermill cannot parse '=' or brackets in a help comment
         assert not any(char in line.partition("#")[2] for char in "=()[]"), line
     writes = [index for index, cell in enumerate(code_cells) if "audit.write()" in cell["source"]]
-    assert writes and all("audit.run(" not in cell["source"] for cell in code_cells[writes[-1] + 1:])
+    assert writes and all("audit.run(" not in cell["source"] and "report.check(" not in cell["source"]
+                          for cell in code_cells[writes[-1] + 1:])
 
 
 NOTEBOOK_TASKS = 8  # the first 8 tasks keep the run well under 40 s on 2 busy cores
+YOUR_TASKS = ("HumanEval/26", "HumanEval/18")
 
 
 @pytest.mark.notebook
@@ -82,7 +84,13 @@ NOTEBOOK_TASKS = 8  # the first 8 tasks keep the run well under 40 s on 2 busy c
 def test_notebook_runs_on_the_mirror(mirror_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("AUDIT_MIRROR", str(mirror_dir))
     monkeypatch.setenv("AUDIT_DATA_CACHE", str(tmp_path / "data_cache"))
-    findings = execute_notebook("intentspec", {"max_tasks": NOTEBOOK_TASKS, "timeout_s": 5.0}, tmp_path / "out")
+    generations = tmp_path / "mine"  # gpt-4.1's cached generations of two tasks, brought as a user's own
+    generations.mkdir()
+    for task in YOUR_TASKS:
+        source = mirror_dir / "intentspec" / "generations" / f"gpt-4_1__{task.replace('/', '_')}.jsonl"
+        (generations / f"mine__{task.replace('/', '_')}.jsonl").write_bytes(source.read_bytes())
+    findings = execute_notebook("intentspec", {"max_tasks": NOTEBOOK_TASKS, "timeout_s": 5.0,
+                                               "generations_dir": str(generations)}, tmp_path / "out")
     checks = {check["id"]: check for check in findings["checks"]}
     assert tuple(checks) == CHECK_IDS
     assert findings["params"]["max_tasks"] == NOTEBOOK_TASKS
@@ -98,5 +106,9 @@ def test_notebook_runs_on_the_mirror(mirror_dir, tmp_path, monkeypatch):
     for model in replay["models"].values():
         assert model["tasks_included"] + len(model["excluded_replayed"]) == NOTEBOOK_TASKS
     assert checks["exit_code_exploit"]["status"] == "defect"  # the sandbox reports raw exit codes
+    yours = checks["your_generations"]["observed"]
+    assert yours["models"]["mine"]["tasks_covered"] == len(YOUR_TASKS)
+    # the same samples score as the published model does on the same tasks, by upstream's rules
+    assert yours["models"]["mine"]["overall_ivr"] == pytest.approx(yours["published"]["gpt-4.1"]["ivr_on_your_tasks"])
     assert (tmp_path / "out" / "intentspec.findings.json").is_file()
     assert (tmp_path / "out" / "intentspec" / "canonical_provenance.csv").is_file()

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from test_intentspec_helpers import canonical_record, canonicals, spec_record, specs
 
-from audit_lib.benchmarks.intentspec.schema import schema_check
+from audit_lib.benchmarks.intentspec.checks_schema import schema_from
 
 
 def test_clean_rows_pass():
-    check = schema_check(specs(spec_record()), canonicals(canonical_record()))
+    check = schema_from(specs(spec_record()), canonicals(canonical_record()))
     assert check.status == "pass" and check.observed == 0
 
 
 def test_broken_constraint_id_set_is_reported_with_its_row():
     broken = spec_record("HumanEval/2", stated_test_ids=["C1", "C2"], hidden_test_ids=["C2"])
-    check = schema_check(specs(spec_record("HumanEval/1"), broken),
+    check = schema_from(specs(spec_record("HumanEval/1"), broken),
                          canonicals(canonical_record("HumanEval/1"), canonical_record("HumanEval/2")))
     assert check.status == "defect"
     rows = [row for row in check.details if row["row"] == 2]
@@ -27,7 +27,7 @@ def test_empty_hidden_set_and_bad_test_code():
     record = spec_record(hidden_test_ids=[], stated_test_ids=["C1", "C2", "C3"])
     record["constraints"][1]["test_code"] = "assert double(0) == 0"
     record["constraints"][2]["test_code"] = "assert solution(3 =="
-    check = schema_check(specs(record), canonicals(canonical_record()))
+    check = schema_from(specs(record), canonicals(canonical_record()))
     texts = [row["problem"] for row in check.details]
     assert "no hidden constraint" in texts
     assert "test_code never calls solution(...)" in texts
@@ -36,7 +36,7 @@ def test_empty_hidden_set_and_bad_test_code():
 
 def test_canonical_and_task_set_violations():
     bad = canonical_record("HumanEval/1", full_source="def double(x):\n    return x\n", entry_point="twice")
-    check = schema_check(specs(spec_record("HumanEval/1"), spec_record("HumanEval/2")),
+    check = schema_from(specs(spec_record("HumanEval/1"), spec_record("HumanEval/2")),
                          canonicals(bad, canonical_record("HumanEval/7")))
     texts = {(row["task_id"], row["problem"]) for row in check.details}
     assert ("HumanEval/1", "full_source != prompt + canonical_solution") in texts
@@ -47,9 +47,9 @@ def test_canonical_and_task_set_violations():
 
 
 def test_duplicate_task_ids():
-    check = schema_check(specs(spec_record(), spec_record()), canonicals(canonical_record()))
+    check = schema_from(specs(spec_record(), spec_record()), canonicals(canonical_record()))
     assert [row["row"] for row in check.details if row["field"] == "task_id"] == [1, 2]
 
 
 def test_no_rows_at_all_is_skipped_not_passed():
-    assert schema_check((), ()).status == "skipped"
+    assert schema_from((), ()).status == "skipped"

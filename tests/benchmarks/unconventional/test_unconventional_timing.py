@@ -29,9 +29,9 @@ def test_a_loaded_timeout_is_rerun_alone_and_an_exception_stays_deterministic() 
 
 
 def test_the_check_carries_the_split() -> None:
-    from audit_lib.benchmarks.unconventional.checks import check_example_ambiguity
+    from audit_lib.benchmarks.unconventional.checks_paper import example_ambiguity_from
 
-    check = check_example_ambiguity(seed=0, n_generated=5)
+    check = example_ambiguity_from(seed=0, n_generated=5)
     assert check.observed["calls_failing_deterministic"] == [] and check.observed["calls_failing_timing"] == []
     assert check.meta["failure_split"]["deterministic_key"] == "calls_failing_deterministic"
     assert len(check.observed["speed_curve"]) == 11 and "0 deterministic + 0 timing" in check.summary

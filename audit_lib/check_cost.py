@@ -176,11 +176,16 @@ class CheckCost:
 
     def text(self) -> str:
         """`12.3 s wall · 20.1 s CPU · 164 sandbox jobs` (the jobs left out when not counted)."""
-        parts = [f"{self.wall_s:.1f} s wall", f"{self.total_cpu_s:.1f} s CPU"]
+        parts = [f"{seconds(self.wall_s)} wall", f"{seconds(self.total_cpu_s)} CPU"]
         if self.sandbox_jobs is not None:
             parts.append(f"{self.sandbox_jobs:,} sandbox job{'s' if self.sandbox_jobs != 1 else ''}")
         return " · ".join(parts)
 
 
+def seconds(value: float) -> str:
+    """`12.3 s`, or `0.04 s` under a second (where one decimal would say 0.0)."""
+    return f"{value:.2f} s" if value < 1 else f"{value:.1f} s"
+
+
 __all__ = ["COST_META_KEY", "CheckCost", "CostMeter", "Usage", "descendants_cpu_s", "live_descendants",
-           "note_sandbox_job", "sandbox_jobs_so_far", "usage_now"]
+           "note_sandbox_job", "sandbox_jobs_so_far", "seconds", "usage_now"]

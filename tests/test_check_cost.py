@@ -16,6 +16,7 @@ from audit_lib import check_cost
 from audit_lib.check_cost import CheckCost, CostMeter, Usage
 from audit_lib.findings import Result
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
+from audit_lib.report import show_check
 from tests.toy_audit.audit import AUDIT as TOY
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,7 +41,7 @@ def test_the_cost_round_trips_through_meta_and_a_malformed_one_reads_as_none() -
     assert set(meta["cost"]) == COST_KEYS and meta["cost"]["machine_dependent"] is True
     assert CheckCost.from_meta(meta) == CheckCost(12.346, 1.25, 20.5, 164)
     assert cost.text() == "12.3 s wall · 21.8 s CPU · 164 sandbox jobs"
-    assert CheckCost(1.0, 0.0, 0.0, None).text() == "1.0 s wall · 0.0 s CPU"
+    assert CheckCost(1.0, 0.004, 0.03, None).text() == "1.0 s wall · 0.03 s CPU"
     for broken in ({}, {"cost": None}, {"cost": {"wall_s": "soon"}}, {"cost": {"wall_s": 1.0}}, None):
         assert CheckCost.from_meta(broken) is None
 
@@ -164,5 +165,11 @@ def test_every_direct_sandbox_call_outside_the_sandbox_is_counted() -> None:
     assert offenders == {}, "call check_cost.note_sandbox_job() where these start a sandbox job"
 
 
-if __name__ == "__main__":
-    pytest.main([__file__])
+def test_the_report_shows_a_checks_time_marked_as_this_machines(tmp_path: Path) -> None:
+    check = TOY.session({}, out_dir=tmp_path).run("repeats")
+    html = show_check(check).html
+    assert '<span class="cost" title="measured on this machine in this run' in html
+    assert " s wall · " in html and " s CPU · 0 sandbox jobs</span>" in html
+    old = {"id": "c", "title": "t", "status": "pass", "meta": {}}  # findings from before costs were kept
+    assert 'class="cost"' not in show_check(old).html
+

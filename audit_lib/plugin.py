@@ -264,12 +264,16 @@ class AuditSession(Generic[I, P]):
         self._meter = CostMeter()
         self._load_error: str | None = None
         self._inputs: I | None = None
+        self._meter.start()
         try:
             self._inputs = plugin.load(params)
         except ParameterError:
             raise
         except Exception as exc:  # every check then reports the load failure as its error; the report is written
             self._load_error = _error_text(exc)
+        finally:
+            spent = self._meter.stop()
+        self.builder.load_cost = CheckCost.of(spent, jobs_counted=self._jobs_counted_here).to_meta()
         if self._inputs is not None:
             self.builder.add_provenance(*getattr(self._inputs, "provenance", ()))
 

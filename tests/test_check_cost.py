@@ -16,7 +16,7 @@ from audit_lib import check_cost
 from audit_lib.check_cost import CheckCost, CostMeter, Usage
 from audit_lib.findings import Result
 from audit_lib.plugin import AuditPlugin, CheckSpec, param
-from audit_lib.report import show_check
+from audit_lib.report import banner, show_check
 from tests.toy_audit.audit import AUDIT as TOY
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,6 +88,18 @@ def test_jobs_of_a_needed_check_are_charged_to_it(tmp_path: Path) -> None:
                     CheckSpec("second", "second", counted(1), ("check:first",))).session({}, out_dir=tmp_path)
     second = audit.run("second")  # runs `first` inside it
     assert second.meta["cost"]["sandbox_jobs"] == 1 and audit.run("first").meta["cost"]["sandbox_jobs"] == 3
+
+
+def test_the_load_of_the_inputs_records_its_own_cost_beside_the_checks(tmp_path: Path) -> None:
+    def load(params: object) -> None:
+        check_cost.note_sandbox_job(2)  # e.g. a ground truth computed while loading
+
+    audit = AuditPlugin("loads", "loads", Params, load,
+                        (CheckSpec("c", "c", lambda i, p: Result("pass")),)).session({}, out_dir=tmp_path)
+    assert audit.run("c").meta["cost"]["sandbox_jobs"] == 0
+    written = audit.builder.findings().to_json()
+    assert set(written["load_cost"]) == COST_KEYS and written["load_cost"]["sandbox_jobs"] == 2
+    assert "inputs loaded in " in banner(audit.builder).html
 
 
 def test_jobs_are_not_counted_where_a_dask_cluster_runs_them(tmp_path: Path) -> None:

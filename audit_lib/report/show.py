@@ -147,6 +147,10 @@ def banner(source: FindingsBuilder | Findings | Mapping[str, Any] | Iterable[Any
             shown = " · ".join(f"{key}: {inline_text(value, 120) if value != '' else '—'}"
                                for key, value in payload["params"].items())
             parts.append(f'<p class="note">Parameters: {esc(shown)}</p>')
+        loaded = CheckCost.from_meta({"cost": payload.get("load_cost")})
+        if loaded is not None:
+            parts.append(f'<p class="note"><span class="cost" title="{esc(MEASURED_HERE)}">inputs loaded in '
+                         f"{esc(loaded.text())}</span></p>")
         synthetic_checks = [c.get("id") for c in payload.get("checks", []) if c.get("synthetic")]
     else:
         parts.append("<h3>Data provenance</h3>")
@@ -271,13 +275,16 @@ def show_check(check: Check | Mapping[str, Any], max_rows: int = 20, *, audit: s
     return emit("".join(markup))
 
 
+MEASURED_HERE = "measured on this machine in this run, not a property of the benchmark"
+
+
 def cost_markup(check: Mapping[str, Any]) -> str:
     """` · time 12.3 s wall · 20.1 s CPU · 164 sandbox jobs` from `meta.cost`, marked as this machine's; or ""."""
     cost = CheckCost.from_meta(check.get("meta"))
     if cost is None:
         return ""
-    about = (f"measured on this machine in this run, not a property of the benchmark: CPU {cost.cpu_s:.1f} s in "
-             f"the kernel + {cost.children_cpu_s:.1f} s in its child processes (the sandbox)")
+    about = (f"{MEASURED_HERE}: CPU {cost.cpu_s:.1f} s in the kernel + {cost.children_cpu_s:.1f} s in its child "
+             "processes (the sandbox)")
     return f' · <span class="cost" title="{esc(about)}">time {esc(cost.text())}</span>'
 
 

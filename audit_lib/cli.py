@@ -24,6 +24,7 @@ from audit_lib.runner import (
     run_audits,
 )
 from audit_lib.runner.catalogue import discover_audits
+from audit_lib.runner.slowest import slowest_checks, slowest_lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,6 +138,8 @@ def _run(args: argparse.Namespace) -> int:
               "`python -m audit_lib fetch --accept DATASET/FILE`):")
         for key, (code, audits) in sorted(rejected.items()):
             print(f"    {key}: {REFUSAL_TEXT.get(code, code)}  (needed by {', '.join(audits)})")
+    for line in slowest_lines(slowest_checks(summary.finished_checks)):
+        print(line)
     gate = Gate.of(args.fail_on, include_synthetic=args.include_synthetic)
     if gate is not None:
         for audit, count in summary.gate_hits(gate).items():

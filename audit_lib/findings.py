@@ -122,6 +122,8 @@ class Findings:
     provenance: tuple[Mapping[str, Any], ...]
     checks: tuple[Check, ...]
     stamp: Mapping[str, Any] | None = None  # audit_lib.stamp.RunStamp.to_json(): code, machine, load
+    # What loading the inputs cost on this machine (check_cost.CheckCost.to_meta()); machine-dependent, never pinned.
+    load_cost: Mapping[str, Any] | None = None
 
     def check(self, check_id: str) -> Check:
         for candidate in self.checks:
@@ -147,6 +149,7 @@ class Findings:
             "synthetic": self.uses_synthetic_data,
             "status_counts": self.status_counts(),
             "stamp": to_jsonable(dict(self.stamp)) if self.stamp else None,
+            **({"load_cost": to_jsonable(dict(self.load_cost))} if self.load_cost else {}),
             "checks": [c.to_json() for c in self.checks],
         }
 
@@ -182,6 +185,7 @@ class FindingsBuilder:
         self._provenance: list[Mapping[str, Any]] = []
         self._checks: list[Check] = []
         self.stamp: Mapping[str, Any] | None = None
+        self.load_cost: Mapping[str, Any] | None = None
 
     def add_provenance(self, *records: Any) -> None:
         """Accept `fetch.Provenance` objects (or plain mappings); duplicates are kept once."""
@@ -205,7 +209,8 @@ class FindingsBuilder:
         return tuple(self._checks)
 
     def findings(self) -> Findings:
-        return Findings(self.audit, dict(self.params), tuple(self._provenance), tuple(self._checks), self.stamp)
+        return Findings(self.audit, dict(self.params), tuple(self._provenance), tuple(self._checks), self.stamp,
+                        self.load_cost)
 
     def write(self, out_dir: str | os.PathLike[str] | None = None) -> Path:
         return self.findings().write(out_dir)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from audit_lib import paths
+from audit_lib.check_cost import COST_META_KEY, CheckCost, CostMeter
 from audit_lib.errors import NoTaskViewError, ParameterError, UnknownTaskError
 from audit_lib.findings import Check, FindingsBuilder, Result
 from audit_lib.stamp import StampClock
@@ -260,14 +261,19 @@ class AuditSession(Generic[I, P]):
         self._selected = self.needed_closure(self.only) if self.only else frozenset(self._specs)
         self._results: dict[str, Check] = {}
         self._running: set[str] = set()
+        self._meter = CostMeter()
         self._load_error: str | None = None
         self._inputs: I | None = None
+        self._meter.start()
         try:
             self._inputs = plugin.load(params)
         except ParameterError:
             raise
         except Exception as exc:  # every check then reports the load failure as its error; the report is written
             self._load_error = _error_text(exc)
+        finally:
+            spent = self._meter.stop()
+        self.builder.load_cost = CheckCost.of(spent, jobs_counted=self._jobs_counted_here).to_meta()
         if self._inputs is not None:
             self.builder.add_provenance(*getattr(self._inputs, "provenance", ()))
 
@@ -321,7 +327,24 @@ class AuditSession(Generic[I, P]):
         return check
 
     def _run_spec(self, spec: CheckSpec[I, P]) -> Check:
-        return Check.of(spec.id, spec.title, _naming_refused_copies(self._result_of(spec)))
+        """The check's result with what it cost in `meta["cost"]` (the checks it needs are charged to themselves)."""
+        self._meter.start()
+        try:
+            result = _naming_refused_copies(self._result_of(spec))
+        finally:
+            spent = self._meter.stop()
+        cost = CheckCost.of(spent, jobs_counted=self._jobs_counted_here).to_meta()
+        return Check.of(spec.id, spec.title, dataclasses.replace(result, meta={**result.meta, COST_META_KEY: cost}))
+
+    @property
+    def _jobs_counted_here(self) -> bool:
+        """Whether this process sees the sandbox jobs start: not when a Dask cluster runs them."""
+        from audit_lib.sandbox import resolve_executor_name
+
+        try:
+            return resolve_executor_name(getattr(self.params, "executor", None)) == "local"
+        except ParameterError:
+            return False
 
     def _result_of(self, spec: CheckSpec[I, P]) -> Result:
         if self._load_error is not None:

@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from audit_lib.check_cost import note_sandbox_job
+
 BUDGET_DIR_ENV = "AUDIT_WORKER_BUDGET_DIR"
 WORKERS_ENV = "AUDIT_WORKERS"
 POLL_S = 0.005
@@ -42,7 +44,10 @@ def create_budget(folder: Path, size: int) -> dict[str, str]:
 
 @contextlib.contextmanager
 def worker_slot() -> Iterator[int | None]:
-    """Hold one slot of the shared budget while the body runs (a no-op without a budget folder)."""
+    """Hold one slot of the shared budget while the body runs (a no-op without a budget folder).
+
+    Every `run_many` job runs inside one, so this is also where it is counted (`check_cost.note_sandbox_job`)."""
+    note_sandbox_job()
     folder = os.environ.get(BUDGET_DIR_ENV)
     if not folder:
         yield None

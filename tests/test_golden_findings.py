@@ -86,3 +86,23 @@ def test_an_unchanged_run_writes_nothing(golden_dir: Path) -> None:
     before = (golden_dir / "he.json").read_text()
     update("he", findings(timeouts=1), "nothing stable changed")
     assert (golden_dir / "he.json").read_text() == before
+
+
+def test_a_checks_cost_and_the_run_stamp_are_never_pinned(golden_dir: Path) -> None:
+    """`meta.cost` and `load_cost` (this machine's wall, CPU and job counts) and the stamp differ on every run: none
+    is compared, by the golden files nor by `diff`."""
+    from audit_lib.runner.history import diff_findings
+
+    def costed(wall_s: float, jobs: int) -> dict:
+        document = findings()
+        document["stamp"] = {"load_1m": wall_s}
+        document["load_cost"] = {"wall_s": wall_s, "cpu_s": 1.0, "children_cpu_s": 0.0, "sandbox_jobs": jobs}
+        for check in document["checks"]:
+            check["meta"] = {"cost": {"wall_s": wall_s, "cpu_s": wall_s / 2, "children_cpu_s": wall_s * 3,
+                                      "sandbox_jobs": jobs, "machine_dependent": True}}
+        return document
+
+    update("he", costed(1.5, 10), "first pin")
+    golden = json.loads((golden_dir / "he.json").read_text())
+    assert "cost" not in json.dumps(golden["checks"]) and compare(golden, costed(99.0, 11)) == []
+    assert diff_findings({"he": costed(1.5, 10)}, {"he": costed(99.0, 11)}) == []

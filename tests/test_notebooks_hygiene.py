@@ -64,10 +64,15 @@ def hygiene_problems(path: Path) -> list[str]:
 
 
 def _missing_imports(code_cells: list[nbformat.NotebookNode]) -> list[str]:
-    """Every `audit_lib` module a cell imports that does not exist (a module moved, the notebook left behind)."""
+    """Every `audit_lib` module a cell imports, and every `report.<name>` it uses, that does not exist."""
+    from audit_lib import report
+
     missing = []
     for cell in code_cells:
         for node in ast.walk(ast.parse(cell.source)):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "report"
+                    and not hasattr(report, node.attr)):
+                missing.append(f"uses report.{node.attr}, which audit_lib.report does not export")
             modules = ([node.module] if isinstance(node, ast.ImportFrom) and node.module
                        else [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
             missing += [f"imports {module}, which does not exist" for module in modules
@@ -145,6 +150,13 @@ def test_an_import_of_a_module_that_moved_is_reported(tmp_path: Path) -> None:
              nbformat.v4.new_code_cell("audit.write()\n")]
     assert hygiene_problems(_write(tmp_path / "moved.ipynb", cells)) == [
         "imports audit_lib.report_tasks, which does not exist"]
+
+
+def test_a_report_helper_the_package_does_not_export_is_reported(tmp_path: Path) -> None:
+    cells = [_parameters_cell(), nbformat.v4.new_code_cell("report.emit_everything('<p>')\n"),
+             nbformat.v4.new_code_cell("audit.write()\n")]
+    assert hygiene_problems(_write(tmp_path / "unexported.ipynb", cells)) == [
+        "uses report.emit_everything, which audit_lib.report does not export"]
 
 
 def test_parameters_cell_must_be_literals_and_single(tmp_path: Path) -> None:

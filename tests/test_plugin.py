@@ -126,6 +126,9 @@ def test_toy_audit_runs_end_to_end_through_the_runner(toy_registered: None, tmp_
     assert statuses == {"repeats": "defect", "glossary": "skipped", "broken": "error"}
     assert findings["checks"][1]["meta"]["missing"] == ["toy/glossary.txt"]
     assert (tmp_path / "toy_audit.html").is_file()
+    # each check's cost reaches the summary the runner ranks (slowest first) and the report, marked as this machine's
+    assert all(c["cost"]["machine_dependent"] and c["cost"]["sandbox_jobs"] == 0 for c in summary.checks["toy_audit"])
+    assert "measured on this machine in this run" in (tmp_path / "toy_audit.html").read_text()
     assert runner.missing_inputs(summary.checks) == {"toy/glossary.txt": ["toy_audit"]}
     assert summary.exit_code("skipped") == runner.EXIT_GATE and summary.exit_code() == runner.EXIT_OK
 

@@ -9,6 +9,7 @@ from audit_lib.report.show import (
     ReportHTML,
     banner,
     check,
+    emit,
     findings_table,
     show_check,
     show_figure,
@@ -19,5 +20,5 @@ from audit_lib.report.show import (
 from audit_lib.report.task_view import TaskView
 from audit_lib.report.tasks import explore_evidence, explore_task, show_drilldown
 
-__all__ = ["EVIDENCE_SLOT", "ReportHTML", "TaskView", "banner", "check", "explore_evidence", "explore_task",
+__all__ = ["EVIDENCE_SLOT", "ReportHTML", "TaskView", "banner", "check", "emit", "explore_evidence", "explore_task",
            "findings_table", "show_check", "show_drilldown", "show_figure", "show_table", "value_lines", "value_text"]

@@ -12,6 +12,7 @@ import io
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from audit_lib.check_cost import CheckCost
 from audit_lib.findings import SEVERITY, STATUSES, Check, Findings, FindingsBuilder
 from audit_lib.report.split import SPLIT_STYLE, failure_split_of, split_markup
 from audit_lib.report.tables import TABLE_STYLE, rows_and_columns, table_markup
@@ -146,6 +147,10 @@ def banner(source: FindingsBuilder | Findings | Mapping[str, Any] | Iterable[Any
             shown = " · ".join(f"{key}: {inline_text(value, 120) if value != '' else '—'}"
                                for key, value in payload["params"].items())
             parts.append(f'<p class="note">Parameters: {esc(shown)}</p>')
+        loaded = CheckCost.from_meta({"cost": payload.get("load_cost")})
+        if loaded is not None:
+            parts.append(f'<p class="note"><span class="cost" title="{esc(MEASURED_HERE)}">inputs loaded in '
+                         f"{esc(loaded.text())}</span></p>")
         synthetic_checks = [c.get("id") for c in payload.get("checks", []) if c.get("synthetic")]
     else:
         parts.append("<h3>Data provenance</h3>")
@@ -241,7 +246,7 @@ def show_check(check: Check | Mapping[str, Any], max_rows: int = 20, *, audit: s
     markup = [f'<div class="check" id="check-{esc(check_id)}" style="border-left-color:{border}">',
               f"<h3>{status_badge(status)} {esc(payload.get('title', ''))}</h3>",
               f'<p class="note">check <code>{esc(check_id)}</code>'
-              f"{' · <b>uses SYNTHETIC data</b>' if payload.get('synthetic') else ''}</p>"]
+              f"{' · <b>uses SYNTHETIC data</b>' if payload.get('synthetic') else ''}{cost_markup(payload)}</p>"]
     body = [f"<dl><dt>observed</dt><dd>{value_lines(payload.get('observed'))}</dd>"
             f"<dt>expected</dt><dd>{value_lines(payload.get('expected'))}</dd></dl>"]
     rest = summary
@@ -268,6 +273,19 @@ def show_check(check: Check | Mapping[str, Any], max_rows: int = 20, *, audit: s
         markup.extend(body)
     markup.append("</div>")
     return emit("".join(markup))
+
+
+MEASURED_HERE = "measured on this machine in this run, not a property of the benchmark"
+
+
+def cost_markup(check: Mapping[str, Any]) -> str:
+    """` · time 12.3 s wall · 20.1 s CPU · 164 sandbox jobs` from `meta.cost`, marked as this machine's; or ""."""
+    cost = CheckCost.from_meta(check.get("meta"))
+    if cost is None:
+        return ""
+    about = (f"{MEASURED_HERE}: CPU {cost.cpu_s:.1f} s in the kernel + {cost.children_cpu_s:.1f} s in its child "
+             "processes (the sandbox)")
+    return f' · <span class="cost" title="{esc(about)}">time {esc(cost.text())}</span>'
 
 
 def check(audit: Any, check_id: str, max_rows: int = 20) -> ReportHTML:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.atomic_files import atomic_write_text
+from audit_lib.check_cost import COST_META_KEY
 from audit_lib.findings import SEVERITY, STATUSES, evidence_csv_path, first_sentence, worst_status
 from audit_lib.report.show import STYLE, check_finding, status_badge
 from audit_lib.report.page import (
@@ -108,6 +109,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
             "details_total": check.get("details_total", 0),
             "missing": list((check.get("meta") or {}).get("missing", [])),
             "rejected": dict((check.get("meta") or {}).get("rejected", {})),
+            "cost": (check.get("meta") or {}).get(COST_META_KEY),  # machine-dependent: this run on this machine
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
         })
         split = failure_split_of(check)

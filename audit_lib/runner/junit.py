@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from audit_lib.atomic_files import atomic_write_text
+from audit_lib.check_cost import CheckCost
 from audit_lib.runner.gate import FINDING_STATUSES, is_synthetic
 
 # defect = failure, error = error, skipped = skipped; pass and quirk pass (a quirk is documented behaviour gone
@@ -47,6 +48,9 @@ def _add_testcase(suite: ET.Element, audit: str, check: Mapping[str, Any], *, in
     """One check's testcase; returns the suite counter it adds to (`failures`, `errors`, `skipped`) or None."""
     status = str(check.get("status"))
     case = ET.SubElement(suite, "testcase", classname=audit, name=str(check.get("id")))
+    cost = CheckCost.from_meta({"cost": check.get("cost")})
+    if cost is not None:  # this run's wall time on this machine, as JUnit readers expect of a testcase
+        case.set("time", f"{cost.wall_s:.3f}")
     text = str(check.get("finding") or check.get("summary") or "")
     synthetic = is_synthetic(check)
     if synthetic:

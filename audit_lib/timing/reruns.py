@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from audit_lib import sandbox
+from audit_lib.check_cost import note_sandbox_job
 from audit_lib.timing import BORDERLINE_MARGIN, QuietRerun
 
 RERUN_MIN_TIMEOUT_S = 2.0
@@ -100,6 +101,7 @@ def rerun_snippets_alone(targets: Iterable[SnippetTarget], *,
     reruns: dict[str, QuietRerun] = {}
     for target in targets:
         def run_once(timeout_s: float, target: SnippetTarget = target) -> sandbox.SnippetResult | None:
+            note_sandbox_job()
             result = sandbox.run_tests(target.program, [target.snippet], entry_points=target.entry_points,
                                        limits=_rerun_limits(limits, timeout_s))
             return result.snippets[0] if result.snippets else None
@@ -119,6 +121,7 @@ def rerun_calls_alone(targets: Sequence[CallTarget], *,
     reruns: dict[str, QuietRerun] = {}
     for target in targets:
         def run_once(timeout_s: float, target: CallTarget = target) -> sandbox.CallJobResult:
+            note_sandbox_job()
             return sandbox.call_function(target.program, target.entry_point, [list(target.args)],
                                          limits=_rerun_limits(limits, timeout_s), per_input_timeout_s=[timeout_s])
 

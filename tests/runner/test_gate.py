@@ -67,6 +67,13 @@ def junit_cases(checks: list[dict], **kwargs: bool) -> tuple[ET.Element, dict[st
     return suite, {case.get("name", ""): case for case in suite.iter("testcase")}
 
 
+def test_a_junit_testcase_carries_its_checks_wall_time_when_it_recorded_one() -> None:
+    timed = dict(check("t", "pass"), cost={"wall_s": 12.3456, "cpu_s": 1.0, "children_cpu_s": 2.0,
+                                           "sandbox_jobs": 3, "machine_dependent": True})
+    _, cases = junit_cases([timed, check("old", "pass")])
+    assert cases["t"].get("time") == "12.346" and cases["old"].get("time") is None
+
+
 def test_junit_maps_defect_to_failure_error_to_error_skipped_to_skipped_and_quirk_passes() -> None:
     suite, cases = junit_cases([check("d", "defect"), check("e", "error"), check("s", "skipped"),
                                 check("q", "quirk"), check("p", "pass")])

@@ -26,6 +26,7 @@ from audit_lib.benchmarks.humaneval_plus.runs import (
     SplitRun,
     inputs_of,
 )
+from audit_lib.check_cost import note_sandbox_job
 from audit_lib.timing.reruns import doubled, measured_alone
 from audit_lib.work_progress import tracked
 
@@ -85,6 +86,7 @@ def call_alone(program: CallableProgram, args: Any, timeout_s: float, digest: bo
     the output instead of the value (a sample's output never reaches this process).
     """
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0, memory_mb=EVALPLUS_MEMORY_MB)
+    note_sandbox_job()
     result = sandbox.call_function(program.source, program.entry_point, [list(args)], limits=limits,
                                    per_input_timeout_s=[timeout_s], deepcopy_inputs=False,
                                    digest_above_bytes=DIGEST_ABOVE_BYTES if digest else None,

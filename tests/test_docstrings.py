@@ -33,7 +33,6 @@ NOT_YET: frozenset[tuple[str, str]] = frozenset({
     ("sandbox/zygote/cgroups.py", "memory_failures"),
     ("sandbox/zygote/child.py", "_script_child"),
     ("sandbox/zygote/child.py", "prefer_as_oom_victim"),
-    ("sandbox/zygote/jail.py", "build_and_enter"),
     ("sandbox/zygote/main.py", "<module>"),
     ("sandbox/zygote/seccomp.py", "<module>"),
     ("sandbox/zygote/seccomp.py", "filter_program"),

@@ -6,12 +6,13 @@ from it holds no earlier job's data. Once, at start: its own /proc (`hidepid=2,s
 (inherited by every worker), SIGINT back at its default (PID 1 then gets no signal from its own namespace) and a
 session of its own. Per job:
 
-  mount a fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit) -> fork the job's worker, which
+  mount a fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit), and an empty read-only tmpfs over each
+  benchmark data folder (`jail.hidden_data_dirs`; all but an upstream replay's jobs) -> fork the job's worker, which
   inherits the header and the job's fds (it makes its own IPC namespace, drops to the job's uid at once and reads ITS
   job's spec from the memfd) -> wait until the worker exits, or until the zygote asks to end the job (`K <number>`:
   SIGKILL to every other process of the namespace) -> SIGKILL every other process of the namespace (kill(-1)) and
   reap until none is left -> report the worker's wait status and the CPU time of every process reaped (the job's)
-  on the job's control pipe (`X ...`) and close it -> unmount /tmp and /dev/shm -> tell the zygote it is ready (`R`).
+  on the job's control pipe (`X ...`) and close it -> unmount them all -> tell the zygote it is ready (`R`).
 
 Ending a job that ran out of time is the init's work, not the zygote's: the cell stays, so whether a job was cut
 short (the job's own doing, or what its judge decided) is nothing the next job in the cell can observe.
@@ -47,6 +48,7 @@ JOB_MOUNTS = ("/tmp", "/dev/shm")
 REAP_ROUNDS = 2000
 PR_SET_NO_NEW_PRIVS = 38
 PROC_FLAGS = jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC
+HIDING_FLAGS = jail.MS_RDONLY | jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -79,6 +81,9 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         options = f"size={int(header['limits']['memory_mb'])}m,mode=700,uid={owner},gid={owner}"
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
+        hidden = setup["hidden_dirs"] if header["limits"].get("hide_benchmark_data", True) else []
+        for target in hidden:  # empty and read-only, over the folder a job must not read
+            jail.mount("tmpfs", target, "tmpfs", HIDING_FLAGS, "size=4k,mode=555")
         os.pwrite(last_pid, b"1", 0)  # see `_own_proc`
         reaped_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         worker_pid = _fork_worker(sock, setup, worker, header, fds)
@@ -95,7 +100,7 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         os.close(ctl)
         if not clean:
             return
-        for target in JOB_MOUNTS:
+        for target in (*JOB_MOUNTS, *hidden):
             if _libc.umount2(target.encode(), 0) != 0:
                 return  # something still holds it: this cell serves no further job
         sock.send(READY)

@@ -41,7 +41,11 @@ class JobGone(BaseException):
 
 
 class Remote:
-    """An object that lives in the job: calling it, reading an attribute or iterating asks the job."""
+    """An object that lives in the job: calling it, reading an attribute or iterating asks the job.
+
+    Its truth value is refused (`TypeError`), never decided: the program's own `__bool__` would decide an assert
+    such as `assert candidate(x)`, and object's default (always true) would pass a wrong answer. It is equal only to
+    itself (object's `__eq__`), so no comparison with it runs the program's code either."""
 
     __slots__ = ("_handle", "_type")
 
@@ -65,6 +69,9 @@ class Remote:
 
     def __repr__(self) -> str:
         return f"<{self._type} in the program>"
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"the truth value of a {self._type} object that stays in the program is not decided here")
 
 
 def _sent(value: Any) -> Any:

@@ -67,6 +67,9 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
     if len(os.listdir("/proc/self/task")) != 1:
         raise RuntimeError("a cell's init must be single-threaded (its workers are forked without Python's at-fork "
                            "handlers)")
+    # Only what the jail shows needs covering: a folder of the zygote's sys.path outside the bound prefixes (a .pth
+    # file's) is not there at all.
+    visible_data_dirs = [path for path in setup["hidden_dirs"] if os.path.isdir(path)]
     gc.freeze()  # a collection in a worker then leaves the init's objects, and so their pages, alone
     sock.send(READY)
     while True:
@@ -81,7 +84,7 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         options = f"size={int(header['limits']['memory_mb'])}m,mode=700,uid={owner},gid={owner}"
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
-        hidden = setup["hidden_dirs"] if header["limits"].get("hide_benchmark_data", True) else []
+        hidden = visible_data_dirs if header["limits"].get("hide_benchmark_data", True) else []
         for target in hidden:  # empty and read-only, over the folder a job must not read
             jail.mount("tmpfs", target, "tmpfs", HIDING_FLAGS, "size=4k,mode=555")
         os.pwrite(last_pid, b"1", 0)  # see `_own_proc`

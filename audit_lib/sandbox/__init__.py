@@ -2,7 +2,7 @@
 
 Private modules: `api` (run_asserts, call_function), `results` (statuses, SnippetResult), `testrun` (run_tests: the
 program answers calls in its job, the test runs in a jailed judge), `limits` (a job's limits), `call_options`
-(call_function's checked options), `codec` (tagged JSON), `budget` (bounded decoding in the parent), `pool` (warmed
+(call_function's checked options and its judge, `CallJudge`), `codec` (tagged JSON), `budget` (bounded decoding in the parent), `pool` (warmed
 zygotes), `executors` (run_many), `cli` (the `sandbox` subcommand) and `zygote/` (the processes that run the code).
 """
 
@@ -11,8 +11,10 @@ from audit_lib.sandbox.api import (
     STATUSES,
     AssertJob,
     AssertJobResult,
+    NO_EXPECTED,
     CallJob,
     CallJobResult,
+    CallJudge,
     CallOutcome,
     Limits,
     SnippetResult,
@@ -21,7 +23,14 @@ from audit_lib.sandbox.api import (
     run_asserts,
     shutdown,
 )
-from audit_lib.sandbox.budget import BudgetExceeded, DecodeBudget, bounded_set, printable_int, safe_repr
+from audit_lib.sandbox.budget import (
+    BudgetExceeded,
+    DecodeBudget,
+    bounded_repr,
+    bounded_set,
+    printable_int,
+    safe_repr,
+)
 from audit_lib.sandbox.codec import (
     DIGEST_TAG,
     MalformedTaggedValue,
@@ -39,8 +48,8 @@ from audit_lib.sandbox.executors import EXECUTOR_ENV, default_workers, open_exec
 from audit_lib.sandbox.testrun import TestsJob, TestsResult, names_read, run_tests, script_exit_codes, trust_counts
 
 __all__ = [
-    "DIGEST_TAG", "ENVIRONMENT_STATUSES", "EXECUTOR_ENV", "STATUSES", "AssertJob", "AssertJobResult", "CallJob",
-    "CallJobResult", "CallOutcome", "Limits", "MalformedTaggedValue", "SnippetResult", "Status", "Unserializable",
+    "DIGEST_TAG", "ENVIRONMENT_STATUSES", "EXECUTOR_ENV", "NO_EXPECTED", "STATUSES", "AssertJob", "AssertJobResult",
+    "CallJob", "CallJobResult", "CallJudge", "bounded_repr", "CallOutcome", "Limits", "MalformedTaggedValue", "SnippetResult", "Status", "Unserializable",
     "ValueDigest", "call_function", "canonical_encoding", "contains_float", "decode", "default_workers",
     "digest_from_json", "digest_of", "encode", "large_value_digest", "open_executor", "resolve_executor_name",
     "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "bounded_set",

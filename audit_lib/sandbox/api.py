@@ -5,21 +5,20 @@ Two modes:
 * `run_asserts(program, snippets)` (and `testrun.run_tests`): the program runs in its job and only answers calls;
   each snippet runs in a jailed judge under real CPython (`zygote/tests_job`). Exit code 0 is never a pass.
 * `call_function(program, entry_point, inputs)`: one child loads the program (module `__sandbox__`, so
-  `if __name__ == "__main__"` blocks do not run), then calls `entry_point(*args)` per input under a per-input
-  SIGALRM timer (backstopped by a hard wall deadline in the supervisor). Each outcome comes back as tagged JSON
-  (`codec`), decoded here into faithful values: tuple vs list, set/frozenset, nan/inf, bytes, big ints.
-  A value that is not plain data (including subclasses of int/str with rigged comparisons) is outcome kind
-  `unserializable` with its type name. Nothing from the child is ever unpickled. After a hard kill (the code
-  ignored or replaced the alarm, or looped inside C) or a crash on input k, input k is recorded (`timeout` or
-  `exception` `ProcessExit`/signal name) and a fresh child is started for inputs k+1...; only inputs that the
-  total time limit leaves unreached are `not_run`.
+  `if __name__ == "__main__"` blocks do not run), then calls `entry_point(*args)` per input, each started by the
+  supervisor and timed by it (wall time plus the CPU the job's other threads and processes used, `zygote/call_job`).
+  With a `CallJudge` the outputs are decoded and compared with their expected values in a jailed judge process, each
+  within a CPU-time budget there, and this process gets a verdict and a preview per input; otherwise the outputs
+  come back as tagged JSON (`codec`), decoded here within a budget of bytes, structure and CPU time: tuple vs list,
+  set/frozenset, nan/inf, bytes, big ints. A value that is not plain data (including subclasses of int/str with
+  rigged comparisons) is outcome kind `unserializable` with its type name. Nothing from the child is ever
+  unpickled. After a hard kill (the code ignored or replaced the alarm, or looped inside C) or a crash on input k,
+  input k is recorded (`timeout` or `exception` `ProcessExit`/signal name) and a fresh child is started for inputs
+  k+1...; only inputs that the total time limit leaves unreached are `not_run`.
 
-Isolation (see `zygote/` for the mechanics and README "Sandbox" for what is not protected): every job is a
-fork of a warmed `python -I` zygote started with an empty environment; the child gets a fresh temp cwd, stdin at
-/dev/null, rlimits (AS, CPU, FSIZE, NOFILE, NPROC, CORE=0), its own session, a network namespace without
-interfaces (when root, or via `unshare -rn`), and, when the parent is root, a dedicated unprivileged uid (so it
-cannot raise its hard limits, cannot read /proc/<zygote>/ and cannot write root-owned files). On timeout the whole
-process group and every surviving descendant are killed.
+Isolation (see `zygote/` for the mechanics and docs/SANDBOX.md for what is not protected): every job is a fork of a
+pristine template in a cell of its own PID and mount namespace, with its own IPC namespace, tmpfs /tmp and
+/dev/shm, rlimits, cgroup limits (root), a dedicated unprivileged uid (root) or user namespace, and seccomp filters.
 """
 
 from __future__ import annotations
@@ -29,13 +28,14 @@ import math
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Literal
 
 from audit_lib.errors import ParameterError, SandboxHarnessError
 from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import call_options
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox import pool as sandbox_pool
+from audit_lib.sandbox.call_options import NO_EXPECTED, CallJudge  # noqa: F401 - part of the public face
 from audit_lib.sandbox.limits import Limits
 from audit_lib.sandbox.results import (  # noqa: F401
     ENVIRONMENT_STATUSES,
@@ -93,6 +93,8 @@ class CallJobResult:
 def _jsonable_value(outcome: CallOutcome) -> Any:
     if outcome.kind != "value":
         return None
+    if outcome.value is None and outcome.preview is not None:
+        return {"$preview": outcome.preview}
     if isinstance(outcome.value, sandbox_codec.ValueDigest):
         return outcome.value.to_json()
     try:  # JSON must always come out (the CLI prints it), whatever the value
@@ -121,11 +123,13 @@ BATCH_PARSE_MAX_BYTES = 1 << 20
 
 
 def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
-                     budget: sandbox_budget.DecodeBudget | None = None) -> list[CallOutcome]:
+                     budget: sandbox_budget.DecodeBudget | None = None, judged: Mapping[str, Any] | None = None,
+                     preview: bool = False) -> list[CallOutcome]:
     """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse.
 
-    Every value is decoded within the job's `sandbox_budget.DecodeBudget`; one over it is `unserializable`
-    (exc_type "BudgetExceeded") for its own input only."""
+    Every value is decoded within the job's `sandbox_budget.DecodeBudget` (bytes, structure and CPU time); one over
+    it is `unserializable` (exc_type "BudgetExceeded") for its own input only. With values="preview" no long value
+    is decoded: a judge's record (`judged`) stands for each value, or the zygote's stand-in for a long one."""
     lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
     decoder = sandbox_budget.JobDecoder(budget)
     refused: dict[int, str] = {}
@@ -149,44 +153,57 @@ def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
         if not isinstance(payloads, list) or len(payloads) != len(lines):
             payloads = None
     return [_decode_outcome(parts, digestible, _UNPARSED if payloads is None else payloads[position], decoder,
-                            refused.get(position))
+                            refused.get(position), judged, preview)
             for position, parts in enumerate(lines)]
 
 
+def _measurements(field_text: bytes) -> tuple[float, float, float, bool, bool]:
+    """The supervisor's measurements of one result line.
+
+    The supervisor's measurements, `wall:cpu:background`, then `:s` on the lines it wrote itself and `:m` on an
+    exception raised while the job's memory cgroup refused charges.
+    """
+    parts = field_text.split(b":")
+    wall = float(parts[0])
+    cpu = float(parts[1]) if len(parts) > 1 and parts[1] else 0.0
+    background = float(parts[2]) if len(parts) > 2 and parts[2] else 0.0
+    flag = parts[3] if len(parts) > 3 else b""
+    return wall, cpu, background, flag == b"s", flag == b"m"
+
+
 def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, payload: Any,
-                    decoder: sandbox_budget.JobDecoder, refusal: str | None = None) -> CallOutcome:
+                    decoder: sandbox_budget.JobDecoder, refusal: str | None = None,
+                    judged: Mapping[str, Any] | None = None, preview: bool = False) -> CallOutcome:
     index = int(parts[0])  # the zygote accepted the line only with the index it expected
     if len(parts) != 4:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="truncated result line")
     if refusal is not None:
         return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=refusal)
     kind_name = parts[1].decode("ascii", errors="replace")
+    duration = cpu = background = 0.0
     try:
-        # The supervisor's measurements, `wall:cpu`, then `:s` on the lines it wrote itself and `:m` on an exception
-        # raised while the job's memory cgroup refused charges.
-        wall_text, _, rest = parts[2].partition(b":")
-        cpu_text, _, flags = rest.partition(b":")
-        duration = float(wall_text)
-        cpu = float(cpu_text) if cpu_text else 0.0
-        by_supervisor, memory_limit_hit = flags == b"s", flags == b"m"
+        duration, cpu, background, by_supervisor, memory_limit_hit = _measurements(parts[2])
+        times = {"duration_s": duration, "wall_s": duration, "cpu_s": cpu, "background_cpu_s": background}
+        record = (judged or {}).get(str(index)) if kind_name == "value" else None
+        if record is not None:
+            return _judged_outcome(index, record, parts[3] if not preview else None, digestible, decoder, times)
         if payload is _UNPARSED:
             payload = json.loads(parts[3])
         if kind_name == "value":
-            may_digest = digestible is None or index in digestible
-            digest = sandbox_codec.digest_from_json(payload) if may_digest else None
-            value = digest if digest is not None else decoder.decode(payload)
-            return CallOutcome(index, "value", value, duration_s=duration, wall_s=duration, cpu_s=cpu)
+            if preview and isinstance(payload, dict) and "$preview" in payload:  # too long to send: its start
+                shown = (f"{str(payload['$preview'])[:sandbox_budget.PREVIEW_MAX_CHARS]}... "
+                         f"({payload.get('bytes')} bytes of tagged JSON, sha256 {payload.get('sha256')})")
+                return CallOutcome(index, "value", preview=shown, **times)
+            return CallOutcome(index, "value", _decoded_value(index, payload, digestible, decoder), **times)
         if kind_name == "timeout":
-            return CallOutcome(index, "timeout", duration_s=duration, wall_s=duration, cpu_s=cpu,
-                               by_supervisor=by_supervisor)
+            return CallOutcome(index, "timeout", by_supervisor=by_supervisor, **times)
         if kind_name in ("exception", "unserializable"):
             exc_type, message = (str(part) for part in payload)
-            return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, duration_s=duration,
-                               wall_s=duration, cpu_s=cpu, by_supervisor=by_supervisor,
-                               memory_limit_hit=memory_limit_hit)
+            return CallOutcome(index, kind_name, exc_type=exc_type, exc_message=message, by_supervisor=by_supervisor,
+                               memory_limit_hit=memory_limit_hit, **times)
     except sandbox_budget.BudgetExceeded as exc:
         return CallOutcome(index, "unserializable", exc_type="BudgetExceeded", exc_message=exc.reason,
-                           duration_s=duration, wall_s=duration, cpu_s=cpu)
+                           duration_s=duration, wall_s=duration, cpu_s=cpu, background_cpu_s=background)
     except (ValueError, TypeError, RecursionError, sandbox_codec.MalformedTaggedValue) as exc:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult",
                            exc_message=f"{type(exc).__name__}: {exc}"[:500])
@@ -194,14 +211,46 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
                        duration_s=duration)
 
 
+def _decoded_value(index: int, payload: Any, digestible: frozenset[int] | None,
+                   decoder: sandbox_budget.JobDecoder) -> Any:
+    may_digest = digestible is None or index in digestible
+    digest = sandbox_codec.digest_from_json(payload) if may_digest else None
+    return digest if digest is not None else decoder.decode(payload)
+
+
+def _judged_outcome(index: int, record: Any, text: bytes | None, digestible: frozenset[int] | None,
+                    decoder: sandbox_budget.JobDecoder, times: dict[str, float]) -> CallOutcome:
+    """An output the judge decided: its verdict and preview; the value too when the caller asked for values."""
+    if not isinstance(record, dict):
+        return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="judge record", **times)
+    if "k" in record:  # the judge refused the value (over its budget, malformed, the judge out of its limits)
+        return CallOutcome(index, "unserializable", exc_type=str(record.get("t"))[:200],
+                           exc_message=str(record.get("m"))[:500], **times)
+    verdict = record.get("v")
+    value = None
+    if text is not None:
+        decoder.charge(text)
+        value = _decoded_value(index, json.loads(text), digestible, decoder)
+    return CallOutcome(index, "value", value, verdict=verdict if verdict in ("match", "wrong_value") else None,
+                       reason=str(record.get("r") or "")[:1000], preview=str(record.get("p") or "")[:1000], **times)
+
+
 def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]], *, limits: Limits = Limits(),
                   per_input_timeout_s: Sequence[float] | None = None,
                   deepcopy_inputs: bool = True, stop_after_failure: bool = False,
                   stop_expected: Mapping[int, Any] | None = None, digest_above_bytes: int | None = None,
                   digest_inputs: Collection[int] | None = None, input_groups: Sequence[int] | None = None,
-                  group_timeout_s: Sequence[float] | None = None,
+                  group_timeout_s: Sequence[float] | None = None, judge: CallJudge | None = None,
+                  values: Literal["decoded", "preview"] = "decoded",
                   load_timeout_s: float | None = None) -> CallJobResult:
     """Load `program` once in a sandboxed child and call `entry_point(*args)` for each input.
+
+    `judge` (a `CallJudge`) has every output decoded and compared with its expected value in a jailed judge process
+    (the caller's rules as source, under real CPython; each value within the judge's CPU time budget): each outcome
+    then carries the judge's `verdict`, `reason` and `preview`. With `values="preview"` no value reaches this
+    process at all (`value` is None): the judge's preview stands for it, or without a judge the start of its tagged
+    JSON (made in the zygote, never parsed); with "decoded" (the default) values are decoded here, within the job's
+    `DecodeBudget` (bytes, structure, and CPU time: `max_cpu_s`).
 
     `input_groups` (sizes, summing to the number of inputs) runs each group's inputs as a job of its own in the
     zygote's cell (its own worker, which loads the program; fresh /tmp and IPC namespace; `zygote.call_job`), so
@@ -209,13 +258,12 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     of a group out of time is `not_run`).
 
     `stop_after_failure` replays EvalPlus's `fast_check`: the child stops at the first input that raises, times
-    out or returns a value that cannot be sent; the inputs after it are `not_run`. With `stop_expected`
-    ({input index: value}) it also stops after an input whose value is `!=` the given one. That comparison runs
-    outside the child, so the code under test cannot read the expected values; and it only ever
-    ends the run early: every verdict is still the caller's, made on the values returned here. Give an expected
-    value only where `!=` alone decides the caller's verdict (no tolerance, no special oracle).
-    The values go to a judge process the zygote forks for the job (`zygote.judge.Judge`), so they are never in
-    the memory of the child that runs the code.
+    out, returns a value that cannot be sent, or (with a judge) whose output the judge fails; the inputs after it
+    are `not_run`. `stop_expected` ({input index: value}) is a judge that compares those inputs' outputs with `==`.
+
+    An input's time is measured outside the child: its wall time from its start to its answer, plus the CPU time
+    the job's other threads and processes used since the previous answer (`background_cpu_s`); over its limit it is
+    `timeout` whatever the child wrote.
 
     With `digest_above_bytes`, a float-free value whose canonical encoding is larger comes back as its
     `sandbox_codec.ValueDigest` (for the inputs in `digest_inputs`, or all when None), which spares sending and
@@ -234,7 +282,12 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
         else [limits.timeout_s] * len(inputs)
     if any(not (t > 0 and math.isfinite(t)) for t in timeouts):
         raise ParameterError("every per-input timeout must be a positive finite number", field="per_input_timeout_s")
-    expected_wire = call_options.stop_expected_wire(stop_expected, len(inputs), stop_after_failure)
+    if values not in ("decoded", "preview"):
+        raise ParameterError(f"values must be 'decoded' or 'preview', not {values!r}", field="values")
+    equality = call_options.stop_expected_judge(stop_expected, len(inputs), stop_after_failure)
+    if equality is not None and judge is not None:
+        raise ParameterError("give either stop_expected or a judge, not both", field="stop_expected")
+    judge = judge or equality
     groups_wire = call_options.groups_wire(input_groups, group_timeout_s, len(inputs), stop_after_failure)
     try:
         encoded_inputs = [sandbox_codec.encode(list(args)) for args in inputs]
@@ -245,10 +298,10 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                "timeouts": timeouts, "deepcopy": deepcopy_inputs, "total_timeout": limits.total_timeout_s,
                "load_timeout": limits.timeout_s if load_timeout_s is None else float(load_timeout_s),
                "grace_s": HARD_KILL_GRACE_S,
-               "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s)}
+               "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s),
+               "values": values}
     if groups_wire is not None:
         request.update(groups=groups_wire[0], group_timeouts=groups_wire[1])
-    sealed = {"stop_expected": expected_wire} if expected_wire else None
     digestible: frozenset[int] | None = frozenset()  # the inputs whose value may come back as a digest; None: all
     if digest_above_bytes is not None:
         if isinstance(digest_above_bytes, bool) or not isinstance(digest_above_bytes, int) or digest_above_bytes < 0:
@@ -257,6 +310,7 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
         digestible = None if digest_inputs is None else frozenset(int(i) for i in digest_inputs)
         request.update({"digest_above_bytes": digest_above_bytes,
                         "digest_inputs": None if digestible is None else sorted(digestible)})
+    sealed = judge.wire(encoded_inputs, len(inputs), digestible) if judge is not None else None
     try:
         answer, blob, network_isolated = sandbox_pool.request(
             request, limits.total_timeout_s + 60.0, network_isolation=limits.network_isolation, sealed=sealed)
@@ -264,12 +318,14 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
         outcomes = tuple(CallOutcome(i, "not_run") for i in range(len(inputs)))
         return CallJobResult(status="harness_error", outcomes=outcomes, load_error=str(exc)[-3000:], limits=limits,
                              duration_s=time.monotonic() - started)
-    by_index = {outcome.index: outcome for outcome in _decode_outcomes(blob, digestible)}
+    by_index = {outcome.index: outcome
+                for outcome in _decode_outcomes(blob, digestible, judged=answer.get("judged"),
+                                                preview=values == "preview")}
     outcomes = tuple(by_index.get(i) or CallOutcome(i, "not_run") for i in range(len(inputs)))
     status = answer["status"]
     stopped_early = stop_after_failure and (bool(answer.get("stopped_on_mismatch"))
                                             or any(o.kind in EARLY_STOP_KINDS for o in outcomes))
-    cut = call_options.cut_short(outcomes, groups_wire[0]) if groups_wire is not None else frozenset()
+    cut = cut_short(outcomes, groups_wire[0]) if groups_wire is not None else frozenset()
     if status == "pass" and any(o.kind == "not_run" and o.index not in cut for o in outcomes) and not stopped_early:
         status = "error"
     return CallJobResult(status=status, outcomes=outcomes, load_error=answer["load_error"], limits=limits,
@@ -278,6 +334,17 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
                          cpu_s=answer.get("cpu_s", 0.0),
                          group_output=tuple((out, err) for out, err in answer.get("group_output", ())),
                          group_cpu_s=tuple(float(cpu) for cpu in answer.get("group_cpu_s", ())))
+
+
+def cut_short(outcomes: Sequence[CallOutcome], firsts: list[int]) -> frozenset[int]:
+    """The inputs left unrun because an earlier input of their group timed out (the group was out of time)."""
+    cut: set[int] = set()
+    ends = [*firsts[1:], len(outcomes)]
+    for first, end in zip(firsts, ends):
+        timed_out = next((o.index for o in outcomes[first:end] if o.kind == "timeout"), None)
+        if timed_out is not None:
+            cut.update(o.index for o in outcomes[timed_out + 1:end] if o.kind == "not_run")
+    return frozenset(cut)
 
 
 # ---------------------------------------------------------------------------------------------------- jobs
@@ -318,6 +385,8 @@ class CallJob:
     stop_expected: tuple[tuple[int, Any], ...] = ()
     digest_above_bytes: int | None = None
     digest_inputs: tuple[int, ...] | None = None
+    judge: CallJudge | None = None
+    values: str = "decoded"
     load_timeout_s: float | None = None  # the program's load; None: `limits.timeout_s`
 
     def run(self) -> CallJobResult:
@@ -325,7 +394,7 @@ class CallJob:
                              per_input_timeout_s=self.per_input_timeout_s, deepcopy_inputs=self.deepcopy_inputs,
                              stop_after_failure=self.stop_after_failure, stop_expected=dict(self.stop_expected),
                              digest_above_bytes=self.digest_above_bytes, digest_inputs=self.digest_inputs,
-                             load_timeout_s=self.load_timeout_s)
+                             judge=self.judge, values=self.values, load_timeout_s=self.load_timeout_s)
 
     def harness_error(self, message: str) -> CallJobResult:
         """The result to report when the executor itself failed to run this job."""

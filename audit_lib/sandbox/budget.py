@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import collections
 import fractions
+import json
 import sys
-from dataclasses import dataclass
-from typing import Any
+import time
+from typing import Any, NamedTuple
 
-from audit_lib.sandbox.codec import JSON_LEAVES as _JSON_LEAVES, MAX_DEPTH, SCALAR_TAGS, MalformedTaggedValue, decode_scalar_tag
+# Imported here, not where it is used: the sandbox's judges use this module where the project is out of reach.
+from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.codec import (
+    JSON_LEAVES,
+    MAX_DEPTH,
+    SCALAR_TAGS,
+    MalformedTaggedValue,
+    decode_scalar_tag,
+)
 
 # Parsed-plus-decoded bytes per byte of JSON text and per container token: a generous upper estimate of what
 # json.loads and the decoding allocate (measured: `[],` ~64 B per list, `{"$set":[]},` ~460 B, `"ab",` ~10x).
@@ -34,10 +43,11 @@ DIGITS_PER_INT_BIT = 0.30103  # log10(2)
 BITS_PER_COMPARISON = 512
 CHARS_PER_COMPARISON = 64
 BYTES_PER_PACKED_CHAR_EXTRA = 1
+# The most of a preview (a value's start, `call_function(values="preview")`) the parent keeps.
+PREVIEW_MAX_CHARS = 4000
 
 
-@dataclass(frozen=True)
-class DecodeBudget:
+class DecodeBudget(NamedTuple):
     """The parent's ceiling for decoding one job's values.
 
     The default decoded-size budget leaves room for the largest honest job we know (HumanEval+'s HumanEval/130
@@ -54,6 +64,16 @@ class DecodeBudget:
     # Element comparisons that building the job's sets and dicts takes among keys that share a hash (each pair of a
     # group compared, element by element for tuple keys), over all of the job's values: ~0.1 s of the parent's time.
     max_collision_work: int = 4_000_000
+    # CPU seconds (of the decoding thread) the job's values may take to parse and decode, all together: checked
+    # before each value is parsed and every `CPU_CHECK_EVERY` containers while one is decoded. HumanEval+'s
+    # largest honest job decodes in about a second.
+    max_cpu_s: float = 10.0
+    # Lists and objects in one value's text, counted before it is parsed: `json.loads` builds each in C, where no
+    # timer interrupts it (20M nested lists took ~20 s); 8M take about 4 s.
+    max_containers: int = 8_000_000
+
+
+CPU_CHECK_EVERY = 4096
 
 
 class BudgetExceeded(Exception):
@@ -78,10 +98,25 @@ class JobDecoder:
         self.budget = budget or DecodeBudget()
         self.remaining_bytes = self.budget.max_decoded_bytes
         self.remaining_collision_work = self.budget.max_collision_work
+        self.cpu_until = time.thread_time() + self.budget.max_cpu_s
+        self.containers = 0
 
     def charge(self, text: bytes) -> None:
-        """Reserve the decode cost of one encoded value before it is parsed; raises when it does not fit."""
+        """Reserve the decode cost of one encoded value before it is parsed.
+
+        Reserve the decode cost of one encoded value before it is parsed; raises when it does not fit (in the bytes
+        left, or in the CPU time left).
+        """
+        self._check_cpu()
+        containers = text.count(b"[") + text.count(b"{")
+        if containers > self.budget.max_containers:
+            raise BudgetExceeded(f"{containers:,} lists and objects in one value (limit "
+                                 f"{self.budget.max_containers:,}): parsing them cannot be interrupted")
         self._reserve(estimated_decoded_bytes(text), "decoding")
+
+    def _check_cpu(self) -> None:
+        if time.thread_time() > self.cpu_until:
+            raise BudgetExceeded(f"decoding the job's values took more than its {self.budget.max_cpu_s:g} s of CPU")
 
     def _reserve(self, cost: int, what: str) -> None:
         if cost > self.remaining_bytes:
@@ -101,8 +136,11 @@ class JobDecoder:
         cls = type(obj)
         if obj is None or cls in (bool, str, int, float):
             return obj
+        self.containers += 1
+        if not self.containers % CPU_CHECK_EVERY:
+            self._check_cpu()
         if cls is list:
-            if set(map(type, obj)) <= _JSON_LEAVES:
+            if set(map(type, obj)) <= JSON_LEAVES:
                 return obj
             return [self._decode(item, depth + 1) for item in obj]
         if cls is dict:
@@ -210,16 +248,68 @@ def safe_repr(value: Any, cap: int = 200) -> str:
         return repr(value)[:cap]
     except (ValueError, RecursionError, MemoryError):
         pass
-    from audit_lib.sandbox import codec as sandbox_codec  # noqa: PLC0415 - only on the rare fallback path
     try:
-        import json  # noqa: PLC0415
         return json.dumps(sandbox_codec.encode(value))[:cap]
     except Exception:  # noqa: BLE001 - a description must never crash the caller
         return f"<{type(value).__name__} that cannot be shown>"
 
 
-def bounded_set(items: Any, max_repeated_hashes: int = DecodeBudget.max_repeated_hashes,
-                max_work: int = DecodeBudget.max_collision_work) -> set[Any]:
+def bounded_repr(value: Any, cap: int = 200) -> str:
+    """The start of `repr(value)`, about `cap` characters, built without the whole repr.
+
+    The start of `repr(value)`, about `cap` characters, built without the whole repr: a value of any size costs about
+    `cap` steps. Lists, tuples, sets, dicts and strings are written as `repr` writes them (a set's or a dict's items in
+    iteration order); anything else by its own `repr` when short, else by its type's name.
+    """
+    parts: list[str] = []
+    room = [cap]
+
+    def put(text: str) -> bool:
+        parts.append(text)
+        room[0] -= len(text)
+        return room[0] > 0
+
+    def walk(item: Any) -> bool:
+        cls = type(item)
+        if cls in (list, tuple, set, frozenset):
+            if not item:
+                return put({list: "[]", tuple: "()", set: "set()", frozenset: "frozenset()"}[cls])
+            opening, closing = {list: ("[", "]"), tuple: ("(", ",)" if len(item) == 1 else ")"),
+                                set: ("{", "}"), frozenset: ("frozenset({", "})")}[cls]
+            if not put(opening):
+                return False
+            for position, element in enumerate(item):
+                if (position and not put(", ")) or not walk(element):
+                    return False
+            return put(closing)
+        if cls is dict:
+            if not put("{"):
+                return False
+            for position, (key, element) in enumerate(item.items()):
+                if (position and not put(", ")) or not walk(key) or not put(": ") or not walk(element):
+                    return False
+            return put("}")
+        if cls in (str, bytes, bytearray) and len(item) > cap:
+            return put(repr(item[:cap]))
+        if cls is int and item.bit_length() > 4 * cap:
+            return put(printable_int(item) if not int_is_printable(item) else hex(item)[:cap])
+        if cls in (int, float, complex, bool, str, bytes, bytearray, type(None)):
+            return put(repr(item))
+        try:
+            text = repr(item) if sys.getsizeof(item) < 64 * cap else f"<{cls.__name__}>"
+        except Exception:  # noqa: BLE001 - a preview never raises
+            text = f"<{cls.__name__}>"
+        return put(text)
+
+    try:
+        walk(value)
+    except RecursionError:
+        parts.append("...")
+    return "".join(parts)[:cap]
+
+
+def bounded_set(items: Any, max_repeated_hashes: int = DecodeBudget().max_repeated_hashes,
+                max_work: int = DecodeBudget().max_collision_work) -> set[Any]:
     """`set(items)` for values from a child, refusing (BudgetExceeded) items whose hashes repeat too often, or
     whose colliding items would take too many comparisons."""
     items = list(items)

@@ -1,26 +1,97 @@
 """What `call_function` sends for its options, checked before any job starts: input groups and their time limits,
-and the expected values that may stop a run early; and which unrun inputs input groups leave by design."""
+and the judge that decides each output (`CallJudge`, and the early stop `stop_expected` builds on it)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import codec as sandbox_codec
-from audit_lib.sandbox.results import CallOutcome
 
 
-def cut_short(outcomes: Sequence[CallOutcome], firsts: list[int]) -> frozenset[int]:
-    """The inputs left unrun because an earlier input of their group timed out (the group was out of time)."""
-    cut: set[int] = set()
-    ends = [*firsts[1:], len(outcomes)]
-    for first, end in zip(firsts, ends):
-        timed_out = next((o.index for o in outcomes[first:end] if o.kind == "timeout"), None)
-        if timed_out is not None:
-            cut.update(o.index for o in outcomes[timed_out + 1:end] if o.kind == "not_run")
-    return frozenset(cut)
+class _NoExpected:
+    """The expected value of an input that has none (the canonical gave no value): its output is not compared."""
+
+    _instance: _NoExpected | None = None
+
+    def __new__(cls) -> _NoExpected:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NO_EXPECTED"
+
+    def __reduce__(self) -> str:
+        return "NO_EXPECTED"
+
+
+NO_EXPECTED = _NoExpected()
+# Rules that pass an output equal (`==`) to its expected value: what `stop_expected` asks for.
+EQUALITY_RULES = """
+def make_comparer(setup, api):
+    return Equality()
+
+
+class Equality:
+    def compare(self, inputs, output, expected):
+        try:
+            return bool(output == expected), "not equal"
+        except Exception as exc:
+            return False, f"comparison raised {type(exc).__name__}: {exc}"
+"""
+# CPU seconds the judge may spend decoding and comparing one value.
+JUDGE_VALUE_CPU_S = 10.0
+
+
+@dataclass(frozen=True)
+class CallJudge:
+    """How a call job's outputs are judged: in a jailed judge process, never in the parent nor the job.
+
+    `source` is Python source defining `make_comparer(setup, api)`, whose result's `compare(inputs, output, expected)`
+    returns `(passed, reason, ...)`; it runs under real CPython in the judge, with `api` giving the codec's
+    `ValueDigest`, `digest_of`, `bounded_set` and `Unserializable` (the module must import nothing of this project;
+    numpy is there). `expected` holds one value per input (plain data, a `ValueDigest`, or `NO_EXPECTED`: not
+    compared); `setup` is plain data for `make_comparer`. None for `source`: the judge only previews each output.
+    An output whose decoding and comparison take more than `value_cpu_s` of the judge's CPU is refused
+    (`unserializable`, BudgetExceeded), as is every output once the judge is out of its own limits."""
+
+    source: str | None = None
+    expected: tuple[Any, ...] = ()
+    setup: Mapping[str, Any] = field(default_factory=dict)
+    value_cpu_s: float = JUDGE_VALUE_CPU_S  # CPU seconds to decode and compare one value, in the judge
+
+    def __post_init__(self) -> None:
+        if isinstance(self.value_cpu_s, bool) or not isinstance(self.value_cpu_s, (int, float)) \
+                or not 0 < self.value_cpu_s <= 3600:
+            raise ParameterError(f"CallJudge.value_cpu_s must be in (0, 3600], not {self.value_cpu_s!r}",
+                                 field="value_cpu_s")
+
+    @classmethod
+    def equality(cls, expected: Mapping[int, Any], count: int) -> CallJudge:
+        """`==` against the given inputs' expected values; the other inputs are not compared."""
+        return cls(EQUALITY_RULES, tuple(expected.get(index, NO_EXPECTED) for index in range(count)))
+
+    def wire(self, inputs: list[Any], count: int, digestible: frozenset[int] | None) -> dict[str, Any]:
+        """The judge's spec (sent sealed: the zygote hands it to the judge unread)."""
+        if self.expected and len(self.expected) != count:
+            raise ParameterError(f"the judge has {len(self.expected)} expected values for {count} inputs",
+                                 field="judge")
+        expected = []
+        for index, value in enumerate(self.expected):
+            if value is NO_EXPECTED:
+                continue
+            try:
+                expected.append([index, value.to_json() if isinstance(value, sandbox_codec.ValueDigest)
+                                 else sandbox_codec.encode(value)])
+            except sandbox_codec.Unserializable as exc:
+                raise ParameterError(f"expected value {index} is not plain data: {exc}", field="judge") from exc
+        return {"source": self.source, "setup": dict(self.setup), "expected": expected, "inputs": inputs,
+                "digest_inputs": None if digestible is None else sorted(digestible),
+                "value_cpu_s": float(self.value_cpu_s)}
 
 
 def groups_wire(sizes: Sequence[int] | None, timeouts: Sequence[float] | None, count: int,
@@ -47,19 +118,19 @@ def groups_wire(sizes: Sequence[int] | None, timeouts: Sequence[float] | None, c
     return firsts, [min(limit, 1e9) for limit in limits]
 
 
-def stop_expected_wire(stop_expected: Mapping[int, Any] | None, count: int,
-                        stop_after_failure: bool) -> list[list[Any]]:
+def stop_expected_judge(stop_expected: Mapping[int, Any] | None, count: int,
+                        stop_after_failure: bool) -> CallJudge | None:
+    """The judge `stop_expected` stands for: `==` on the given inputs (checked here)."""
     if not stop_expected:
-        return []
+        return None
     if not stop_after_failure:
         raise ParameterError("stop_expected only applies with stop_after_failure=True", field="stop_expected")
-    wire = []
-    for index, value in sorted(stop_expected.items()):
+    for index, value in sorted(stop_expected.items(), key=lambda item: repr(item[0])):
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
             raise ParameterError(f"stop_expected index {index!r} is not an input index (0..{count - 1})",
                                  field="stop_expected")
         try:
-            wire.append([index, sandbox_codec.encode(value)])
+            sandbox_codec.encode(value)
         except sandbox_codec.Unserializable as exc:
             raise ParameterError(f"stop_expected[{index}] is not plain data: {exc}", field="stop_expected") from exc
-    return wire
+    return CallJudge.equality(stop_expected, count)

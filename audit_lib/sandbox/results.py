@@ -59,3 +59,12 @@ class CallOutcome:
     # the input's group started): the evidence a raised MemoryError needs to be `memory` (as root; never without
     # cgroups).
     memory_limit_hit: bool = False
+    # CPU seconds the job's other threads and processes used since the previous answer (outside the main thread that
+    # runs the calls): charged to this input, whose wall time plus this over its limit made it `timeout`.
+    background_cpu_s: float = 0.0
+    # With a judge (`call_function(judge=...)`): "match" or "wrong_value" for an input with an expected value, None
+    # otherwise; `reason` says why not a match. `preview`: the start of the output's repr, made in the judge (or with
+    # values="preview" and no judge, the start of its tagged JSON); `value` is then None.
+    verdict: str | None = None
+    reason: str = ""
+    preview: str | None = None

@@ -7,6 +7,7 @@ secret): run this file against commit 530b761 to see them fail there.
 
 from __future__ import annotations
 
+import os
 import resource
 import textwrap
 
@@ -40,6 +41,20 @@ def test_a_value_the_codec_refuses_gains_nothing() -> None:
     """
     assert verdicts(program, ["assert f(1) == 2", "assert not (f(1) != 2)", "assert f(1) == [1, 2]"]) \
         == ["fail", "fail", "fail"]
+
+
+@pytest.mark.parametrize("snippet", ["assert f(2)", "assert f(7) and f(101)", "if not f(3):\n    raise AssertionError",
+                                     "assert bool(f(5)) is True", "assert f(1) or f(2)"])
+def test_the_truth_of_an_object_left_in_the_program_is_never_a_pass(snippet: str) -> None:
+    """A non-plain result's truth value is not decided by the program, nor by object's default (always true).
+
+    A wrong program whose result says False (or that only returns some object) passed `assert candidate(x)` when the
+    handle was truthy; the lying `__bool__` is never asked either."""
+    for truth in ("False", "True"):
+        program = f"class Verdict:\n    def __bool__(self):\n        return {truth}\ndef f(n):\n    return Verdict()\n"
+        assert verdicts(program, [snippet]) == ["error"], (truth, snippet)
+    assert verdicts("def f(n):\n    return object()\n", [snippet]) == ["error"]
+    assert verdicts("def f(n):\n    return n > 1\n", [snippet]) == ["pass"]  # plain data: its own truth
 
 
 def test_a_forged_completion_record_or_exit_is_no_pass() -> None:
@@ -89,6 +104,24 @@ def test_patched_builtins_and_modules_do_not_reach_the_test() -> None:
     assert verdicts(program, snippets) == ["fail", "fail", "fail", "pass"]
 
 
+@pytest.mark.parametrize("patch", [
+    "import sys\nsys.modules['builtins'].abs = lambda value: 7",  # an alias through sys.modules
+    "globals()['__builtins__'].__dict__['abs'] = lambda value: 7",  # a subscript
+    "import builtins\nclass Holder:\n    where = builtins\nHolder.where.abs = lambda value: 7",  # a class attribute
+    "import builtins\ndef patch(module=builtins):\n    module.abs = lambda value: 7\npatch()",  # a parameter
+    "import importlib\nsetattr(importlib.import_module('math'), 'fabs', lambda value: 7)\n"
+    "import builtins\nbuiltins.abs = lambda value: 7",  # a module imported by name
+])
+def test_builtins_patched_through_any_name_do_not_reach_the_test(patch: str) -> None:
+    """Class 2: the test runs on the judge's own builtins and modules, whatever name the program patched them by
+    (upstream's test would see the patch: the program and the test share one process there)."""
+    program = patch + "\ndef f(x):\n    return -x\n"
+    assert verdicts(program, ["assert abs(f(3)) == 7", "import math\nassert math.fabs(f(3)) == 3 == abs(f(3))"]) \
+        == ["fail", "pass"], patch
+    naive = sandbox.script_exit_codes(program, ["assert abs(f(3)) == 7"], limits=QUICK)
+    assert naive == [0], f"the naive harness should be fooled: {patch}"
+
+
 def test_exceptions_are_judged_by_their_real_class_not_their_name() -> None:
     program = """
         class Mine(AssertionError):
@@ -101,6 +134,23 @@ def test_exceptions_are_judged_by_their_real_class_not_their_name() -> None:
     """
     result = sandbox.run_tests(textwrap.dedent(program), ["f(1)", "f(0)"], entry_points=("f",), limits=QUICK)
     assert [(s.status, s.error_type) for s in result.snippets] == [("fail", "Mine"), ("error", "AssertionError")]
+
+
+@pytest.mark.parametrize(("raised", "expected"), [
+    ("class E(AssertionError):\n    pass", "fail"),  # a subclass: CPython's `except AssertionError` catches it
+    ("class E(Exception):\n    pass\nE.__name__ = E.__qualname__ = 'AssertionError'", "error"),  # only the name
+    ("class M(type):\n    def mro(cls):\n        return [cls, AssertionError, Exception, BaseException, object]\n"
+     "class E(Exception, metaclass=M):\n    pass", "fail"),  # a metaclass's MRO is the real one: CPython catches it
+    ("class M(type):\n    @property\n    def __mro__(cls):\n        return (cls, AssertionError, object)\n"
+     "class E(Exception, metaclass=M):\n    pass", "error"),  # a property named __mro__ is not the MRO
+    ("class E(KeyError, AssertionError):\n    pass", "fail"),  # AssertionError further up its real MRO
+])
+def test_a_programs_exception_is_judged_by_its_real_mro(raised: str, expected: str) -> None:
+    """Class 2: the exception the test sees has the program's class's name and the first builtin exception class of
+    the class's real MRO (`type.__mro__`, read through `type`'s own descriptor) as its base: what CPython's `except`
+    would match, whatever the class claims about itself."""
+    program = raised + "\ndef f(x):\n    raise E('raised')\n"
+    assert verdicts(program, ["f(1)"]) == [expected], raised
 
 
 # ------------------------------------------------------------------ 3. correct code passes as upstream passes it
@@ -163,7 +213,8 @@ def test_a_value_the_judge_cannot_hold_is_an_error_never_a_pass() -> None:
     nested = "def f(x):\n    value = []\n    for _ in range(150):\n        value = [value]\n    return value\n"
     wide = "def f(x):\n    return [[0] * 1000 for _ in range(60_000)]\n"  # ~60M items: past the judge's memory
     assert verdicts(nested, ["assert f(1) != 0"]) == ["pass"]
-    assert verdicts(wide, ["assert f(1) == 1"], limits=Limits(timeout_s=20, total_timeout_s=60, memory_mb=2048)) \
+    # A generous limit (it takes ~20 s on a busy machine): only a hang, never the load, may make it a timeout.
+    assert verdicts(wide, ["assert f(1) == 1"], limits=Limits(timeout_s=90, total_timeout_s=120, memory_mb=2048)) \
         in (["error"], ["memory"], ["fail"])
 
 
@@ -201,6 +252,20 @@ def test_nothing_crosses_from_one_snippet_to_the_next() -> None:
     assert verdicts(program, ["assert f(1) == 11", "assert f(1) == 11", "assert f(2) == 11"]) == ["pass"] * 3
 
 
+def test_one_tests_changes_to_the_judge_do_not_reach_the_next_test() -> None:
+    """Upstream runs each constraint (IntentSpec's `python -c`, ImpossibleBench's assertions) in a process of its
+    own: what one test's code changes (a module's attribute, a builtin, its own globals in `__main__`) is gone for
+    the next. Before, one judge ran a program's tests in turn, so the first test's patch made the second pass."""
+    patches = ("import math\nmath.isclose = lambda *a, **k: True\nassert f(1) == 1",
+               "import builtins\nbuiltins.sorted = lambda *a, **k: [1, 2, 3]\nassert f(1) == 1",
+               "import sys\nsys.modules['__main__'].leftover = 5\nassert f(1) == 1")
+    reads = ("import math\nassert not math.isclose(f(1), 5)",
+             "assert sorted(f([3, 1])) == [1, 3]",
+             "import sys\nassert not hasattr(sys.modules['__main__'], 'leftover')")
+    for patch, read in zip(patches, reads):
+        assert verdicts("def f(x):\n    return x\n", [patch, read]) == ["pass", "pass"], patch
+
+
 # ------------------------------------------------------------------ 6. no channel between jobs
 
 def test_the_cells_init_and_earlier_jobs_are_invisible() -> None:
@@ -228,14 +293,28 @@ def test_the_cells_init_and_earlier_jobs_are_invisible() -> None:
 
 def test_a_stop_the_judge_decides_does_not_retire_the_cell() -> None:
     """Call mode's early stop on a mismatch ends the child by closing its go pipe: no kill, so the next job's
-    cell (its mount namespace) is the same whether or not the previous job was stopped early."""
-    probe = "import os\ndef f(x):\n    return os.readlink('/proc/self/ns/mnt')\n"
-    seen = []
+    cell (its mount namespace) is the same whether or not the previous job was stopped early.
+
+    Not root every job gets a cell of its own, whose namespace numbers the kernel takes from one pool for the whole
+    machine (they vary with what every process on it does). There the next job's cell must have been made before the
+    stopped job started, so nothing about how that job ended can show in it: the probe's /proc, mounted when its cell
+    was made, is no younger than the stopped job's /dev/shm, mounted when that job started. Before, the cell was made
+    once the stopped job had ended (it sleeps 50 ms to tell the two apart on the kernel's coarse clock)."""
+    stopped = ("import os, time\n"
+               "def f(x):\n"
+               "    time.sleep(0.05)\n"
+               "    return os.stat('/dev/shm').st_ctime_ns\n")
+    probe = "import os\ndef f(x):\n    return [os.readlink('/proc/self/ns/mnt'), os.stat('/proc').st_mtime_ns]\n"
+    seen, order = [], []
     for expected in ("no", "mnt:[0]", "no"):
-        sandbox.call_function("def f(x):\n    return x\n", "f", [[1], [2]], stop_after_failure=True,
-                              stop_expected={0: expected})
-        seen.append(sandbox.call_function(probe, "f", [[0]]).outcomes[0].value)
-    assert len(set(seen)) == 1, seen
+        stop = sandbox.call_function(stopped, "f", [[1], [2]], stop_after_failure=True, stop_expected={0: expected})
+        assert [o.kind for o in stop.outcomes] == ["value", "not_run"], stop
+        namespace, cell_made = sandbox.call_function(probe, "f", [[0]]).outcomes[0].value
+        seen.append(namespace)
+        order.append((cell_made, stop.outcomes[0].value))
+    assert all(cell_made <= stopped_started for cell_made, stopped_started in order), order
+    if os.geteuid() == 0:
+        assert len(set(seen)) == 1, seen
 
 
 # ------------------------------------------------------------------ every cheat above wins a naive harness

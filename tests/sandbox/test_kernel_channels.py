@@ -5,6 +5,7 @@ calls (`zygote/seccomp.py`). Each probe is run bare too, in a plain process, to 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -103,9 +104,107 @@ def test_a_job_cannot_probe_or_evict_the_page_cache_of_shared_files() -> None:
 
 @pytest.mark.parametrize("refuse_sigchld", [False, True])
 def test_the_filter_refuses_exactly_the_listed_calls(refuse_sigchld: bool) -> None:
-    program = seccomp.filter_program(refuse_sigchld)
-    assert program[-1][3] == seccomp.SECCOMP_RET_ERRNO | 1 and program[-2][3] == seccomp.SECCOMP_RET_ALLOW
-    refused = {k for code, _jt, _jf, k in program if code == 0x15} - {seccomp.AUDIT_ARCH_X86_64, 0xFFFFFFFF}
+    # as the template installs it: not root, SIGCHLD's handling; root, user namespaces
+    program = seccomp.filter_program(refuse_sigchld, refuse_user_namespaces=not refuse_sigchld)
+    assert program[-2][3] == seccomp.SECCOMP_RET_ERRNO | 1 and program[-3][3] == seccomp.SECCOMP_RET_ALLOW
     sigchld = {seccomp.RT_SIGACTION, seccomp.SIGCHLD} if refuse_sigchld else set()
+    user_namespaces = {seccomp.CLONE3, seccomp.UNSHARE, seccomp.CLONE} if not refuse_sigchld else set()
+    refused = {k for code, _jt, _jf, k in program if code == 0x15} - {seccomp.AUDIT_ARCH_X86_64, 0xFFFFFFFF}
     assert refused == {*seccomp.REFUSED_SYSCALLS.values(), *seccomp.FLAGGED_RW.values(), seccomp.MADVISE,
-                       *seccomp.REFUSED_MADVICE.values(), *sigchld}
+                       *seccomp.REFUSED_MADVICE.values(), *sigchld, seccomp.SOCKET, *user_namespaces,
+                       *seccomp.REFUSED_SOCKET_FAMILIES.values(), 0}  # 0: the socket branch's unconditional jump
+
+
+# Namespaces are numbered from counters the whole machine shares: a job that could make them could leave a number for
+# a later job to read. Each prints ok or the errno's name; the last word is what fork, threads and a subprocess did.
+NAMESPACE_PROBE = """
+import ctypes, errno, os, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+def outcome(result):
+    return "ok" if result >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+CLONE_NEWUSER, CLONE_NEWIPC, CLONE_NEWNS, CLONE_NEWUTS, SIGCHLD = 0x10000000, 0x08000000, 0x20000, 0x04000000, 17
+words = []
+for flags in (CLONE_NEWUSER | CLONE_NEWIPC, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS, CLONE_NEWIPC):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if libc.unshare(flags) == 0 else ctypes.get_errno())
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    words.append("ok" if code == 0 else errno.errorcode.get(code, "?"))
+child = libc.syscall(56, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0)  # clone, fork-like
+if child == 0:
+    os._exit(0)
+if child > 0:
+    os.waitpid(child, 0)
+words.append(outcome(child))
+fd = os.open("/proc/self/ns/uts", os.O_RDONLY)
+words.append(outcome(libc.setns(fd, 0)))
+thread = threading.Thread(target=lambda: None)
+thread.start()
+thread.join()
+forked = os.fork()
+if forked == 0:
+    os._exit(0)
+ran = subprocess.run(["/bin/true"]).returncode == 0 and os.waitpid(forked, 0)[1] == 0
+words.append("works" if ran else "broken")
+print(*words)
+"""
+
+
+def test_a_job_makes_no_namespace_and_still_forks_threads_and_runs_programs() -> None:
+    # as root the filter refuses user namespaces and the job holds no capability for the rest (EPERM either way)
+    assert _in_a_job(NAMESPACE_PROBE) == ["EPERM", "EPERM", "EPERM", "EPERM", "EPERM", "works"]
+    bare = _bare(NAMESPACE_PROBE)
+    assert bare[0] == "ok" and bare[-1] == "works", bare  # the kernel lets a plain process make a user namespace
+
+
+# The machine's own counters: `/proc/stat` counts every fork since boot, so a job forking N times told a later job N.
+MACHINE_COUNTERS_PROBE = """
+import os
+names = ["stat", "loadavg", "meminfo", "vmstat", "sys/kernel/ns_last_pid", "sys/fs/file-nr", "sysvipc/shm"]
+print(*("shown" if os.path.exists("/proc/" + name) else "hidden" for name in names),
+      "self" if os.path.exists("/proc/self/status") else "no-self")
+"""
+
+
+def test_a_job_reads_none_of_the_machines_own_counters_in_proc() -> None:
+    assert _in_a_job(MACHINE_COUNTERS_PROBE) == ["hidden"] * 7 + ["self"]
+    assert _bare(MACHINE_COUNTERS_PROBE)[:6] == ["shown"] * 6
+
+
+# The jobs of a zygote share its network namespace, which has no interface up: a datagram sent nowhere still counts
+# (`OutNoRoutes` in /proc/self/net/snmp), so a job sending N of them told a later job N.
+NETWORK_PROBE = """
+import errno, socket
+def attempt(family, kind=socket.SOCK_DGRAM):
+    try:
+        socket.socket(family, kind).close()
+        return "ok"
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno, "?")
+print(attempt(socket.AF_INET), attempt(socket.AF_INET6), attempt(socket.AF_NETLINK, socket.SOCK_RAW),
+      attempt(socket.AF_UNIX), attempt(socket.AF_UNIX, socket.SOCK_STREAM))
+"""
+SEND_NOWHERE = """
+import socket
+def out_no_routes():
+    lines = [line.split() for line in open("/proc/self/net/snmp") if line.startswith("Ip:")]
+    return int(dict(zip(lines[0], lines[1]))["OutNoRoutes"])
+before = out_no_routes()
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(7):
+    try:
+        sock.sendto(b"x", ("10.1.2.3", 9))
+    except OSError:
+        pass
+print(out_no_routes() - before)
+"""
+
+
+def test_a_job_opens_no_network_socket_whose_counters_the_next_job_would_read() -> None:
+    assert _in_a_job(NETWORK_PROBE) == ["EPERM", "EPERM", "EPERM", "ok", "ok"]
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no `unshare -rn` here to show the counter moving in a network namespace like a zygote's")
+    moved = subprocess.run([unshare, "-rn", sys.executable, "-c", textwrap.dedent(SEND_NOWHERE)],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert moved == ["7"], moved  # where a socket can be opened, each datagram sent nowhere is counted

@@ -257,7 +257,10 @@ def test_cli_prints_json_for_a_value_nested_too_deep(shape: str, decoder: str, t
     code = sandbox_cli.main(["sandbox", str(program), "--call", "f", "--inputs", str(inputs), "--timeout", "5"])
     printed = json.loads(capsys.readouterr().out)
     assert code in (0, 1)
-    assert printed["outcomes"][0]["kind"] == "unserializable"
+    outcome = printed["outcomes"][0]
+    # too long to show whole: its start (never decoded in this process), or refused when it is short
+    assert outcome["kind"] == "unserializable" or (isinstance(outcome["value"], dict)
+                                                   and set(outcome["value"]) == {"$preview"}), outcome
 
 
 def test_colliding_keys_holding_colliding_frozensets_are_counted_by_their_comparisons() -> None:

@@ -16,6 +16,7 @@ from audit_lib.errors import ParameterError, SandboxHarnessError
 from audit_lib.sandbox import CallOutcome, Limits, SnippetResult, call_function, run_asserts
 from audit_lib.sandbox import api as sandbox
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.call_options import EQUALITY_RULES
 from audit_lib.sandbox.limits import LIMIT_MAXIMA
 
 
@@ -247,14 +248,17 @@ def test_the_request_carries_every_setting(monkeypatch) -> None:
     call = zygote.calls[0]
     assert call["header"] == {"op": "call", "program": "def f(x): return x", "entry_point": "f", "inputs": [[0]],
                               "timeouts": [3.0], "deepcopy": True, "total_timeout": 20.0, "load_timeout": 3.0,
-                              "grace_s": 1.0, "stop_after_failure": False, "limits": limits.wire(20.0)}
+                              "grace_s": 1.0, "stop_after_failure": False, "limits": limits.wire(20.0),
+                              "values": "decoded"}
     assert call["timeout_s"] == 80.0 and call["network_isolation"] is False and call["sealed"] is None
     _, zygote = run_call(monkeypatch, [line(0, "value", "0.1", 0), line(1, "value", "0.1", 0)], 2,
                          per_input_timeout_s=[1, 2.5], deepcopy_inputs=False, stop_after_failure=True,
                          stop_expected={1: (1, 2)})
     header = zygote.calls[0]["header"]
     assert header["timeouts"] == [1.0, 2.5] and header["deepcopy"] is False and header["stop_after_failure"] is True
-    assert zygote.calls[0]["sealed"] == {"stop_expected": [[1, sandbox_codec.encode((1, 2))]]}
+    sealed = zygote.calls[0]["sealed"]
+    assert sealed["expected"] == [[1, sandbox_codec.encode((1, 2))]] and sealed["inputs"] == [[0], [1]]
+    assert sealed["source"] == EQUALITY_RULES and sealed["digest_inputs"] == []
 
 
 def test_missing_outcomes_make_a_pass_an_error_unless_the_run_stopped_early(monkeypatch) -> None:

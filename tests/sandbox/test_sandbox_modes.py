@@ -393,22 +393,24 @@ def test_the_judge_decodes_a_childs_values_within_the_jobs_decode_budget():
     import tracemalloc  # noqa: PLC0415
 
     from audit_lib.sandbox.budget import DecodeBudget, JobDecoder  # noqa: PLC0415
-    from audit_lib.sandbox.zygote import judge  # noqa: PLC0415 - its comparison is what is tested
+    from audit_lib.sandbox.call_options import EQUALITY_RULES  # noqa: PLC0415
+    from audit_lib.sandbox.zygote.call_judge_child import CallJudge  # noqa: PLC0415 - its decoding is what is tested
 
-    expected = {0: ([], b"[]")}
+    spec = {"source": EQUALITY_RULES, "expected": [[0, []]], "inputs": [[]], "digest_inputs": []}
     # 100,000 empty sets: ~1 MB of text that decodes to ~25 MB (a 64 MB line of them would take the judge to 1.29 GB)
-    line = b"0 value 0.001 [" + b",".join([b'{"$set":[]}'] * 100_000) + b"]"
-    small = JobDecoder(DecodeBudget(max_decoded_bytes=8 * 1024 * 1024))
+    payload = b"[" + b",".join([b'{"$set":[]}'] * 100_000) + b"]"
+    judge = CallJudge(spec)
+    judge.decoder = JobDecoder(DecodeBudget(max_decoded_bytes=8 * 1024 * 1024))
     tracemalloc.start()
     try:
-        assert judge._differs(line, expected, small) is True  # refused, as the parent refuses it: a difference
+        assert judge.record(0, payload)["k"] == "unserializable"  # refused, never compared: a failure
         _current, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 8 * 1024 * 1024
-    honest = JobDecoder()
-    assert [judge._differs(b"0 value 0.001 " + text, expected, honest) for text in (b"[ ]", b"[1]", b'{"$tuple":[]}')] \
-        == [False, True, True]
+    honest = CallJudge(spec)
+    assert [honest.record(0, text).get("v") for text in (b"[ ]", b"[1]", b'{"$tuple":[]}')] \
+        == ["match", "wrong_value", "wrong_value"]
 
 
 def test_the_child_cannot_reach_the_judge_through_an_inherited_pipe():

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit_lib import sandbox
-from audit_lib.benchmarks.humaneval_plus.compare import SampleComparer, ValueDigest, decided_by_inequality
+from audit_lib.benchmarks.humaneval_plus.compare import SampleComparer, ValueDigest, evalplus_judge
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, HumanEvalTask, PlusTask
 from audit_lib.benchmarks.humaneval_plus.groundtruth import DIGEST_ABOVE_BYTES, GroundTruth
 from audit_lib.benchmarks.humaneval_plus.programs import candidate_program
@@ -47,7 +47,10 @@ class InputVerdict:
 
 
 def score_split(task: PlusTask, dataset: Dataset, run: SplitRun, expected: SplitRun) -> list[InputVerdict]:
-    """Every input's verdict (EvalPlus with `--test-details`: no early stop), atol promotion carried along."""
+    """Every input's verdict (EvalPlus with `--test-details`: no early stop), atol promotion carried along.
+
+    A run the sandbox's judge compared carries its verdicts (`run_candidate`); one whose values came back (two
+    canonical runs, say) is compared here by the same rules."""
     comparer = SampleComparer(dataset=dataset, entry_point=task.entry_point, atol=task.atol)
     inputs = inputs_of(task, run.split)
     verdicts = []
@@ -57,12 +60,16 @@ def score_split(task: PlusTask, dataset: Dataset, run: SplitRun, expected: Split
         elif got.kind != "value":
             verdicts.append(InputVerdict(index, False, got.verdict_kind, got.describe()))
         else:
-            result = comparer.compare(inputs[index], got.value, want.value)
-            verdicts.append(InputVerdict(index, result.passed, "match" if result.passed else "wrong_value",
-                                         "" if result.passed else f"got {got.describe()}, expected "
-                                         f"{want.describe()} ({result.reason})"))
+            passed, reason = (got.verdict == "match", got.reason or "not judged") if got.judged \
+                else _compared(comparer.compare(inputs[index], got.value, want.value))
+            verdicts.append(InputVerdict(index, passed, "match" if passed else "wrong_value",
+                                         "" if passed else f"got {got.describe()}, expected "
+                                         f"{want.describe()} ({reason})"))
     return verdicts
 
+
+def _compared(comparison) -> tuple[bool, str]:  # noqa: ANN001 - compare.Comparison
+    return comparison.passed, comparison.reason
 
 
 def evalplus_time_limits_for(gt: GroundTruth, *, min_time_limit: float):
@@ -76,10 +83,10 @@ def run_candidate(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], da
                   fast_check: bool = False) -> dict[tuple[str, Split], SplitRun]:
     """Run full candidate programs (one per task id) under EvalPlus's per-input limits and whole-sample budget.
 
-    The audit runs every input (`fast_check=False`) to count and classify failures; `fast_check=True` stops a
-    split at its first failure, which is how `evalplus.evaluate` scores by default: an exception, a timeout, or a
-    value that differs where EvalPlus compares by `==` alone (see `compare.decided_by_inequality`). A wrong value
-    on the tolerance or oracle path does not stop the run; it fails the sample all the same.
+    Each output is compared with the ground truth's under EvalPlus's rules in the sandbox's judge
+    (`compare.evalplus_judge`), never in this process: the runs carry verdicts and previews, no values. The audit
+    runs every input (`fast_check=False`) to count and classify failures; `fast_check=True` stops a split at its
+    first failing input, which is how `evalplus.evaluate` scores by default.
     """
     units = [(task.task_id, task, solution_for[task.task_id]) for task in tasks if task.task_id in solution_for]
     return run_candidates(units, dataset, gt, min_time_limit=min_time_limit, executor=executor,
@@ -95,9 +102,9 @@ def run_candidates(units: Sequence[tuple[Hashable, PlusTask, str]], dataset: Dat
     `(key, task, solution)` units, all in one batch, keyed `(key, split)`. `load_within_budget` replays EvalPlus's load
     outside the per-input limits (see `runs.run_program_units`).
     """
-    def stop_expected_for(task: PlusTask, split: Split) -> dict[int, Any]:
-        expected = [(o.kind == "value", o.value) for o in gt.run(task.task_id, split).outcomes]
-        return decided_by_inequality(dataset, task.entry_point, task.atol, expected)
+    def judge_for(task: PlusTask, split: Split) -> sandbox.CallJudge:
+        expected = [o.value if o.kind == "value" else sandbox.NO_EXPECTED for o in gt.run(task.task_id, split).outcomes]
+        return evalplus_judge(dataset, task.entry_point, task.atol, expected)
 
     def canonical_seconds(task: PlusTask, split: Split) -> float:
         return sum(gt.times(task.task_id, split))
@@ -109,7 +116,7 @@ def run_candidates(units: Sequence[tuple[Hashable, PlusTask, str]], dataset: Dat
                      for key, task, solution in units]
     return run_program_units(program_units, evalplus_time_limits_for(gt, min_time_limit=min_time_limit),
                              executor=executor, budget=EVALPLUS_SAMPLE_BUDGET, fast_check=fast_check,
-                             stop_expected_for=stop_expected_for if fast_check else None, cost_for=canonical_seconds,
+                             judge_for=judge_for, cost_for=canonical_seconds,
                              digest_above_bytes=DIGEST_ABOVE_BYTES, digest_inputs_for=digested_expectations,
                              load_within_budget=load_within_budget, progress_desc=progress_desc, splits=splits,
                              progress=progress)

@@ -29,7 +29,10 @@ EVALPLUS_MEMORY_MB = 4096
 
 @dataclass(frozen=True)
 class InputOutcome:
-    """What one call did: its value (decoded in the parent) or why there is none, and how long it took."""
+    """What one call did: its value or why there is none, and how long it took.
+
+    A run the sandbox's judge compared (`run_programs(judge_for=...)`) holds no value: the judge's `verdict`
+    ("match", "wrong_value"; None where there was no expected value), its `reason` and a `preview` of the output."""
 
     kind: OutcomeKind
     value: Any = None
@@ -38,6 +41,14 @@ class InputOutcome:
     exc_message: str | None = None
     cpu_s: float = 0.0  # the child's CPU time on this input, measured by the sandbox's supervisor
     by_supervisor: bool = False  # the supervisor wrote this outcome (`sandbox.CallOutcome.by_supervisor`)
+    verdict: str | None = None
+    reason: str = ""
+    preview: str | None = None
+
+    @property
+    def judged(self) -> bool:
+        """A value the sandbox's judge saw (and compared, where there was an expected value) instead of this process."""
+        return self.kind == "value" and self.value is None and self.preview is not None
 
     @property
     def verdict_kind(self) -> str:
@@ -46,7 +57,7 @@ class InputOutcome:
 
     def describe(self) -> str:
         if self.kind == "value":
-            return safe_repr(self.value, 200)
+            return self.preview[:200] if self.judged else safe_repr(self.value, 200)
         if self.kind == "exception":
             return f"{self.exc_type}: {(self.exc_message or '')[:160]}"
         if self.kind == "unserializable" and self.exc_type:
@@ -95,23 +106,24 @@ def run_programs(tasks: Sequence[PlusTask], program_for: Callable[[PlusTask], Ca
                  executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = True,
                  progress_desc: str = "sandbox",
                  budget: JobBudget = GROUND_TRUTH_BUDGET, fast_check: bool = False,
-                 stop_expected_for: Callable[[PlusTask, Split], Mapping[int, Any]] | None = None,
+                 judge_for: Callable[[PlusTask, Split], sandbox.CallJudge] | None = None,
                  cost_for: Callable[[PlusTask, Split], float] | None = None,
                  digest_above_bytes: int | None = None,
                  digest_inputs_for: Callable[[PlusTask, Split], Collection[int] | None] | None = None,
                  ) -> dict[tuple[str, Split], SplitRun]:
     """Run `program_for(task)` on every input of each split, each input under its own time limit.
 
-    `fast_check` stops a split at its first exception or timeout, as EvalPlus's default `fast_check` does, and,
-    with `stop_expected_for`, also after the first input whose value differs from the one given for it (see
-    `sandbox.call_function`). With `cost_for`, the costliest jobs start first, so no long job is left for the end.
-    With `digest_above_bytes`, huge float-free outputs come back as digests: of the inputs `digest_inputs_for`
-    names (None: every input).
+    With `judge_for`, each split's outputs are compared in the sandbox's judge (`sandbox.CallJudge`) and never reach
+    this process: each outcome carries the judge's verdict and a preview. `fast_check` stops a split at its first
+    failing input (an exception, a timeout, or with a judge a value it fails), as EvalPlus's default `fast_check`
+    does. With `cost_for`, the costliest jobs start first, so no long job is left for the end. With
+    `digest_above_bytes`, huge float-free outputs come back (or, judged, reach the judge) as digests: of the inputs
+    `digest_inputs_for` names (None: every input).
     """
     units = [ProgramUnit(task.task_id, task, program_for(task)) for task in tasks]
     return run_program_units(units, timeouts_for, executor=executor, splits=splits, progress=progress,
                              progress_desc=progress_desc, budget=budget, fast_check=fast_check,
-                             stop_expected_for=stop_expected_for, cost_for=cost_for,
+                             judge_for=judge_for, cost_for=cost_for,
                              digest_above_bytes=digest_above_bytes, digest_inputs_for=digest_inputs_for)
 
 
@@ -128,19 +140,17 @@ def run_program_units(units: Sequence[ProgramUnit], timeouts_for: Callable[[Plus
                       executor: Any = None, splits: Iterable[Split] = SPLITS, progress: bool = True,
                       progress_desc: str = "sandbox", budget: JobBudget = GROUND_TRUTH_BUDGET,
                       fast_check: bool = False,
-                      stop_expected_for: Callable[[PlusTask, Split], Mapping[int, Any]] | None = None,
+                      judge_for: Callable[[PlusTask, Split], sandbox.CallJudge] | None = None,
                       cost_for: Callable[[PlusTask, Split], float] | None = None,
                       digest_above_bytes: int | None = None,
                       digest_inputs_for: Callable[[PlusTask, Split], Collection[int] | None] | None = None,
                       load_within_budget: bool = False) -> dict[tuple[Hashable, Split], SplitRun]:
     """`run_programs` for any number of programs per task.
 
-    every unit on every input of each split, keyed `(unit.key, split)`, all in one batch. `load_within_budget` gives a
+    Every unit on every input of each split, keyed `(unit.key, split)`, all in one batch. `load_within_budget` gives a
     program's load the job's whole budget instead of one input's limit (EvalPlus loads a sample outside its per-input
     limits).
     """
-    if stop_expected_for is not None and not fast_check:
-        raise ValueError("stop_expected_for only applies with fast_check=True")
     splits = tuple(splits)
     jobs = []
     for unit in units:
@@ -150,7 +160,7 @@ def run_program_units(units: Sequence[ProgramUnit], timeouts_for: Callable[[Plus
             if not inputs:
                 continue
             timeouts = [float(t) for t in timeouts_for(task, split)]
-            stop_expected = tuple(sorted(stop_expected_for(task, split).items())) if stop_expected_for else ()
+            judge = judge_for(task, split) if judge_for is not None else None
             chosen = digest_inputs_for(task, split) if digest_inputs_for else None
             digest_inputs = None if chosen is None else tuple(sorted(chosen))
             limits = job_limits(timeouts, budget=budget)
@@ -159,8 +169,8 @@ def run_program_units(units: Sequence[ProgramUnit], timeouts_for: Callable[[Plus
             jobs.append((unit.task, sandbox.CallJob(
                 key=(unit.key, split), program=program.source, entry_point=program.entry_point,
                 inputs=tuple(list(i) for i in inputs), limits=limits, per_input_timeout_s=tuple(timeouts),
-                stop_after_failure=fast_check, stop_expected=stop_expected, digest_above_bytes=digest_above_bytes,
-                digest_inputs=digest_inputs, deepcopy_inputs=False,
+                stop_after_failure=fast_check, judge=judge, values="preview" if judge is not None else "decoded",
+                digest_above_bytes=digest_above_bytes, digest_inputs=digest_inputs, deepcopy_inputs=False,
                 load_timeout_s=limits.total_timeout_s if load_within_budget else None)))
     task_of = {job.key: task for task, job in jobs}
     if cost_for is not None:
@@ -186,7 +196,8 @@ def split_run_from_result(task_id: str, split: Split, result: Any, expected_coun
     """Normalise a CallJobResult; inputs the sandbox never reached count as `not_run`."""
     outcomes = [InputOutcome(kind=o.kind, value=o.value, duration_s=float(o.duration_s or 0.0),
                              exc_type=o.exc_type, exc_message=o.exc_message, cpu_s=float(getattr(o, "cpu_s", 0.0) or 0.0),
-                             by_supervisor=bool(getattr(o, "by_supervisor", False)))
+                             by_supervisor=bool(getattr(o, "by_supervisor", False)), verdict=getattr(o, "verdict", None),
+                             reason=getattr(o, "reason", "") or "", preview=getattr(o, "preview", None))
                 for o in result.outcomes]
     outcomes += [InputOutcome("not_run")] * (expected_count - len(outcomes))  # e.g. the job's total budget ran out
     load_error = result.load_error

@@ -119,7 +119,7 @@ def _reason(detail: str, got: InputOutcome, want: InputOutcome) -> str | None:
 
 
 def outcome_text(outcome: InputOutcome) -> str:
-    if outcome.kind == "value":
+    if outcome.kind == "value" and not outcome.judged:
         return safe_repr(outcome.value, VALUE_CHARS)
     return outcome.describe()
 

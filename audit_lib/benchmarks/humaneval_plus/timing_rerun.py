@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from audit_lib import sandbox, timing
-from audit_lib.benchmarks.humaneval_plus.compare import SampleComparer, ValueDigest
+from audit_lib.benchmarks.humaneval_plus.compare import ValueDigest, evalplus_judge
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, PlusTask, task_sort_key
 from audit_lib.benchmarks.humaneval_plus.groundtruth import DIGEST_ABOVE_BYTES, GroundTruth
 from audit_lib.benchmarks.humaneval_plus.programs import CallableProgram, candidate_program, ground_truth_program
@@ -78,19 +78,26 @@ def split_of(task: PlusTask, flat: int) -> tuple[Split, int]:
     return ("base", flat) if flat < base else ("plus", flat - base)
 
 
-def call_alone(program: CallableProgram, args: Any, timeout_s: float, digest: bool) -> InputOutcome:
-    """One input in its own sandbox call: the outcome with the supervisor's wall and CPU time."""
+def call_alone(program: CallableProgram, args: Any, timeout_s: float, digest: bool,
+               judge: sandbox.CallJudge | None = None) -> InputOutcome:
+    """One input in its own sandbox call, with the supervisor's wall and CPU time.
+
+    One input in its own sandbox call: the outcome with the supervisor's wall and CPU time; with a judge, its verdict on
+    the output instead of the value (a sample's output never reaches this process).
+    """
     limits = sandbox.Limits(timeout_s=timeout_s, total_timeout_s=timeout_s + 10.0, memory_mb=EVALPLUS_MEMORY_MB)
     note_sandbox_job()
     result = sandbox.call_function(program.source, program.entry_point, [list(args)], limits=limits,
                                    per_input_timeout_s=[timeout_s], deepcopy_inputs=False,
                                    digest_above_bytes=DIGEST_ABOVE_BYTES if digest else None,
-                                   digest_inputs=(0,) if digest else None)
+                                   digest_inputs=(0,) if digest else None, judge=judge,
+                                   values="preview" if judge is not None else "decoded")
     if not result.outcomes:
         return InputOutcome("not_run", exc_type="LoadError", exc_message=result.load_error)
     o = result.outcomes[0]
     return InputOutcome(o.kind, o.value, float(o.wall_s or o.duration_s or 0.0), o.exc_type, o.exc_message,
-                        cpu_s=float(o.cpu_s or 0.0), by_supervisor=o.by_supervisor)
+                        cpu_s=float(o.cpu_s or 0.0), by_supervisor=o.by_supervisor, verdict=o.verdict,
+                        reason=o.reason, preview=o.preview)
 
 
 def rerun_targets(verdict_kinds: Mapping[tuple[str, Split], Sequence[tuple[int, str]]]
@@ -131,8 +138,10 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
             else (expected.cpu_s or expected.duration_s)
         timeout = (wait_for or _rerun_wait)(rule(reference))
         program = candidate_program(solution_for[task_id], task, dataset)
+        judge = evalplus_judge(dataset, task.entry_point, task.atol,
+                               [expected.value if expected.kind == "value" else sandbox.NO_EXPECTED])
         # a timeout cut before the run used enough CPU to decide gets more wall time (a loaded machine starves it)
-        measured = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest),  # noqa: B023
+        measured = measured_alone(lambda timeout_s: call_alone(program, args, timeout_s, digest, judge),  # noqa: B023
                                   lambda o: o.kind in CLOCK_KINDS, lambda o: o.cpu_s, rule(reference),
                                   first_timeout_s=timeout, widen=widen)
         if measured is None:  # still undecided: the task stays `unmeasured` unless another input settles it
@@ -140,10 +149,8 @@ def rerun_alone(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], data
         got = measured
         passed, detail = False, got.describe()
         if got.kind == "value" and expected.kind == "value":
-            comparison = SampleComparer(dataset=dataset, entry_point=task.entry_point, atol=task.atol) \
-                .compare(args, got.value, expected.value)
-            passed = comparison.passed
-            detail = "" if passed else f"got {got.describe()}, expected {expected.describe()} ({comparison.reason})"
+            passed = got.verdict == "match"
+            detail = "" if passed else f"got {got.describe()}, expected {expected.describe()} ({got.reason})"
         rerun = InputRerun(task_id, split, index, first_kind, got.kind, passed, got.cpu_s, got.duration_s,
                            reference, detail[:300])
         reruns.append(rerun)

@@ -64,7 +64,10 @@ def call_child_main(program: str, entry_point: str, inputs_json: list, timeouts:
         end = min([first for first in groups if first > start] + [end])
     answer = _Answerer(inputs, timeouts, deep, stop_after_failure, digests, streams if groups is not None else ())
     answer.function = load.announce(code, streams)
-    answer.run(range(start, end))
+    # After its last answer the child waits for one more go before it ends: the supervisor reads the CPU time of
+    # the last input while this process is still there to be read.
+    if answer.run(range(start, end)) and _os_read(GO_FD, 1) != b"g":
+        _exit_now(0)
     _flush_std_streams(streams)
     _write_all_raw(RESULT_FD, b"D\n")
     _exit_now(0)
@@ -128,8 +131,8 @@ class _Answerer:
         self.stop_after_failure = stop_after_failure
         self.digest_above, self.digest_inputs = digests if digests is not None else (None, None)
 
-    def run(self, indices: range) -> None:
-        """Answer each input of `indices` in turn, until the first failure with `stop_after_failure`."""
+    def run(self, indices: range) -> bool:
+        """Answer each input of `indices` in turn, until the first failure with `stop_after_failure` (False then)."""
         write_all, dumps, exit_now, perf = _write_all_raw, _json_dumps, _exit_now, time.perf_counter
         encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
         large_value_digest = sandbox_codec.large_value_digest
@@ -184,4 +187,5 @@ class _Answerer:
                 _flush_std_streams(self.flushed)
             write_all(RESULT_FD, line)
             if self.stop_after_failure and kind != "value":
-                return
+                return False
+        return True

@@ -2,37 +2,52 @@
 
 from __future__ import annotations
 
-import bisect
+import hashlib
 import json
+import math
+import select
 import time
 
-from audit_lib.sandbox.zygote.judge import Judge
-from audit_lib.sandbox.zygote.protocol import MAX_RESULT_BYTES
+from audit_lib.sandbox.zygote.call_judging import JudgeLink, supervise_with_judge
+from audit_lib.sandbox.zygote.input_groups import InputGroups
+from audit_lib.sandbox.zygote.protocol import MAX_RESULT_BYTES, read_raw_frames
 from audit_lib.sandbox.zygote.state import ZygoteState
 from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, status_from_exit as _status_from_exit
 
 FALSE_TIMEOUT_FRACTION = 0.5
+# values="preview": a value's tagged JSON up to this size comes back whole, a longer one as its start and its size.
+PREVIEW_WHOLE_BYTES = 64 * 1024
+PREVIEW_CHARS = 2000
+# Values the judge may have waiting before the next input's go waits for it.
+JUDGE_BACKLOG = 4
+# After the job, the judge has until the job's total limit, and this much more, to judge the last values.
+JUDGE_END_GRACE_S = 5.0
 
 
 class CallProgress:
     """Parses the child's result lines as they arrive, and tells the child when to start each input.
 
     The child starts an input only when the supervisor sends it a go byte, which it does after it took the previous
-    line's arrival time (or the load marker's) and the judge's verdict on it; so each input's wall time runs from
-    its own go to its line's arrival, and its CPU time from the previous arrival to this one, both measured here by
-    `clock`, and the supervisor's own work between the two is charged to no input; the child's own timing field is
-    dropped. A line that reaches the supervisor before its input's go was sent (sent together with
-    the previous line) is a protocol violation: the harness never does that. An input whose wall time here exceeds
-    its limit is `timeout`, whatever the child said.
+    line's arrival time (or the load marker's), and, when a failure stops the run (`stop_after_failure`), the judge's
+    record of it; so each input's wall time runs from its own go to its line's arrival, and its CPU time from the
+    previous arrival to this one, both measured here by `clock`; the child's own timing field is dropped. A line that
+    reaches the supervisor before its input's go was sent is a protocol violation: the harness never does that.
+
+    Work outside an input's window counts toward it: of the job's CPU time since the previous answer, what the
+    worker's main thread (which runs the calls) did not use is the work of other threads and processes of the job,
+    in the window or between inputs (`own_cpu` reads the main thread, and as root the judge, which shares the job's
+    cgroup). It is recorded with the input (`background`) and charged to it: an input whose wall time plus that
+    background CPU exceeds its limit is `timeout`, whatever the child said, so work banked in a thread while earlier
+    inputs ran cannot make a slow input look instant.
 
     With input groups (`InputGroups`, shared by the restarts of one job), a group's deadline starts with its first
     input's go and holds across restarts, and the output positions of each line are noted for each group's output.
     """
 
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
-                 stop_after_failure: bool = False, judge: Judge | None = None, clock=None, go=None,
+                 stop_after_failure: bool = False, judge: JudgeLink | None = None, clock=None, go=None,
                  wall_clock=time.monotonic, groups: InputGroups | None = None, output_mark=None,
-                 memory_failures=None, end: int | None = None, stop=None):
+                 memory_failures=None, end: int | None = None, stop=None, own_cpu=None, preview: bool = False):
         self.groups = groups
         # Ends the child without a kill (its go pipe closed): a stop the judge decides is no signal to the next job,
         # as a retired cell would be.
@@ -59,7 +74,12 @@ class CallProgress:
         self.go = go or (lambda: True)
         self.wall_clock = wall_clock
         self.go_due = False  # an input is due to start: its go is sent once this chunk is taken (and judged)
+        self.go_held = False  # ... and once the judge's record of the last value came (`stop_after_failure`)
+        self.own_cpu = own_cpu or (lambda: None)
         self.last_event, self.last_cpu = self.clock()
+        self.last_own = self.own_cpu()
+        self.chunk_own = self.last_own
+        self.preview = preview
         self.deadline = self.last_event + load_timeout + grace
         if groups is not None and first < len(timeouts):
             # A group's time limit covers its load too, as a process of its own running the snippet would: its
@@ -71,9 +91,11 @@ class CallProgress:
         self.violation: str | None = None
         self.stop_after_failure = stop_after_failure
         self.stopped_after_failure = False
-        # With a judge, a value line that differs from its expected value stops the child (see `Judge`).
+        # With a judge, each value line is judged (`call_judging`); with `stop_after_failure` a failed comparison
+        # stops the child, as EvalPlus's fast check stops at the first failing input.
         self.judge = judge
-        self.awaiting_judgement: list[tuple[int, bytes]] = []  # (position in self.lines, line)
+        if judge is not None:
+            judge.on_record = self._on_record
         self.stopped_on_mismatch = False
 
     def feed(self, chunk: bytes) -> bool:
@@ -91,35 +113,49 @@ class CallProgress:
         *complete, rest = bytes(self.partial).split(b"\n")
         self.partial = bytearray(rest)
         self.chunk_clock = self.clock()
+        self.chunk_own = self.own_cpu()
         if self.output_mark is not None:
             self.chunk_mark = self.output_mark()
         for line in complete:
             if not self._accept(line):
                 return False
-        if not self._judge_pending():
-            return False
         if self.go_due:
             if rest:
                 self.violation = f"data for input {self.next_index} before it was started"
                 return False
-            self._start_next()
+            if self._judge_behind():
+                self.go_held = True  # `_on_record` decides: the next go, or the stop
+                self.deadline = math.inf  # no input runs while its go is held (the total deadline still holds)
+            else:
+                self._start_next()
         return True
 
-    def _judge_pending(self) -> bool:
-        """Ask the judge about this chunk's value lines; keep lines up to the first mismatch and stop there."""
-        if not self.awaiting_judgement:
-            return True
-        pending, self.awaiting_judgement = self.awaiting_judgement, []
-        verdicts = self.judge.mismatches([line for _position, line in pending])
-        first = next((position for (position, _line), differs in zip(pending, verdicts) if differs), None)
-        if first is None:
-            return True
-        del self.lines[first + 1:]  # inputs after the first mismatch count as not run, however fast they were
-        self.next_index = int(self.lines[first].split(b" ", 1)[0]) + 1
-        self.stopped_after_failure = self.stopped_on_mismatch = self.done = True
-        self.go_due = False
-        self.stop()
-        return True
+    def _judge_behind(self) -> bool:
+        """Whether the next go waits for the judge.
+
+        Whether the next go waits for the judge: its record decides a stop (`stop_after_failure`), or it has more than
+        `JUDGE_BACKLOG` values to judge (the judge's time is the job's, as upstream compares in the sample's own process
+        within its overall limit).
+        """
+        if self.judge is None:
+            return False
+        return self.judge.backlog() > (0 if self.stop_after_failure else JUDGE_BACKLOG)
+
+    def _on_record(self, index: int, record: bytes) -> None:
+        """Act on the judge's record of value `index`.
+
+        The judge's record of value `index`: with `stop_after_failure`, a failure stops the child; a go held for it is
+        sent otherwise.
+        """
+        if self.done:
+            return
+        if self.stop_after_failure and _is_failure(record):
+            self.stopped_after_failure = self.stopped_on_mismatch = self.done = True
+            self.go_due = self.go_held = False
+            self.stop()
+        elif self.go_held and not self._judge_behind():
+            self.go_held = False
+            self._start_next()
 
     def _accept(self, line: bytes) -> bool:
         if self.done:
@@ -128,8 +164,8 @@ class CallProgress:
         if not self.loaded:
             if line == b"L ok":
                 self.loaded = True
-                self.last_cpu = self.chunk_clock[1]
-                self.go_due = self.next_index < self.end
+                self.last_cpu, self.last_own = self.chunk_clock[1], self.chunk_own
+                self.go_due = True
                 return True
             if line.startswith(b"L "):
                 try:
@@ -162,36 +198,57 @@ class CallProgress:
             self.groups.marks[self.next_index] = self.chunk_mark
         self.next_index += 1
         kind = line.split(b" ", 2)[1:2]
-        self.stopped_after_failure = self.stop_after_failure and kind != [b"value"]
-        if self.judge is not None and kind == [b"value"]:
-            self.awaiting_judgement.append((len(self.lines) - 1, line))
-        self.go_due = self.next_index < self.end and not self.stopped_after_failure
+        whole = line.count(b" ") >= 3  # a value line without its value is the parent's `unserializable`: a failure
+        self.stopped_after_failure = self.stop_after_failure and (kind != [b"value"] or not whole)
+        if kind == [b"value"] and (self.judge is not None or self.preview) and whole:
+            index, _kind, measured, payload = line.split(b" ", 3)
+            if self.judge is not None:
+                self.judge.submit(int(index), payload)
+            if self.preview:  # the value stays here: the parent gets the judge's record, or a short stand-in
+                self.lines[-1] = b" ".join((index, b"value", measured,
+                                            b"null" if self.judge is not None else _preview(payload)))
+        self.go_due = not self.stopped_after_failure  # after the last input too: its go lets the child end
         return True
 
     def _measured(self, line: bytes) -> bytes:
-        """The line with the child's timing replaced by ours (`wall:cpu`) and the timeout verdict made here."""
+        """The line with the child's timing replaced by ours, and the timeout verdict made here.
+
+        The line with the child's timing replaced by ours (`wall:cpu:background`) and the timeout verdict made here (on
+        wall time plus background CPU).
+        """
         now, cpu = self.chunk_clock
         wall, cpu_used = max(0.0, now - self.last_event), max(0.0, cpu - self.last_cpu)
-        self.last_event, self.last_cpu = now, cpu
+        # Unreadable (the worker is gone, its answer sent just before it ended): nothing of this input is charged.
+        background = 0.0 if self.chunk_own is None or self.last_own is None \
+            else max(0.0, cpu_used - max(0.0, self.chunk_own - self.last_own))
+        self.last_event, self.last_cpu, self.last_own = now, cpu, self.chunk_own
         parts = line.split(b" ", 3)
         if len(parts) != 4:
             return line
         index, kind, _child_time, payload = parts
         limit = self.timeouts[self.next_index]
-        if wall > limit:
+        if wall + background > limit:
             kind, payload = b"timeout", b"null"
         elif kind == b"timeout" and wall < FALSE_TIMEOUT_FRACTION * limit:
             # The child's alarm fires at the limit on its own clock; our clock may start a little later (when we
             # read the previous line), never this much.
             kind, payload = b"exception", b'["FalseTimeout", "reported a timeout well before its time limit"]'
         flags = b":m" if kind == b"exception" and self.memory_failures() > self.failures_before else b""
-        return b" ".join((index, kind, f"{wall!r}:{cpu_used!r}".encode() + flags, payload))
+        return b" ".join((index, kind, f"{wall!r}:{cpu_used!r}:{background!r}".encode() + flags, payload))
 
     def _start_next(self) -> None:
-        """Send the go for the next input: its wall time and its deadline start now."""
+        """Send the go for the next input: its wall time and its deadline start now.
+
+        Send the go for the next input: its wall time and its deadline start now. After the last input, the go that lets
+        the child end (with its end marker).
+        """
         self.go_due = False
-        limit = self.timeouts[self.next_index]
         now = self.wall_clock()
+        if self.next_index >= self.end:
+            self.deadline = now + self.grace
+            self.go()
+            return
+        limit = self.timeouts[self.next_index]
         self.deadline = now + limit + self.grace + limit * 0.25
         if self.groups is not None:
             self.deadline = min(self.deadline, self.groups.deadline(self.next_index, now))
@@ -204,78 +261,72 @@ class CallProgress:
         return min(self.deadline, self.total_deadline)
 
 
-class InputGroups:
-    """The inputs' groups (`call_function(input_groups=...)`): each group's first input and the time limit of all its inputs
-    together, and each group's deadline once its first run started (its load counts)."""
-
-    def __init__(self, firsts: list[int], timeouts: list[float], count: int) -> None:
-        if len(firsts) != len(timeouts) or firsts != sorted(set(firsts)) or (firsts and firsts[0] != 0) \
-                or any(not 0 <= first < count for first in firsts):
-            raise ValueError("input groups: one increasing first input per group, from 0, and one limit each")
-        self.firsts, self.timeouts = firsts, timeouts
-        self.first_set = frozenset(firsts)
-        self.deadlines: dict[int, float] = {}
-        # (stdout, stderr) positions after each answered input's output.
-        self.marks: dict[int, tuple[int, int]] = {}
-        # Each group's CPU seconds: the sum of its runs' (each run a worker of its own, read once all its processes
-        # are gone: its load, its calls and its exit).
-        self.cpu = [0.0] * len(firsts)
-
-    def group_of(self, index: int) -> int:
-        return bisect.bisect_right(self.firsts, index) - 1
-
-    def deadline(self, index: int, now: float) -> float:
-        group = self.group_of(index)
-        return self.deadlines.setdefault(group, now + self.timeouts[group])
-
-    def passed(self, index: int, now: float) -> bool:
-        """Whether the group of `index` is out of time (its deadline was set and is over)."""
-        deadline = self.deadlines.get(self.group_of(index))
-        return deadline is not None and now >= deadline
-
-    def outputs(self, captures: dict, count: int) -> list[list[str]]:
-        """[stdout, stderr] of each group: what was written from the end of the previous group's last answered input
-        to the end of its own (each group loads the program itself, so its load's output is in it too)."""
-        outputs = []
-        previous = (0, 0)
-        for group, first in enumerate(self.firsts):
-            end = self.firsts[group + 1] if group + 1 < len(self.firsts) else count
-            answered = [self.marks[index] for index in range(first, end) if index in self.marks]
-            until = answered[-1] if answered else previous
-            outputs.append([captures[name].text_between(since, upto)
-                            for name, since, upto in (("out", previous[0], until[0]), ("err", previous[1], until[1]))])
-            previous = until
-        return outputs
-
-    def next_first(self, index: int, count: int) -> int:
-        """The first input of the group after the one of `index` (`count` after the last group)."""
-        group = self.group_of(index) + 1
-        return self.firsts[group] if group < len(self.firsts) else count
-
-
 def _as_timeout(line: bytes) -> bytes:
     """A result line turned into the supervisor's timeout for its input (its measured times kept)."""
     index, kind, measured, _payload = line.split(b" ", 3)
     if kind == b"timeout":
         return line
-    wall, cpu = measured.split(b":")[:2]
-    return b" ".join((index, b"timeout", wall + b":" + cpu + b":s", b"null"))
+    wall, cpu, background = measured.split(b":")[:3]
+    return b" ".join((index, b"timeout", b":".join((wall, cpu, background, b"s")), b"null"))
+
+
+def _is_failure(record: bytes) -> bool:
+    """A judge's record that fails its input: a wrong value, or a value the judge refused."""
+    try:
+        parsed = json.loads(record)
+    except ValueError:
+        return True
+    return not isinstance(parsed, dict) or parsed.get("v") == "wrong_value" or "k" in parsed
+
+
+def _preview(payload: bytes) -> bytes:
+    """What the parent gets of a value with values="preview" and no judge.
+
+    What the parent gets of a value with values="preview" and no judge: its tagged JSON when short (the parent decodes
+    it), else the start of it with its size and sha256 (never parsed here).
+    """
+    if len(payload) <= PREVIEW_WHOLE_BYTES:
+        return payload
+    return json.dumps({"$preview": payload[:PREVIEW_CHARS].decode("utf-8", "replace"), "bytes": len(payload),
+                       "sha256": hashlib.sha256(payload).hexdigest()}).encode()
 
 
 def run_call(state: ZygoteState, request: dict, raw: bytes, protocol_in: int) -> tuple[dict, bytes]:
-    """One call job; a sealed message with expected values follows the request when `sealed_follows` is set.
+    """One call job; with `sealed_follows` the judge's spec follows the request, and goes to the judge unread.
 
     `raw` is the request's JSON text: each job worker reads it, and only it, from a memfd (see `template`).
     """
-    judge = Judge(state, protocol_in) if request.get("sealed_follows") else None
+    judge = None
+    if request.get("sealed_follows"):
+        spec, _blob = read_raw_frames(protocol_in)
+        judge = JudgeLink(state, spec, float(request["total_timeout"]))
+    until = time.monotonic() + float(request["total_timeout"]) + JUDGE_END_GRACE_S
     try:
-        return _run_call_children(state, request, raw, judge)
+        header, blob = _run_call_children(state, request, raw, judge)
     finally:
         if judge is not None:
-            judge.close()
+            judge.finish(until)
+    if judge is not None:
+        header["judged"] = {str(index): json.loads(record) for index, record in judge.records.items()}
+    return header, blob
 
 
-def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Judge | None) -> tuple[dict, bytes]:
+def _own_cpu(run: ChildRun, judge: JudgeLink | None, state: ZygoteState):
+    """What of the job's CPU reading is not background work.
+
+    What of the job's CPU reading is not background work: its worker's main thread and its cell's init, and as root (the
+    judge in the job's cgroup) the judge's; None when one of them cannot be read any more.
+    """
+    if judge is None or state.cgroup is None:
+        return run.main_thread_cpu
+
+    def own() -> float | None:
+        main, judged = run.main_thread_cpu(), judge.cpu_s()
+        return None if main is None or (judged is None and not judge.lost) else main + (judged or 0.0)
+    return own
+
+
+def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: JudgeLink | None) -> tuple[dict, bytes]:
     limits = request["limits"]
     timeouts = [float(t) for t in request["timeouts"]]
     total_deadline = time.monotonic() + float(request["total_timeout"])
@@ -284,6 +335,7 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
     lines: list[bytes] = []
     start, restarts, status, load_error, started = 0, 0, "pass", None, time.monotonic()
     stop_after_failure = bool(request.get("stop_after_failure", False))
+    preview = request.get("values") == "preview"
     stopped_on_mismatch = False
     cpu_total = 0.0
     groups = InputGroups([int(first) for first in request["groups"]], [float(t) for t in request["group_timeouts"]],
@@ -297,8 +349,9 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
                                 stop_after_failure, judge, run.clock, run.send_go, groups=groups, stop=run.close_go,
                                 output_mark=None if groups is None else lambda run=run: run.drain(captures),
-                                memory_failures=run.memory_failures, end=end)
-        run.supervise(captures, progress.feed, progress.current_deadline)
+                                memory_failures=run.memory_failures, end=end, own_cpu=_own_cpu(run, judge, state),
+                                preview=preview)
+        supervise_with_judge(run, captures, progress.feed, progress.current_deadline, judge)
         cpu_total += run.cpu_s
         if groups is not None:
             groups.cpu[groups.group_of(start)] += run.cpu_s
@@ -311,6 +364,8 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
             if end is not None and end < len(timeouts):
                 start = end  # the next group
                 continue
+            break
+        if progress.stopped_after_failure:  # ended after its first failure (fast check): nothing after it runs
             break
         over_total = time.monotonic() >= total_deadline
         if progress.load_failure is not None or not progress.loaded:
@@ -345,7 +400,9 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
             break
         # The child died or was killed while running input `next_index`: record it, then carry on after it.
         index = progress.next_index
-        measured = f"{max(0.0, run.ended - progress.last_event)!r}:{max(0.0, run.cpu_s - progress.last_cpu)!r}"
+        cpu_used = max(0.0, run.cpu_s - progress.last_cpu)
+        background = 0.0  # the worker is gone: its main thread's part cannot be told from the rest
+        measured = f"{max(0.0, run.ended - progress.last_event)!r}:{cpu_used!r}:{background!r}"
         if groups is not None:
             groups.marks[index] = run.drain(captures)
         # `:s` marks the supervisor's own record of how the process ended: the child's lines never carry it (their

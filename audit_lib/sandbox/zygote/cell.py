@@ -1,12 +1,17 @@
-"""The zygote's side of job cells: one ready cell per job; a cell is retired, and a new one asked for at once, when
-anything about its last job is off (stdlib only).
+"""The zygote's side of job cells: a ready cell per job; a cell is retired only when its init fails (stdlib only).
 
-A cell (`cell_init`) serves this zygote's jobs one after another in one PID and mount namespace. The zygote retires
-it (SIGKILL to its init through a pidfd: the kernel then kills every process of the namespace) after a job it had
-to kill, one whose init did not report the end of every process, one the memory cgroup killed, or a cell that did
-not become ready; the template prepares the replacement while the zygote reports the job. Not root, it retires
-every cell after its job: the job then runs as its init's kernel uid and could change what the kernel lets an owner
-change about the init, which the next job would inherit.
+A cell (`cell_init`) serves this zygote's jobs one after another in one PID and mount namespace. A job that runs out
+of time is ended by the cell's init when the zygote asks (`Cell.end_job`): the cell stays, so how a job ended is
+nothing the next job in it can observe. The zygote retires a cell (SIGKILL to its init through a pidfd: the kernel
+then kills every process of the namespace, and the zygote waits until its leader is gone too, so the kernel has let
+go of the cell's namespaces) only when its init did not report the end of a job, would not end one when asked, or
+the cell did not become ready. Not root, it retires every cell after its job: the job then runs as its init's kernel
+uid and could change what the kernel lets an owner change about the init, which the next job would inherit.
+
+A keeper that retires every cell (`fresh_per_job`) has the next job's cell made and ready before it hands a job to
+the current one: what the next job finds of its cell (its namespaces' numbers, which the kernel hands out from one
+pool for the whole machine) is then fixed before the current job runs any code, and nothing that job does, nor how it
+ends, can show in it.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import signal
 import socket
 import time
 
-from audit_lib.sandbox.zygote.cell_init import READY
+from audit_lib.sandbox.zygote.cell_init import END_JOB, READY
 from audit_lib.sandbox.zygote.template import CELL_REQUEST
 
 READY_TIMEOUT_S = 30.0
@@ -26,11 +31,15 @@ ATTEMPTS = 5
 
 
 class Cell:
-    """One cell: the zygote's end of its init's socket, and a pidfd of the init."""
+    """One cell: the zygote's end of its init's socket, and pidfds of its init and of its leader."""
 
-    def __init__(self, init_pid: int, sock: socket.socket) -> None:
+    def __init__(self, init_pid: int, leader_pid: int, sock: socket.socket) -> None:
         self.init_pid, self.sock = init_pid, sock
         self.pidfd: int | None = os.pidfd_open(init_pid)
+        try:
+            self.leader_pidfd: int | None = os.pidfd_open(leader_pid)
+        except ProcessLookupError:  # already gone: nothing of it to wait for
+            self.leader_pidfd = None
         self.ready = False
 
     def wait_ready(self, timeout_s: float) -> bool:
@@ -46,6 +55,17 @@ class Cell:
         self.ready = False
         socket.send_fds(self.sock, [header], fds)
 
+    def end_job(self, number: int) -> bool:
+        """Ask the init to end job `number` now; False when it cannot be asked.
+
+        Ask the init to end job `number` now (it kills every other process of the cell and reports as usual); False when
+        the init cannot be asked.
+        """
+        try:
+            return self.sock.send(END_JOB + f" {number}".encode()) > 0
+        except OSError:
+            return False
+
     def kill(self) -> None:
         if self.pidfd is not None:
             try:
@@ -54,21 +74,43 @@ class Cell:
                 pass
 
     def retire(self) -> None:
-        """Kill the init and wait until it is gone: its namespace, and every process in it, is gone with it."""
+        """Kill the init and wait until it and the cell's leader are gone.
+
+        Kill the init and wait until it is gone (every process of its namespace is gone with it), then until its leader,
+        the last process that held the cell's namespaces, has exited too.
+        """
         self.kill()
-        if self.pidfd is not None:
-            select.select([self.pidfd], [], [], RETIRE_WAIT_S)
-            os.close(self.pidfd)
-            self.pidfd = None
+        deadline = time.monotonic() + RETIRE_WAIT_S
+        for attribute in ("pidfd", "leader_pidfd"):
+            pidfd = getattr(self, attribute)
+            if pidfd is not None:
+                select.select([pidfd], [], [], max(0.0, deadline - time.monotonic()))
+                os.close(pidfd)
+                setattr(self, attribute, None)
         self.sock.close()
+
+    def close(self) -> None:
+        """Let the cell end by itself: its init ends every process of its namespace and exits."""
+        self.sock.close()
+        for attribute in ("pidfd", "leader_pidfd"):
+            pidfd = getattr(self, attribute)
+            if pidfd is not None:
+                os.close(pidfd)
+                setattr(self, attribute, None)
 
 
 class CellKeeper:
-    """The zygote's current cell, and at most one request for the next one outstanding at the template."""
+    """The zygote's current cell, and the next ones on their way.
 
-    def __init__(self, template_sock: socket.socket) -> None:
+    The zygote's current cell, at most one request for another outstanding at the template, and (with `fresh_per_job`)
+    the next job's cell, ready.
+    """
+
+    def __init__(self, template_sock: socket.socket, *, fresh_per_job: bool = False) -> None:
         self.template_sock = template_sock
+        self.fresh_per_job = fresh_per_job
         self.cell: Cell | None = None
+        self.spare: Cell | None = None
         self.requested = False
         self.retired = 0  # cells retired so far (tests and measurements read it)
 
@@ -91,20 +133,29 @@ class CellKeeper:
             raise RuntimeError(f"sandbox template: {message.decode(errors='replace')}")
         sock = socket.socket(fileno=fds[0])
         try:
-            return Cell(int(message[2:]), sock)
+            init_pid, leader_pid = (int(part) for part in message[2:].split())
+            return Cell(init_pid, leader_pid, sock)
         except ProcessLookupError:  # the init died at once
             sock.close()
             raise RuntimeError("a job cell's init died at start") from None
 
     def ready_cell(self) -> Cell:
-        """A cell ready for a job; a cell that fails to become ready is retired and replaced (a few times)."""
+        """A cell ready for a job.
+
+        A cell ready for a job; a cell that fails to become ready is retired and replaced (a few times). With
+        `fresh_per_job` the next job's cell is ready too before this one is handed out.
+        """
         failure = "no attempt"
         for attempt in range(ATTEMPTS):
             try:
                 if self.cell is None:
-                    self.cell = self._receive()
+                    self.cell, self.spare = self.spare or self._receive(), None
                 if self.cell.wait_ready(READY_TIMEOUT_S):
-                    return self.cell
+                    if self.fresh_per_job and self.spare is None:
+                        self.spare = self._receive()
+                    if self.spare is None or self.spare.wait_ready(READY_TIMEOUT_S):
+                        return self.cell
+                    self.cell, self.spare = self.spare, self.cell  # the spare failed: retired below
                 failure = "a job cell did not become ready"
             except (OSError, RuntimeError) as exc:  # e.g. a retired cell still fills the pids limit for a moment
                 failure = f"{type(exc).__name__}: {exc}"
@@ -115,16 +166,19 @@ class CellKeeper:
         raise RuntimeError(f"the sandbox could not prepare a job cell: {failure}")
 
     def retire(self) -> None:
-        """Retire the current cell (waiting until its processes are gone) and ask for the next one at once."""
+        """Retire the current cell, waiting until its processes are gone, and ask for the next one.
+
+        The next one is asked for at once; with `fresh_per_job`, when a job needs it, after the spare has become
+        current."""
         if self.cell is not None:
             self.cell.retire()
             self.cell = None
             self.retired += 1
-        self.request()
+        if not self.fresh_per_job:
+            self.request()
 
     def close(self) -> None:
-        if self.cell is not None:
-            self.cell.sock.close()  # the init ends every process of its namespace and exits
-            if self.cell.pidfd is not None:
-                os.close(self.cell.pidfd)
-            self.cell = None
+        for cell in (self.cell, self.spare):
+            if cell is not None:
+                cell.close()
+        self.cell = self.spare = None

@@ -11,7 +11,9 @@ import signal
 import sys
 import traceback
 
+from audit_lib.sandbox.zygote import jail, seccomp
 from audit_lib.sandbox.zygote.call_child import GO_FD, call_child_main as _call_child
+from audit_lib.sandbox.zygote.call_judge_child import call_judge
 from audit_lib.sandbox.zygote.judge_child import judge
 from audit_lib.sandbox.zygote.serve_child import serve
 from audit_lib.sandbox.zygote.harness_io import (
@@ -23,12 +25,13 @@ from audit_lib.sandbox.zygote.harness_io import (
     PristineSystemExit as _SystemExit,
     pristine_type as _type,
 )
-from audit_lib.sandbox.zygote.protocol import JOB_FDS, RESULT_FD, SAFE_PATH
+from audit_lib.sandbox.zygote.protocol import JOB_FDS, RESULT_FD
 
 CTL_FD, SPEC_FD = 4, 5  # and GO_FD = 6 (call mode)
 JOB_UID_IN_USERNS = 1000
 OOM_SCORE_ADJ_MAX = 1000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWIPC = 0x08000000
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -41,7 +44,7 @@ def _set_limit(which: int, value: int) -> None:
 
 def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
     """A job's worker: drop privileges, set up with the job's fds, say so, then read the job and run it."""
-    judging = header["op"] == "judge"
+    judging = header["op"] in ("judge", "call_judge")
     _drop_privileges({**setup, "uid": setup.get("judge_uid")} if judging else setup, oom_victim=not judging)
     _setup_job(header, dict(zip(JOB_FDS, fds)), address_space_limit=judging)
     chunks = []
@@ -49,6 +52,10 @@ def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
         chunks.append(chunk)
     os.close(SPEC_FD)
     spec = json.loads(b"".join(chunks))
+    if header["op"] == "call_judge":
+        call_judge(spec)
+        _flush_std_streams((sys.stdout, sys.stderr))
+        os._exit(0)
     if judging:
         judge(spec["snippets"], int(spec["first"]))
         _flush_std_streams((sys.stdout, sys.stderr))
@@ -71,15 +78,21 @@ def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
 
 
 def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
-    """First thing in a worker: own session, unprivileged uid (root) or a user namespace of its own.
+    """First thing in a worker: own session and IPC namespace, unprivileged uid, the job filter.
 
-    Its IPC namespace (one per job) and `no_new_privs` come from the cell's init (`cell_init`). A judge is not made
-    the OOM killer's first choice: the job beside it is."""
+    First thing in a worker: own session, own IPC namespace, unprivileged uid (root: the template's filter keeps it from
+    making a user namespace, the only one it could) or a user namespace of its own, then the job filter.
+
+    The IPC namespace is the job's own (SysV objects and POSIX message queues go with it when its last process ends);
+    `no_new_privs` comes from the cell's init (`cell_init`). A judge is not made the OOM killer's first choice: the job
+    beside it is.
+    """
     if oom_victim:
         prefer_as_oom_victim()  # while the process is still its own: after the uid change it is not dumpable
     os.setsid()
     uid = setup.get("uid")
     if uid is not None:
+        jail.unshare(CLONE_NEWIPC)
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
@@ -91,6 +104,7 @@ def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
         # dumpable process. Other processes of the same user cannot see this PID namespace; its init stays
         # non-dumpable, and the worker holds no capability to trace it.
         _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+        seccomp.install_job_filter()  # in its own user namespace it could make more: no namespace from here on
     else:
         raise RuntimeError("no unprivileged identity for the job (neither root nor a user namespace)")
 
@@ -100,19 +114,6 @@ def prefer_as_oom_victim() -> None:
     raising one's own score needs no privilege."""
     with open("/proc/self/oom_score_adj", "w") as handle:
         handle.write(str(OOM_SCORE_ADJ_MAX))
-
-
-def forget_the_harness(setup: dict) -> None:
-    """Once, in a cell's init (so in every worker it forks): the job's environment, and no harness to import."""
-    os.environ.clear()
-    os.environ.update({"PATH": SAFE_PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
-    tempfile_module = sys.modules.get("tempfile")
-    if tempfile_module is not None:
-        tempfile_module.tempdir = "/tmp"
-    sys.path[:] = [p for p in sys.path if p != setup["package_parent"]]
-    sys.argv[:] = ["-c"]
-    for name in [n for n in sys.modules if n == "audit_lib" or n.startswith("audit_lib.")]:
-        del sys.modules[name]
 
 
 def _setup_job(header: dict, fds: dict[str, int], *, address_space_limit: bool = False) -> None:
@@ -148,9 +149,13 @@ def _setup_job(header: dict, fds: dict[str, int], *, address_space_limit: bool =
 
 
 def _enter_unprivileged_userns() -> None:
-    """Not root: a nested user namespace where the job is uid 1000 (not 0) and holds no capability at all."""
-    if _libc.unshare(CLONE_NEWUSER) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER)")
+    """Not root: a nested user namespace where the job holds no capability.
+
+    Not root: a nested user namespace where the job is uid 1000 (not 0) and holds no capability at all, and an IPC
+    namespace of the job's own.
+    """
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER | CLONE_NEWIPC)")
     outer_uid, outer_gid = 0, 0  # the zygote is uid 0 of its own user namespace (`unshare -r`)
     for name, text in (("setgroups", "deny"), ("uid_map", f"{JOB_UID_IN_USERNS} {outer_uid} 1"),
                        ("gid_map", f"{JOB_UID_IN_USERNS} {outer_gid} 1")):

@@ -88,3 +88,33 @@ def kind_of(whole_frame: bytes) -> bytes:
 
 def body_of(whole_frame: bytes) -> bytes:
     return whole_frame[FRAME_LENGTH.size + 1:]
+
+
+class Relay:
+    """Frames waiting to be written to one process's go pipe (non-blocking; written as the pipe takes them)."""
+
+    def __init__(self, run) -> None:  # noqa: ANN001 - a supervise.ChildRun (supervise imports the zygote state)
+        self.run = run
+        self.pending: list[memoryview] = []
+
+    def push(self, data: bytes) -> None:
+        self.pending.append(memoryview(data))
+        self.flush()
+
+    def flush(self) -> None:
+        while self.pending and self.run.go_fd is not None:
+            head = self.pending[0]
+            try:
+                written = _os_write(self.run.go_fd, head)
+            except BlockingIOError:
+                return
+            except OSError:  # the process is gone: nothing it would read matters
+                self.pending.clear()
+                return
+            if written == len(head):
+                self.pending.pop(0)
+            else:
+                self.pending[0] = head[written:]
+
+    def waiting(self) -> bool:
+        return bool(self.pending) and self.run.go_fd is not None

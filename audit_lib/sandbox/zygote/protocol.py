@@ -8,6 +8,8 @@ import struct
 import traceback
 
 RESULT_FD = 3
+# The descriptors of one job, in the order the zygote hands them to a cell's init (SCM_RIGHTS).
+JOB_FDS = ("spec", "out", "err", "res", "ctl", "go")
 FRAME_HEADER = struct.Struct("<Q")
 # Imported once into the job template, so a job that uses them pays no import: what the benchmarks' programs import
 # (math, typing, re, collections, random, functools, heapq, itertools, copy, string, cmath, bisect, operator,
@@ -27,7 +29,6 @@ PR_SET_DUMPABLE = 4
 MAX_RESULT_BYTES = 512 * 1024 * 1024
 MAX_VALUE_BYTES = 64 * 1024 * 1024
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
-JOB_FDS = ("spec", "out", "err", "res", "ctl", "go")  # the descriptors a job receives, in this order
 
 
 def report_exception(fd: int) -> None:

@@ -34,13 +34,17 @@ _MUTABLE = (list, dict, set, bytearray)
 REMOTE_TAG = "$remote"
 
 
-def builtin_base(cls: type) -> str:
-    """The name of the first builtin exception class in `cls`'s real MRO (a class's own name is never read)."""
+def builtin_bases(cls: type) -> list[str]:
+    """The most specific builtin exception classes of `cls`'s real MRO, by name.
+
+    The names of the builtin exception classes of `cls`'s real MRO that no other of them derives from, in MRO order (a
+    class's own name is never read): the classes CPython's `except` matches it by, at their most specific.
+    """
+    found: list[type] = []
     for base in _mro_of(cls):
-        name = _BUILTIN_EXCEPTIONS.get(base)
-        if name is not None:
-            return name
-    return "BaseException"
+        if base in _BUILTIN_EXCEPTIONS and not any(issubclass(earlier, base) for earlier in found):
+            found.append(base)
+    return [_BUILTIN_EXCEPTIONS[base] for base in found] or ["BaseException"]
 
 
 class _Server:
@@ -128,7 +132,8 @@ def _type_text(value: object) -> str:
 
 def _exception_answer(exc: BaseException) -> dict:
     error_type, message = _exception_fields(exc)
-    return {"kind": "exception", "type": error_type, "base": builtin_base(_type(exc)), "message": message}
+    bases = builtin_bases(_type(exc))
+    return {"kind": "exception", "type": error_type, "base": bases[0], "bases": bases, "message": message}
 
 
 def serve(program: str, names: list[str]) -> None:

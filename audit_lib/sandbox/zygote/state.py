@@ -5,9 +5,10 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import sys
 import tempfile
 
-from audit_lib.sandbox.zygote import template
+from audit_lib.sandbox.zygote import jail, template
 from audit_lib.sandbox.zygote.cell import CellKeeper
 from audit_lib.sandbox.zygote.cgroups import JobCgroup
 from audit_lib.sandbox.zygote.protocol import CLONE_NEWNET, PR_SET_DUMPABLE
@@ -40,14 +41,17 @@ class ZygoteState:
         self.jail_dir = tempfile.mkdtemp(prefix="benchaudit-root-", dir=config.get("tmp_root"))
         keep = tuple(self.cgroup.procs_fds) if self.cgroup is not None else ()
         setup = {"uid": self.uid, "judge_uid": self.judge_uid, "nested_userns": self.nested_userns, "package_parent": self.package_parent,
-                 "tmp_owner": self.uid if self.uid is not None else 0}
+                 "tmp_owner": self.uid if self.uid is not None else 0,
+                 "hidden_dirs": jail.hidden_data_dirs(sys.path)}
         try:
             self.template_pid, self.template_sock = template.start(self.jail_dir, keep, setup)
         finally:
             # Ready means the template has pivoted into its root: the host's dir is no one's mount point any more,
             # and removed now it cannot outlive a zygote that is killed.
             _remove_dir(self.jail_dir)
-        self.cells = CellKeeper(self.template_sock)
+        # Not root, every job gets a cell of its own (see `supervise.ChildRun.finish`), made before the job before it
+        # runs (`cell.CellKeeper`).
+        self.cells = CellKeeper(self.template_sock, fresh_per_job=self.uid is None)
         self.cells.request()  # the first cell is prepared while the zygote reports ready
         # Judges' cells come from the same template: any ready cell serves either keeper.
         self.judge_cells = CellKeeper(self.template_sock)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import select
@@ -12,6 +13,10 @@ from audit_lib.sandbox.zygote.protocol import write_all as _write_all
 from audit_lib.sandbox.zygote.state import ZygoteState
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# How long the cell's init has to end a job the zygote asked it to end, before the zygote kills the init (and with it
+# the cell).
+END_JOB_GRACE_S = 2.0
+_job_numbers = itertools.count(1)
 DRAIN_READS = 32  # x 64 KiB per read
 
 
@@ -61,8 +66,9 @@ class ChildRun:
         # A judge (`tests_job`) runs in a cell of the judges' keeper, beside a job whose cgroup limits are set.
         self.cells = state.judge_cells if judge else state.cells
         self.prepares_cgroup = not judge
+        self.number = next(_job_numbers)
         header = json.dumps({
-            "op": op, "limits": limits, "start": start, "uid": state.uid, "cgroup": state.cgroup is not None,
+            "op": op, "number": self.number, "limits": limits, "start": start, "uid": state.uid, "cgroup": state.cgroup is not None,
             "nested_userns": state.nested_userns, "package_parent": state.package_parent,
             "tmp_owner": state.uid if state.uid is not None else 0}).encode()
         spec_fd = os.memfd_create("job-spec", os.MFD_CLOEXEC)
@@ -92,10 +98,15 @@ class ChildRun:
         self.reported_cpu_s = 0.0
         self.cpu_at_exit: float | None = None
         self.killed_by_us = False
+        self.end_asked_at: float | None = None
+        self.cell_killed = False
         self.cpu_s = 0.0
         self.last_cpu_s = 0.0
         self.oom_killed = False
         self.hit_memory_limit = False
+        self._worker_schedstat: int | None = None  # the worker's main thread's schedstat, once found
+        self._init_schedstat: int | None = None
+        self._worker_looked_up = False
 
     def _submit(self, header: bytes, fds: list[int]):
         """Hand the job to a ready cell (limits set, CPU counters cleared just before); a dead cell is replaced once."""
@@ -158,6 +169,8 @@ class ChildRun:
             remaining = deadline_of() - time.monotonic()
             if remaining <= 0 and not self.killed_by_us:
                 self.kill()
+            if self.killed_by_us:
+                self.enforce_end()
                 remaining = 0.05
             for fd, _event in poller.poll(max(1, int(min(remaining, 1.0) * 1000) + 1)):
                 self.read_ready(fd, poller, captures, on_result)
@@ -193,16 +206,24 @@ class ChildRun:
         self.ended = time.monotonic()
         self.duration = self.ended - self.started
         self.close_go()
+        for fd in (self._worker_schedstat, self._init_schedstat):
+            if fd is not None:
+                os.close(fd)
+        self._worker_schedstat = self._init_schedstat = None
+        self._worker_looked_up = True  # nothing left to find
         if self.state.cgroup is not None:
             self.cpu_s = self.cpu_at_exit if self.cpu_at_exit is not None else self._cpu_now()
             self.oom_killed = self.state.cgroup.job_was_oom_killed()
             self.hit_memory_limit = self.state.cgroup.hit_memory_limit()
         else:  # the worker's rusage (clock ticks), and never less than what /proc showed while it ran
             self.cpu_s = max(self.reported_cpu_s, self.last_cpu_s)
+        # A cell is retired only when its init did not report how the job ended (it died, or would not end the job
+        # when asked): a job that ran out of time, or that the memory cgroup cut short, leaves the cell as any job
+        # does, so how a job ended is not something the next job in the cell can observe.
         # Not root, the job runs as the init's kernel uid (uid 1000 of its own user namespace maps to it), so it can
         # change what the kernel lets an owner change about its init (priority, limits, OOM score, /proc/1 files):
         # each job then gets a fresh cell, and nothing it did to the init reaches the next job.
-        if self.killed_by_us or self.exit_status is None or self.oom_killed or self.state.uid is None:
+        if self.exit_status is None or self.cell_killed or self.state.uid is None:
             self.cells.retire()  # returns once the cell's init, and every process of its namespace, is gone
 
     def close_go(self) -> None:
@@ -243,12 +264,67 @@ class ChildRun:
                     self.cpu_at_exit = self._cpu_now()
 
     def kill(self) -> None:
-        """SIGKILL the cell's init: the kernel then kills every process of its PID namespace; the cell is retired.
-        Without cgroups the job's CPU time is read first: its init, which would report it, dies with it."""
+        """End the job: its cell's init SIGKILLs every process of the job, then reports as after any job (see
+        `enforce_end` for an init that does not). Without cgroups the job's CPU time is read first."""
         if self.state.cgroup is None:
             self._cpu_now()
         self.killed_by_us = True
+        self.end_asked_at = time.monotonic()
+        if not self.cell.end_job(self.number):
+            self._kill_cell()
+
+    def enforce_end(self) -> None:
+        """Kill the cell's init when it has not ended the job in time.
+
+        Kill the cell's init when it has not ended the job `END_JOB_GRACE_S` after it was asked: the kernel then kills
+        every process of its namespace, and the cell is retired.
+        """
+        if self.end_asked_at is not None and not self.cell_killed and self.open_fds \
+                and time.monotonic() - self.end_asked_at > END_JOB_GRACE_S:
+            self._kill_cell()
+
+    def _kill_cell(self) -> None:
+        if self.state.cgroup is None:
+            self._cpu_now()  # its init, which would report it, dies
+        self.cell_killed = True
         self.cell.kill()
+
+    def main_thread_cpu(self) -> float | None:
+        """CPU seconds of the worker's main thread and of the cell's init so far.
+
+        CPU seconds of the worker's main thread (the thread that runs the harness and the calls) and of the cell's init
+        so far, read in /proc outside them; None once the worker is gone (its last part is not readable).
+        """
+        if self._init_schedstat is None and not self._worker_looked_up:
+            self._init_schedstat = _open_schedstat(self.pid)
+        if not self._worker_looked_up:  # until found: the init forks the worker only once its job came
+            self._worker_schedstat = _open_worker_schedstat(self.pid)
+            self._worker_looked_up = self._worker_schedstat is not None
+        if self._worker_schedstat is None:
+            return None
+        try:
+            main = int(os.pread(self._worker_schedstat, 128, 0).split()[0]) / 1e9
+        except (OSError, IndexError, ValueError):  # the worker is gone
+            os.close(self._worker_schedstat)
+            self._worker_schedstat = None
+            return None
+        try:
+            init = int(os.pread(self._init_schedstat, 128, 0).split()[0]) / 1e9 if self._init_schedstat else 0.0
+        except (OSError, IndexError, ValueError):
+            init = 0.0
+        return main + init
+
+    def cpu_so_far(self) -> float:
+        """The CPU seconds this run has used up to now, read outside it.
+
+        The CPU seconds this run has used up to now, read outside it: live, from the cgroup or /proc; ended, what was
+        read last (its init's report, or the reading taken before a kill).
+        """
+        if self.state.cgroup is not None:
+            return self.state.cgroup.cpu_s()
+        if self.open_fds and not self.killed_by_us:
+            return self._cpu_now()
+        return max(self.reported_cpu_s, self.last_cpu_s)
 
     def cpu_limit_reached(self) -> bool:
         return self.cpu_s >= float(self.limits["cpu_s"])
@@ -289,12 +365,46 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _open_schedstat(pid: int) -> int | None:
+    try:
+        return os.open(f"/proc/{pid}/task/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _open_worker_schedstat(init_pid: int) -> int | None:
+    """A descriptor of the schedstat of the main thread of the cell's worker, or None.
+
+    A descriptor of the schedstat of the main thread of the cell's worker (PID 2 of the cell's namespace, a child of its
+    init), or None when it is not there (any more).
+    """
+    try:
+        with open(f"/proc/{init_pid}/task/{init_pid}/children") as handle:
+            children = handle.read().split()
+    except OSError:
+        return None
+    for child in children:
+        try:
+            with open(f"/proc/{child}/status") as handle:
+                namespace_pids = next((line.split()[1:] for line in handle if line.startswith("NSpid:")), [])
+            if namespace_pids[-1:] == ["2"]:
+                return os.open(f"/proc/{child}/task/{child}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+        except (OSError, StopIteration):
+            continue
+    return None
+
+
 def _stat_cpu(pid: int) -> tuple[float, float] | None:
-    """(its threads' run time from schedstat, its reaped children's CPU) in seconds; None when it is gone."""
+    """(its threads' run time, its reaped children's CPU) in seconds; None when it is gone.
+
+    The run time is its live threads' from schedstat (nanoseconds), or its utime + stime (clock ticks, which also
+    hold the threads that have exited) when that is more: a thread that did its work and exited shows in no
+    schedstat."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
         children = (int(fields[13]) + int(fields[14])) / CLOCK_TICKS  # cutime + cstime
+        ticks = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime, exited threads included
     except (OSError, IndexError, ValueError):
         return None
     try:
@@ -302,9 +412,9 @@ def _stat_cpu(pid: int) -> tuple[float, float] | None:
         for tid in os.listdir(f"/proc/{pid}/task"):
             with open(f"/proc/{pid}/task/{tid}/schedstat") as handle:
                 running += int(handle.read().split()[0])
-        return running / 1e9, children
-    except (OSError, IndexError, ValueError):  # exited, not yet reaped: its final utime + stime, in clock ticks
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS, children
+        return max(running / 1e9, ticks), children
+    except (OSError, IndexError, ValueError):  # exited, not yet reaped: its final utime + stime
+        return ticks, children
 
 
 # ---------------------------------------------------------------------------------------------------- jobs

@@ -27,6 +27,7 @@ import sys
 import time
 
 from audit_lib.sandbox.zygote import jail, seccomp
+from audit_lib.sandbox.zygote.cell_init import serve_jobs
 from audit_lib.sandbox.zygote.protocol import PRELOADED_MODULES, report_exception
 
 PR_SET_PDEATHSIG = 1
@@ -119,8 +120,8 @@ def run_template(config: dict) -> None:
                 __import__(name)
             except ImportError:
                 pass
-        # Imported here, before the jail hides the project: nothing of the harness is imported after it.
-        from audit_lib.sandbox.zygote import cell_init  # noqa: F401, PLC0415
+        # Imported here, before the jail hides the project: nothing of the harness is imported after it (and not in
+        # the zygote, which never runs a worker).
         from audit_lib.sandbox.zygote.child import worker_main  # noqa: PLC0415
         from audit_lib.sandbox.zygote.warm_up import warm_up  # noqa: PLC0415
 
@@ -132,7 +133,9 @@ def run_template(config: dict) -> None:
             jail.build_and_enter(config["jail_dir"], config["interpreter_dirs"])
         # Once here, not per job: every cell and job process inherits the one filter (compiling and freeing a
         # filter per worker cost about 0.7 ms of CPU per job); none of the sandbox's own processes makes the calls.
-        seccomp.install(refuse_sigchld=not config["keep_fds"])  # no job cgroup (not root) counts the job's CPU
+        # Not root: no job cgroup counts the job's CPU, and each worker makes its own user namespace.
+        root = bool(config["keep_fds"])
+        seccomp.install(refuse_sigchld=not root, refuse_user_namespaces=root)
         template_end.send(b"ready")
         _serve(template_end, config["setup"], worker_main)
         status = 0
@@ -157,11 +160,14 @@ def _open_fds() -> list[int]:
 
 
 def _serve(sock: socket.socket, setup: dict, worker) -> None:
-    """Answer each cell request with `C <init pid>` and the zygote's end of the cell's socket (or `failed: ...`).
+    """Answer each cell request with its init's and leader's pids and a socket.
 
-    The template sits in the job's memory cgroup (so every job process is born there), which a job can leave full
-    (tmpfs files) until its cell is gone: a MemoryError here fails that one request (the zygote retries), never the
-    template."""
+    Answer each cell request with `C <init pid> <leader pid>` and the zygote's end of the cell's socket (or `failed:
+    ...`).
+
+    The template sits in the job's memory cgroup (so every job process is born there), which a job can leave full (tmpfs
+    files) until its cell is gone: a MemoryError here fails that one request (the zygote retries), never the template.
+    """
     while True:
         try:
             request = sock.recv(64)
@@ -175,12 +181,12 @@ def _serve(sock: socket.socket, setup: dict, worker) -> None:
             if request != CELL_REQUEST:
                 sock.send(b"failed: unknown request")
                 continue
-            init_pid, zygote_end = _start_cell(setup, worker)
+            init_pid, leader_pid, zygote_end = _start_cell(setup, worker)
         except (OSError, RuntimeError, MemoryError) as exc:  # a dying cell still fills the pids or memory limit
             _send_failure(sock, exc)
             continue
         try:
-            socket.send_fds(sock, [f"C {init_pid}".encode()], [zygote_end.fileno()])
+            socket.send_fds(sock, [f"C {init_pid} {leader_pid}".encode()], [zygote_end.fileno()])
         finally:
             zygote_end.close()
 
@@ -197,10 +203,8 @@ def _send_failure(sock: socket.socket, exc: BaseException) -> None:
             return
 
 
-def _start_cell(setup: dict, worker) -> tuple[int, socket.socket]:
-    """Fork a cell's leader and init; the init holds no job data and waits for jobs on its socket."""
-    from audit_lib.sandbox.zygote.cell_init import serve_jobs  # noqa: PLC0415 - imported by run_template first
-
+def _start_cell(setup: dict, worker) -> tuple[int, int, socket.socket]:
+    """Fork a cell's leader and init (pids returned); the init holds no job data and waits for jobs on its socket."""
     zygote_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid_r, pid_w = os.pipe()
     template_pid = os.getpid()
@@ -221,7 +225,7 @@ def _start_cell(setup: dict, worker) -> tuple[int, socket.socket]:
     if not answer:
         zygote_end.close()
         raise RuntimeError("the sandbox template could not start a job cell")
-    return int(answer), zygote_end
+    return int(answer), leader, zygote_end
 
 
 def _reap_finished() -> None:

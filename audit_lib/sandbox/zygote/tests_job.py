@@ -16,43 +16,13 @@ import os
 import select
 import time
 
-from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, FrameCutter, body_of, kind_of
+from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, FrameCutter, Relay, body_of, kind_of
 from audit_lib.sandbox.zygote.state import ZygoteState
 from audit_lib.sandbox.zygote.supervise import Capture, ChildRun, status_from_exit as _status_from_exit
 
 # After the verdict the job's go pipe is closed and the job ends by itself; past this it is killed.
 JOB_END_GRACE_S = 2.0
 JUDGE_OUTPUT_BYTES = 4096
-
-
-class _Relay:
-    """Frames waiting to be written to one process's go pipe (non-blocking; written as the pipe takes them)."""
-
-    def __init__(self, run: ChildRun) -> None:
-        self.run = run
-        self.pending: list[memoryview] = []
-
-    def push(self, data: bytes) -> None:
-        self.pending.append(memoryview(data))
-        self.flush()
-
-    def flush(self) -> None:
-        while self.pending and self.run.go_fd is not None:
-            head = self.pending[0]
-            try:
-                written = os.write(self.run.go_fd, head)
-            except BlockingIOError:
-                return
-            except OSError:  # the process is gone: nothing it would read matters
-                self.pending.clear()
-                return
-            if written == len(head):
-                self.pending.pop(0)
-            else:
-                self.pending[0] = head[written:]
-
-    def waiting(self) -> bool:
-        return bool(self.pending) and self.run.go_fd is not None
 
 
 class SnippetRun:
@@ -74,9 +44,12 @@ class SnippetRun:
             _drain_all((self.job,), time.monotonic() + JOB_END_GRACE_S)
             raise
         self.judge = judge
+        # Not root, the judge's CPU is not in the job's cgroup: its share of this snippet is read around it (the test
+        # and the program run in one process upstream, so the snippet's CPU is both).
+        self.judge_cpu_before = judge.cpu_so_far() if state.cgroup is None else 0.0
         self.captures = {"out": Capture(limits["output_bytes"]), "err": Capture(limits["output_bytes"])}
         self.judge_captures = judge.captures
-        self.to_judge, self.to_job = _Relay(self.judge), _Relay(self.job)
+        self.to_judge, self.to_job = Relay(self.judge), Relay(self.job)
         self.from_job, self.from_judge = FrameCutter(), FrameCutter()
         self.loaded = False
         self.in_flight: float | None = None  # when the current call was sent
@@ -141,12 +114,17 @@ class SnippetRun:
                 job_end_by = now + JOB_END_GRACE_S
             if job_end_by is not None and now >= job_end_by and self.job.open_fds and not self.job.killed_by_us:
                 self.job.kill()
+            for run in (self.job, self.judge):
+                if run.killed_by_us:
+                    run.enforce_end()
             self.to_job.flush()
             self.to_judge.flush()
             writers = {relay.run.go_fd: relay for relay in (self.to_job, self.to_judge) if relay.waiting()}
             for fd in writers:
                 poller.register(fd, select.POLLOUT)
             next_stop = min(self.deadline if self.verdict is None else job_end_by, now + 1.0)
+            if self.job.killed_by_us or self.judge.killed_by_us:
+                next_stop = min(next_stop, now + 0.1)
             events = poller.poll(max(1, int(max(0.0, next_stop - now) * 1000) + 1))
             for fd in writers:
                 poller.unregister(fd)
@@ -163,7 +141,10 @@ class SnippetRun:
                         self._kill(self.judge)
                 else:
                     run.read_ready(fd, poller, self.judge_captures, self._on_judge)
-                    if before and fd not in run.open_fds and run.fds[fd] == "res" and self.verdict is None:
+                    # A judge that ends without a verdict ends the job too; not one we ended because the job had
+                    # ended first, whose init may not have reported yet how the job ended.
+                    if before and fd not in run.open_fds and run.fds[fd] == "res" and self.verdict is None \
+                            and not self.job_ended_first:
                         self._kill(self.job)
             if self.violation is not None:
                 self._kill_all()
@@ -192,8 +173,14 @@ class SnippetRun:
         status, error_type, message, reason = self._decide()
         return {"status": status, "error_type": error_type, "error_message": message, "reason": reason,
                 "stdout": self.captures["out"].text(), "stderr": self.captures["err"].text(),
-                "wall_s": self.job.duration, "cpu_s": self.job.cpu_s, "calls": self.calls,
+                "wall_s": self.job.duration, "cpu_s": self.job.cpu_s + self._judge_cpu_s(), "calls": self.calls,
                 "call_wall_s": self.call_wall_s}
+
+    def _judge_cpu_s(self) -> float:
+        """The judge's CPU during this snippet where no cgroup holds it with the job's (not root)."""
+        if self.judge.state.cgroup is not None:
+            return 0.0
+        return max(0.0, self.judge.cpu_so_far() - self.judge_cpu_before)
 
     def _decide(self) -> tuple[str, str | None, str | None, str | None]:
         if self.timed_out:
@@ -245,6 +232,9 @@ def _drain_all(runs: tuple[ChildRun, ...], until: float) -> None:
             for run in runs:
                 if run.open_fds and not run.killed_by_us:
                     run.kill()
+        for run in runs:
+            if run.killed_by_us:
+                run.enforce_end()
         for fd, _event in poller.poll(100):
             for run in runs:
                 if fd in run.open_fds:

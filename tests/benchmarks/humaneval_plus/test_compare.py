@@ -102,24 +102,30 @@ def test_digest_stands_in_for_a_huge_float_free_value() -> None:
     assert contains_float([[1, 2], (3, 0.5)]) and not contains_float([[1, 2], "a"])
 
 
-def test_decided_by_inequality_follows_evalplus_sticky_atol_and_oracles() -> None:
-    from audit_lib.benchmarks.humaneval_plus.compare import ValueDigest, decided_by_inequality
+def test_the_sandbox_judge_applies_the_same_rules_as_the_parent() -> None:
+    """The rules run in the sandbox's judge on the outputs (`evalplus_judge`): same verdicts as in this process,
+    sticky atol included, and a fast check stops at the first input that fails any rule (EvalPlus's fast_check)."""
+    from audit_lib import sandbox
+    from audit_lib.benchmarks.humaneval_plus.compare import evalplus_judge
 
-    ints = [(True, 1), (False, None), (True, [2, 3]), (True, "x")]
-    assert decided_by_inequality("humaneval", "f", 0.0, ints) == {0: 1, 2: [2, 3], 3: "x"}
-    # A float expected output promotes atol at its own input and for every later one.
-    mixed = [(True, 1), (True, 2.5), (True, 3)]
-    assert decided_by_inequality("humaneval", "f", 0.0, mixed) == {0: 1}
-    assert decided_by_inequality("humaneval", "f", 1e-3, ints) == {}
-    # A list of floats promotes too, a list with one int in it does not (EvalPlus's is_floats).
-    assert decided_by_inequality("humaneval", "f", 0.0, [(True, [1.0, 2.0]), (True, 1)]) == {}
-    assert decided_by_inequality("humaneval", "f", 0.0, [(True, [1.0, 2]), (True, 1)]) == {0: [1.0, 2], 1: 1}
-    assert decided_by_inequality("humaneval", "find_zero", 0.0, ints) == {}
-    assert decided_by_inequality("mbpp", "similar_elements", 0.0, ints) == {}
-    assert decided_by_inequality("mbpp", "check_str", 0.0, ints) == {}
-    assert decided_by_inequality("mbpp", "sum_div", 0.0, ints) == {}
-    digest = ValueDigest("0" * 64, 10**6, "str")
-    assert decided_by_inequality("humaneval", "f", 0.0, [(True, digest), (True, "x" * 70000), (True, 2)]) == {2: 2}
+    program = "def f(x):\n    return x\n"
+    outputs = [[1, 2], [1.0000001, 2], 0.5, [1.0000001, 2], 3.0000001, "x"]
+    expected = [[1, 2], [1, 2], 0.5, [1, 2], 3.0, sandbox.NO_EXPECTED]
+    judged = sandbox.call_function(program, "f", [[o] for o in outputs], values="preview",
+                                   judge=evalplus_judge("humaneval", "f", 0.0, expected))
+    comparer = SampleComparer(dataset="humaneval", entry_point="f", atol=0)
+    here = [comparer.compare([], out, want).passed if want is not sandbox.NO_EXPECTED else None
+            for out, want in zip(outputs, expected)]
+    verdicts = [{"match": True, "wrong_value": False}.get(o.verdict) for o in judged.outcomes]
+    assert verdicts == here == [True, False, True, True, True, None]
+    assert all(o.value is None and o.preview for o in judged.outcomes)
+    stopped = sandbox.call_function(program, "f", [[o] for o in [[1, 2], 3.5, [9]]], stop_after_failure=True,
+                                    values="preview", judge=evalplus_judge("humaneval", "f", 0.0, [[1, 2], 3.0, [9]]))
+    assert [o.kind for o in stopped.outcomes] == ["value", "value", "not_run"]  # 3.5 is off 3.0 by more than atol
+    assert stopped.outcomes[1].verdict == "wrong_value" and "allclose" in stopped.outcomes[1].reason
+    root = sandbox.call_function("def find_zero(xs):\n    return 1.0\n", "find_zero", [[[-1.0, 1.0]], [[1.0, 1.0]]],
+                                 values="preview", judge=evalplus_judge("humaneval", "find_zero", 0.0, [0.0, 0.0]))
+    assert [o.verdict for o in root.outcomes] == ["match", "wrong_value"]  # the oracle reads the inputs
 
 
 def test_atol_promotion_is_keyed_on_the_expected_value_not_the_output() -> None:

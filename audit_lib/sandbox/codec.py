@@ -35,6 +35,8 @@ import sys
 from array import array
 from itertools import compress, count, repeat
 from typing import Any
+
+from audit_lib.sandbox.canonical import canonical_text
 # Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
 from builtins import (  # noqa: A004
     AttributeError, Exception, ImportError, NotImplemented, ValueError, all, any, bool, bytearray, bytes,
@@ -404,8 +406,9 @@ class ValueDigest:
     """Stands in for a huge float-free value: sha256 of its canonical tagged JSON. Frozen; equal to a digest of the
     same three fields only.
 
-    Equality with a digest is equality of encodings, which matches `==` for float-free values except across
-    numeric types (`[1, 2] == [1.0, 2.0]`) and for equal sets/dicts whose iteration order differs.
+    Equality with a digest is equality of canonical encodings (`canonical_text`: sets and mappings in one order),
+    which matches `==` for float-free values except across types (`[1, 2] == [1.0, 2.0]`, `{1} == frozenset({1})`,
+    a dict and a Counter with the same pairs).
     """
 
     __slots__ = ("sha256", "nbytes", "type_name")
@@ -443,8 +446,8 @@ class ValueDigest:
 
 
 def canonical_encoding(value: Any) -> bytes:
-    """Tagged JSON with sorted keys: equal bytes for equal float-free values of the same types."""
-    return json.dumps(encode(value), sort_keys=True, separators=(",", ":")).encode("utf-8")
+    """Tagged JSON with sorted keys, sets and mappings: equal bytes for equal float-free values of the same types."""
+    return canonical_text(encode(value)).encode("utf-8")
 
 
 def digest_of(value: Any) -> ValueDigest:
@@ -458,7 +461,7 @@ def large_value_digest(value: Any, tagged: Any, above_bytes: int) -> ValueDigest
     EvalPlus compares them with tolerances, which needs the value."""
     if contains_float(value):
         return None
-    canonical = json.dumps(tagged, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    canonical = canonical_text(tagged).encode("utf-8")
     if len(canonical) <= above_bytes:
         return None
     return ValueDigest(_sha256(canonical).hexdigest(), len(canonical), type(value).__name__)

@@ -404,3 +404,61 @@ def test_a_decimal_longer_than_the_int_limit_is_refused_by_the_parents_decoder()
     with pytest.raises(BudgetExceeded, match="Decimal of 1,001 characters"):
         JobDecoder(DecodeBudget(max_int_bits=1000)).decode({"$decimal": "9" * 1001})
     assert JobDecoder(DecodeBudget(max_int_bits=1000)).decode({"$decimal": "9" * 300}) == int("9" * 300)
+
+
+# ------------------------------------------------------------------------------- canonical order for digests
+
+def _reordered(value):
+    """The same value with every set and mapping built in reverse order (equal by `==`)."""
+    if type(value) in (set, frozenset):
+        return type(value)(sorted((_reordered(v) for v in value), key=repr, reverse=True))
+    if type(value) in (dict, collections.Counter, collections.OrderedDict):
+        return type(value)(dict((_reordered(k), _reordered(v)) for k, v in reversed(list(value.items()))))
+    if type(value) is collections.defaultdict:
+        return collections.defaultdict(value.default_factory, reversed(list(value.items())))
+    if type(value) in (list, tuple):
+        return type(value)(_reordered(v) for v in value)
+    return value
+
+
+ORDERLESS = [
+    {i: i * i for i in range(300)},
+    {f"${i}": [i, {i}] for i in range(50)},
+    {(i, str(i)): frozenset({i, -i, str(i)}) for i in range(40)},
+    [{1, "a", (2, 3), None, b"x"}, {"k": {5, 4, 3}}],
+    collections.Counter({i: i for i in range(1, 30)}),
+    collections.defaultdict(list, {i: [i] for i in range(30)}),
+    {2**70: "big", -(2**70): "neg", 1: "small"},
+]
+
+
+@pytest.mark.parametrize("value", ORDERLESS, ids=repr_id)
+def test_equal_values_in_another_insertion_order_have_one_digest(value) -> None:
+    """A digest stands for `==`: the same set or mapping built in another order has the same canonical encoding."""
+    other = _reordered(value)
+    assert other == value and json.dumps(codec.encode(other)) != json.dumps(codec.encode(value))
+    assert codec.canonical_encoding(other) == codec.canonical_encoding(value)
+    assert codec.digest_of(other) == codec.digest_of(value)
+    tagged = codec.encode(value)
+    assert codec.large_value_digest(other, codec.encode(other), 0) == codec.large_value_digest(value, tagged, 0)
+
+
+@given(st.dictionaries(hashable, st.one_of(hashable, st.sets(hashable, max_size=4)), max_size=12))
+def test_the_canonical_encoding_ignores_insertion_order(value) -> None:
+    assert codec.canonical_encoding(_reordered(value)) == codec.canonical_encoding(value)
+
+
+def test_what_differs_by_order_or_value_keeps_its_own_digest() -> None:
+    """An OrderedDict's order is part of `==` between two of them; a changed value or key is another value."""
+    ordered = collections.OrderedDict((i, i) for i in range(5))
+    assert codec.digest_of(_reordered(ordered)) != codec.digest_of(ordered)
+    squares = {i: i * i for i in range(300)}
+    assert codec.digest_of({**squares, 7: 50}) != codec.digest_of(squares)
+    assert codec.digest_of({**squares, 300: 0}) != codec.digest_of(squares)
+    assert codec.digest_of({1, 2, 3}) != codec.digest_of({1, 2, 4})
+
+
+def test_a_value_without_sets_or_pair_mappings_keeps_its_old_canonical_text() -> None:
+    value = [{"b": [1, 2], "a": "x"}, ("t", 2**60), "$set"]
+    assert codec.canonical_text(codec.encode(value)) == json.dumps(codec.encode(value), sort_keys=True,
+                                                                   separators=(",", ":"))

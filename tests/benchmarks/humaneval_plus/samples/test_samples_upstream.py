@@ -40,6 +40,11 @@ EVALPLUS_CASES = [
     ("scipy at the top", "import scipy.special\n" + PROMPT + "    return int(scipy.special.comb(a + b, 1))\n",
      "pass"),
     ("pandas at the top", "import pandas as pd\n" + PROMPT + "    return int(pd.Series([a, b]).sum())\n", "pass"),
+    ("multiprocessing, loaded before EvalPlus's guard", "from multiprocessing import cpu_count\n" + PROMPT
+     + "    return a + b\n", "pass"),
+    ("numpy by a computed name", "import importlib\nnp = importlib.import_module('nu' + 'mpy')\n" + PROMPT
+     + "    return int(np.add(a, b))\n", "pass"),
+    ("psutil, made unimportable by the guard", PROMPT + "    import psutil\n    return a + b\n", "fail"),
     ("numpy float64 equal", "import numpy as np\n" + PROMPT + "    return np.float64(a + b)\n", "pass"),
     ("Fraction", "from fractions import Fraction\n" + PROMPT + "    return Fraction(a + b, 1)\n", "pass"),
     ("Fraction unequal", "from fractions import Fraction\n" + PROMPT + "    return Fraction(a + b, 2)\n", "fail"),

@@ -25,6 +25,7 @@ from audit_lib.sandbox.codec import (
     SCALAR_TAGS,
     MalformedTaggedValue,
     decode_scalar_tag,
+    defaultdict_parts,
 )
 
 # Parsed-plus-decoded bytes per byte of JSON text and per container token: a generous upper estimate of what
@@ -196,6 +197,10 @@ class JobDecoder:
             # a float object and a pointer per 8 packed bytes, beside the text: ~4.75 bytes per character at the
             # peak, past the per-byte estimate `charge` made before parsing
             self._reserve(len(payload[0]) * BYTES_PER_PACKED_CHAR_EXTRA, "packed floats")
+        if tag == "$decimal" and isinstance(payload, str) \
+                and len(payload) / DIGITS_PER_INT_BIT > self.budget.max_int_bits:
+            raise BudgetExceeded(f"Decimal of {len(payload):,} characters, over the {self.budget.max_int_bits:,}-bit "
+                                 "limit for ints")
         if tag in SCALAR_TAGS:
             return decode_scalar_tag(tag, payload)
         if tag == "$dict":
@@ -205,7 +210,8 @@ class JobDecoder:
         if tag == "$counter":
             return collections.Counter(dict(self._pairs(tag, payload, depth)))
         if tag == "$defaultdict":
-            return collections.defaultdict(None, self._pairs(tag, payload, depth))
+            factory, pairs = defaultdict_parts(payload)
+            return collections.defaultdict(factory, self._pairs(tag, pairs, depth))
         if tag == "$fraction":
             return self._decode_fraction(payload, depth)
         raise MalformedTaggedValue(f"unknown tag {tag!r:.40}")

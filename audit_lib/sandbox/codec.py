@@ -5,8 +5,12 @@ as plain data is an object with exactly one key starting with `$`:
 
     {"$tuple": [...]}  {"$set": [...]}  {"$frozenset": [...]}  {"$int": "<hex>"}  {"$float": "nan"|"inf"|"-inf"}
     {"$bytes": "<base64>"}  {"$bytearray": "<base64>"}  {"$complex": [re, im]}  {"$dict": [[key, value], ...]}
-    {"$ordereddict": [[k, v], ...]}  {"$counter": [[k, v], ...]}  {"$defaultdict": [[k, v], ...]}
+    {"$ordereddict": [[k, v], ...]}  {"$counter": [[k, v], ...]}  {"$defaultdict": [factory, [[k, v], ...]]}
     {"$f64": ["<base64 of little-endian doubles>", [positions of the ints]]}  {"$fraction": [num, den]}
+    {"$decimal": "<str of the Decimal>"}
+
+A defaultdict's `factory` is null, the name of a builtin type (`DEFAULT_FACTORIES`), or `["program", "<what it
+is>"]` for any other: decoded as an `UncarriedFactory`, which raises when a missing key asks it for a default.
 
 `$f64` carries a long list of floats (ints among them, each exact as a double) as packed doubles: JSON spells a
 float at ~0.2 us, and HumanEval+'s HumanEval/130 sends 10M of them (measured: 2.3 s to encode and 0.71 s to parse
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import collections
+import decimal
 import fractions
 import json
 import math
@@ -30,6 +35,8 @@ import sys
 from array import array
 from itertools import compress, count, repeat
 from typing import Any
+
+from audit_lib.sandbox.canonical import canonical_text
 # Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
 from builtins import (  # noqa: A004
     AttributeError, Exception, ImportError, NotImplemented, ValueError, all, any, bool, bytearray, bytes,
@@ -200,13 +207,78 @@ def encode(value: Any, depth: int = 0) -> Any:
     if cls is collections.Counter:
         return {"$counter": _encode_pairs(value.items(), depth)}
     if cls is collections.defaultdict:
-        return {"$defaultdict": _encode_pairs(value.items(), depth)}
+        return {"$defaultdict": [_encode_factory(value.default_factory), _encode_pairs(value.items(), depth)]}
     if cls is fractions.Fraction:
         return {"$fraction": [encode(value.numerator, depth + 1), encode(value.denominator, depth + 1)]}
+    if cls is decimal.Decimal:
+        return {"$decimal": str(value)}  # exact: a Decimal's str() gives back the same sign, digits and exponent
     plain = _builtin_value(value, cls)
     if plain is not _NOT_PLAIN:
         return encode(plain, depth)
     raise Unserializable(_type_name(value))
+
+
+# The default factories a defaultdict carries across: builtin types, which make the same default in the judge.
+DEFAULT_FACTORIES = {factory.__name__: factory for factory in (
+    int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set, frozenset)}
+_FUNCTION = type(_type_name)
+
+
+def _encode_factory(factory: Any) -> Any:
+    if factory is None:
+        return None
+    if type(factory) is type and DEFAULT_FACTORIES.get(factory.__name__) is factory:
+        return factory.__name__
+    what = _type_name(factory)
+    if type(factory) is _FUNCTION:  # a function's __qualname__ is always a str
+        what += " " + factory.__qualname__
+    return ["program", what[:200]]
+
+
+class UncarriedFactory:
+    """Stands for a defaultdict's `default_factory` that stayed in the program: asked for a default, it raises.
+
+    The defaultdict compares, iterates and reads its keys as the program's does; only a missing key, which upstream
+    would fill by calling the program's factory, is refused with this error naming the factory."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __call__(self) -> Any:
+        raise TypeError(f"this defaultdict's default_factory ({self.what}) stayed in the program, which is not "
+                        "asked for a missing key's default: only a builtin type's default crosses")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is UncarriedFactory and other.what == self.what
+
+    def __hash__(self) -> int:
+        return hash(self.what)
+
+    def __reduce__(self) -> tuple[type, tuple[str]]:
+        return (UncarriedFactory, (self.what,))
+
+    def __repr__(self) -> str:
+        return f"<default_factory {self.what} of the program>"
+
+
+def decode_factory(payload: Any) -> Any:
+    """The `default_factory` `_encode_factory` described."""
+    if payload is None:
+        return None
+    if isinstance(payload, str) and payload in DEFAULT_FACTORIES:
+        return DEFAULT_FACTORIES[payload]
+    if isinstance(payload, list) and len(payload) == 2 and payload[0] == "program" and isinstance(payload[1], str):
+        return UncarriedFactory(payload[1][:200])
+    raise MalformedTaggedValue(f"bad default_factory {payload!r:.80}")
+
+
+def defaultdict_parts(payload: Any) -> tuple[Any, Any]:
+    """A `$defaultdict` payload's factory (decoded) and its pairs (still tagged)."""
+    if not isinstance(payload, list) or len(payload) != 2:
+        raise MalformedTaggedValue("$defaultdict needs [factory, [[key, value], ...]]")
+    return decode_factory(payload[0]), payload[1]
 
 
 _NOT_PLAIN = object()
@@ -248,7 +320,7 @@ def _decode_pairs(payload: Any) -> list[tuple[Any, Any]]:
     return [(decode(k), decode(v)) for k, v in payload]
 
 
-SCALAR_TAGS = frozenset({"$float", "$bytes", "$bytearray", "$complex", "$f64"})
+SCALAR_TAGS = frozenset({"$float", "$bytes", "$bytearray", "$complex", "$f64", "$decimal"})
 
 
 def decode_scalar_tag(tag: str, payload: Any) -> Any:
@@ -258,6 +330,8 @@ def decode_scalar_tag(tag: str, payload: Any) -> Any:
         return _decode_float({tag: payload})
     if tag == "$f64":
         return _unpacked_floats(payload)
+    if tag == "$decimal":
+        return _decode_decimal(payload)
     if tag in ("$bytes", "$bytearray"):
         if not isinstance(payload, str):
             raise MalformedTaggedValue(f"{tag} needs base64 text")
@@ -266,6 +340,15 @@ def decode_scalar_tag(tag: str, payload: Any) -> Any:
     if not isinstance(payload, list) or len(payload) != 2:
         raise MalformedTaggedValue("$complex needs [re, im]")
     return complex(_decode_float(payload[0]), _decode_float(payload[1]))
+
+
+def _decode_decimal(payload: Any) -> decimal.Decimal:
+    if not isinstance(payload, str):
+        raise MalformedTaggedValue("$decimal needs a string")
+    try:
+        return decimal.Decimal(payload)  # exact whatever the context: the constructor does not round
+    except (decimal.InvalidOperation, ValueError) as exc:
+        raise MalformedTaggedValue(f"$decimal {payload!r:.80} is not a number ({type(exc).__name__})") from None
 
 
 def _decode_tag(tag: str, payload: Any) -> Any:
@@ -287,7 +370,8 @@ def _decode_tag(tag: str, payload: Any) -> Any:
     if tag == "$counter":
         return collections.Counter(dict(_decode_pairs(payload)))
     if tag == "$defaultdict":
-        return collections.defaultdict(None, _decode_pairs(payload))
+        factory, pairs = defaultdict_parts(payload)
+        return collections.defaultdict(factory, _decode_pairs(pairs))
     if tag == "$fraction":
         if not isinstance(payload, list) or len(payload) != 2:
             raise MalformedTaggedValue("$fraction needs [numerator, denominator]")
@@ -322,8 +406,9 @@ class ValueDigest:
     """Stands in for a huge float-free value: sha256 of its canonical tagged JSON. Frozen; equal to a digest of the
     same three fields only.
 
-    Equality with a digest is equality of encodings, which matches `==` for float-free values except across
-    numeric types (`[1, 2] == [1.0, 2.0]`) and for equal sets/dicts whose iteration order differs.
+    Equality with a digest is equality of canonical encodings (`canonical_text`: sets and mappings in one order),
+    which matches `==` for float-free values except across types (`[1, 2] == [1.0, 2.0]`, `{1} == frozenset({1})`,
+    a dict and a Counter with the same pairs).
     """
 
     __slots__ = ("sha256", "nbytes", "type_name")
@@ -361,8 +446,8 @@ class ValueDigest:
 
 
 def canonical_encoding(value: Any) -> bytes:
-    """Tagged JSON with sorted keys: equal bytes for equal float-free values of the same types."""
-    return json.dumps(encode(value), sort_keys=True, separators=(",", ":")).encode("utf-8")
+    """Tagged JSON with sorted keys, sets and mappings: equal bytes for equal float-free values of the same types."""
+    return canonical_text(encode(value)).encode("utf-8")
 
 
 def digest_of(value: Any) -> ValueDigest:
@@ -376,7 +461,7 @@ def large_value_digest(value: Any, tagged: Any, above_bytes: int) -> ValueDigest
     EvalPlus compares them with tolerances, which needs the value."""
     if contains_float(value):
         return None
-    canonical = json.dumps(tagged, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    canonical = canonical_text(tagged).encode("utf-8")
     if len(canonical) <= above_bytes:
         return None
     return ValueDigest(_sha256(canonical).hexdigest(), len(canonical), type(value).__name__)
@@ -395,12 +480,14 @@ def digest_from_json(payload: Any) -> ValueDigest | None:
     return ValueDigest(sha256, nbytes, type_name[:200])
 
 
-_CONTAINER_OR_FLOAT = (float, complex, list, tuple, set, frozenset, dict)
+_CONTAINER_OR_FLOAT = (float, complex, decimal.Decimal, list, tuple, set, frozenset, dict)
 
 
 def contains_float(value: Any) -> bool:
-    """Is there a float or complex anywhere in this value (where tolerances, not digests, must compare it)?"""
-    if isinstance(value, (float, complex)):
+    """Is there a float, complex or Decimal anywhere in this value (where tolerances or `==`, not digests, decide)?
+
+    A Decimal counts: `Decimal('1.0') == Decimal('1')` though their encodings differ."""
+    if isinstance(value, (float, complex, decimal.Decimal)):
         return True
     if isinstance(value, (list, tuple, set, frozenset)):
         if not any(issubclass(kind, _CONTAINER_OR_FLOAT) for kind in set(map(type, value))):

@@ -334,3 +334,131 @@ def test_a_value_digest_is_a_frozen_value_that_pickles_and_copies() -> None:
     assert pickle.loads(pickle.dumps(digest)) == digest  # the dask executor pickles results
     with pytest.raises(AttributeError):
         digest.nbytes = 11  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------------------- Decimal and defaultdict factories
+
+DECIMALS = ["0.5", "-0.00", "1E+999999", "123456789012345678901234567890.123456789", "Infinity", "-Infinity", "NaN",
+            "sNaN", "-1.230E-7"]
+
+
+@pytest.mark.parametrize("text", DECIMALS)
+def test_a_decimal_crosses_exactly_through_both_decoders(text: str) -> None:
+    """Sign, digits and exponent: the decoded Decimal prints as the program's did (the parent's bounded decoder and
+    the codec's agree)."""
+    import decimal
+
+    from audit_lib.sandbox.budget import JobDecoder
+
+    tagged = json.loads(json.dumps(codec.encode([decimal.Decimal(text)])))
+    for back in (codec.decode(tagged)[0], JobDecoder().decode(tagged)[0]):
+        assert type(back) is decimal.Decimal and str(back) == str(decimal.Decimal(text))
+
+
+@pytest.mark.parametrize("factory", [None, int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set,
+                                     frozenset], ids=repr)
+def test_a_defaultdict_keeps_a_builtin_types_factory(factory) -> None:
+    from audit_lib.sandbox.budget import JobDecoder
+
+    value = collections.defaultdict(factory, {"a": 1, (2, 3): [4]})
+    tagged = json.loads(json.dumps(codec.encode(value)))
+    for back in (codec.decode(tagged), JobDecoder().decode(tagged)):
+        assert type(back) is collections.defaultdict and back == value and back.default_factory is factory
+        if factory is not None:
+            assert back["missing"] == factory()
+
+
+def test_a_defaultdict_with_the_programs_factory_refuses_a_missing_key_by_name() -> None:
+    class Zero(int):
+        pass
+
+    def make() -> int:
+        return 0
+
+    for factory, what in ((make, "function " + make.__qualname__), (Zero, "type"), (lambda: 0, "function")):
+        back = round_trip(collections.defaultdict(factory, {"a": 1}))
+        assert back == {"a": 1} and back["a"] == 1
+        assert isinstance(back.default_factory, codec.UncarriedFactory) and back.default_factory.what.startswith(what)
+        with pytest.raises(TypeError, match=r"default_factory \(" + what):
+            back["b"]
+
+
+@pytest.mark.parametrize(("payload", "message"), [
+    ({"$decimal": 5}, "$decimal needs a string"), ({"$decimal": "five"}, "$decimal 'five' is not a number"),
+    ({"$defaultdict": [[["a", 1]]]}, "$defaultdict needs [factory, [[key, value], ...]]"),
+    ({"$defaultdict": ["open", []]}, "bad default_factory 'open'"),
+    ({"$defaultdict": [["program"], []]}, "bad default_factory ['program']"),
+])
+def test_malformed_decimals_and_defaultdicts_say_what_is_wrong(payload, message: str) -> None:
+    from audit_lib.sandbox.budget import JobDecoder
+
+    for decode in (codec.decode, JobDecoder().decode):
+        with pytest.raises(codec.MalformedTaggedValue) as caught:
+            decode(payload)
+        assert str(caught.value).startswith(message)
+
+
+def test_a_decimal_longer_than_the_int_limit_is_refused_by_the_parents_decoder() -> None:
+    from audit_lib.sandbox.budget import BudgetExceeded, DecodeBudget, JobDecoder
+
+    with pytest.raises(BudgetExceeded, match="Decimal of 1,001 characters"):
+        JobDecoder(DecodeBudget(max_int_bits=1000)).decode({"$decimal": "9" * 1001})
+    assert JobDecoder(DecodeBudget(max_int_bits=1000)).decode({"$decimal": "9" * 300}) == int("9" * 300)
+
+
+# ------------------------------------------------------------------------------- canonical order for digests
+
+def _reordered(value):
+    """The same value with every set and mapping built in reverse order (equal by `==`)."""
+    if type(value) in (set, frozenset):
+        return type(value)(sorted((_reordered(v) for v in value), key=repr, reverse=True))
+    if type(value) in (dict, collections.Counter, collections.OrderedDict):
+        return type(value)(dict((_reordered(k), _reordered(v)) for k, v in reversed(list(value.items()))))
+    if type(value) is collections.defaultdict:
+        return collections.defaultdict(value.default_factory, reversed(list(value.items())))
+    if type(value) in (list, tuple):
+        return type(value)(_reordered(v) for v in value)
+    return value
+
+
+ORDERLESS = [
+    {i: i * i for i in range(300)},
+    {f"${i}": [i, {i}] for i in range(50)},
+    {(i, str(i)): frozenset({i, -i, str(i)}) for i in range(40)},
+    [{1, "a", (2, 3), None, b"x"}, {"k": {5, 4, 3}}],
+    collections.Counter({i: i for i in range(1, 30)}),
+    collections.defaultdict(list, {i: [i] for i in range(30)}),
+    {2**70: "big", -(2**70): "neg", 1: "small"},
+]
+
+
+@pytest.mark.parametrize("value", ORDERLESS, ids=repr_id)
+def test_equal_values_in_another_insertion_order_have_one_digest(value) -> None:
+    """A digest stands for `==`: the same set or mapping built in another order has the same canonical encoding."""
+    other = _reordered(value)
+    assert other == value and json.dumps(codec.encode(other)) != json.dumps(codec.encode(value))
+    assert codec.canonical_encoding(other) == codec.canonical_encoding(value)
+    assert codec.digest_of(other) == codec.digest_of(value)
+    tagged = codec.encode(value)
+    assert codec.large_value_digest(other, codec.encode(other), 0) == codec.large_value_digest(value, tagged, 0)
+
+
+@given(st.dictionaries(hashable, st.one_of(hashable, st.sets(hashable, max_size=4)), max_size=12))
+def test_the_canonical_encoding_ignores_insertion_order(value) -> None:
+    assert codec.canonical_encoding(_reordered(value)) == codec.canonical_encoding(value)
+
+
+def test_what_differs_by_order_or_value_keeps_its_own_digest() -> None:
+    """An OrderedDict's order is part of `==` between two of them; a changed value or key is another value."""
+    ordered = collections.OrderedDict((i, i) for i in range(5))
+    assert codec.digest_of(_reordered(ordered)) != codec.digest_of(ordered)
+    squares = {i: i * i for i in range(300)}
+    assert codec.digest_of({**squares, 7: 50}) != codec.digest_of(squares)
+    assert codec.digest_of({**squares, 300: 0}) != codec.digest_of(squares)
+    assert codec.digest_of({1, 2, 3}) != codec.digest_of({1, 2, 4})
+
+
+def test_a_value_without_sets_or_pair_mappings_keeps_its_old_canonical_text() -> None:
+    value = [{"b": [1, 2], "a": "x"}, ("t", 2**60), "$set"]
+    assert codec.canonical_text(codec.encode(value)) == json.dumps(codec.encode(value), sort_keys=True,
+                                                                   separators=(",", ":"))

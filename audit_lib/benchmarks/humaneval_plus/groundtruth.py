@@ -19,7 +19,9 @@ from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split
 from audit_lib.errors import CorruptFileError
 from audit_lib.sandbox import DIGEST_TAG, ValueDigest, digest_from_json, large_value_digest
 
-CACHE_FORMAT = 1
+# 2: digests of canonical encodings with sets and mappings in one order (`codec.canonical_text`), defaultdicts
+# with their factory, Decimals. A cache of an older format is recomputed, never read.
+CACHE_FORMAT = 2
 CACHE_GZIP_LEVEL = 1
 # HumanEval+ expected outputs total ~300 MB of JSON, nearly all from a few tasks (/15, /130, /100, /83, /14, /139).
 # A float-free HumanEval output larger than this is cached as its sha256 (`compare.ValueDigest`) instead.
@@ -151,7 +153,7 @@ def write_cache(path: Path, sha256: str, dataset: Dataset, runs: Mapping[tuple[s
 
 
 def read_cache(path: Path, sha256: str) -> dict[tuple[str, Split], SplitRun]:
-    """The cached runs, or nothing when there is no cache; a cache for other bytes or a corrupt one raises."""
+    """The cached runs: none without a cache or with an older format's; other bytes, a newer format or damage raise."""
     if not path.is_file():
         return {}
     try:
@@ -160,6 +162,9 @@ def read_cache(path: Path, sha256: str) -> dict[tuple[str, Split], SplitRun]:
     except (OSError, EOFError, json.JSONDecodeError) as exc:
         raise CorruptFileError(f"{path}: ground-truth cache does not read ({exc}); delete it to recompute",
                                file=str(path), row=None, field=None) from exc
+    if isinstance(payload.get("format"), int) and payload["format"] < CACHE_FORMAT \
+            and payload.get("dataset_sha256") == sha256:
+        return {}  # its digests or tags are not today's: the caller recomputes and overwrites it
     if payload.get("format") != CACHE_FORMAT or payload.get("dataset_sha256") != sha256:
         raise CorruptFileError(f"{path}: ground-truth cache is for format {payload.get('format')} / sha256 "
                                f"{payload.get('dataset_sha256')}, not {CACHE_FORMAT} / {sha256}",

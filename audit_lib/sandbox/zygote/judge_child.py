@@ -83,24 +83,64 @@ def _sent(value: Any) -> Any:
         raise TypeError(f"the test passed a value the program cannot be sent: {exc}") from None
 
 
-_exception_classes: dict[tuple[str, str], type] = {}
+_exception_classes: dict[tuple[str, tuple[str, ...]], type] = {}
+
+
+def _program_str(self: BaseException) -> str:
+    message = getattr(self, "_program_str", None)
+    return message if type(message) is str else BaseException.__str__(self)
 
 
 def _raised(answer: dict) -> BaseException:
     """An exception of the program's, as the test sees it.
 
-    An exception of the program's, as the test sees it: a class of the reported name under the builtin exception classes
-    of its real MRO (those CPython's `except` would match it by).
+    One of an exact builtin class is that class, made from the program's `args` (what upstream's test sees of it:
+    `type(e) is KeyError`, `e.args[0] == "x"`). Any other is an instance of a class of the reported name under the
+    builtin exception classes of its real MRO (those CPython's `except` would match it by), made from the same
+    `args`, whose `str()` is the one the program's class gave. Without `args` (more than the job sends, or none
+    that would make one) it is made from the message alone.
     """
+    args = _arguments(answer.get("args"))
+    message = str(answer.get("message") or "")[:2000]
+    exact = _builtin_classes([answer.get("builtin")]) if answer.get("builtin") else None
+    if exact is not None and exact[0].__name__ == answer.get("builtin"):
+        made = _made(exact[0], args)
+        if made is not None:
+            return made
     name = str(answer.get("type") or "?")[:200]
     bases = _builtin_classes(answer.get("bases") or [answer.get("base")])
     key = (name, tuple(base.__name__ for base in bases))
     if key not in _exception_classes:
+        body = {"__module__": PROGRAM_MODULE, "__slots__": ("_program_str",), "__str__": _program_str}
         try:
-            _exception_classes[key] = type(name, bases, {"__module__": PROGRAM_MODULE})
+            _exception_classes[key] = type(name, bases, body)
         except TypeError:  # bases no class can have together: the most specific one
-            _exception_classes[key] = type(name, bases[:1], {"__module__": PROGRAM_MODULE})
-    return _exception_classes[key](str(answer.get("message") or "")[:2000])
+            _exception_classes[key] = type(name, bases[:1], body)
+    cls = _exception_classes[key]
+    made = _made(cls, args)
+    if made is None:
+        made = cls(message)
+    if len(message) < 2000:  # a longer one was cut: the str of the args is then the better copy
+        made._program_str = message
+    return made
+
+
+def _arguments(described: object) -> tuple | None:
+    """The exception's `args` the job described (each a value or a handle); None when it sent none."""
+    if not isinstance(described, list):
+        return None
+    return tuple(_bound(item) if isinstance(item, dict) else None for item in described)
+
+
+def _made(cls: type, args: tuple | None) -> BaseException | None:
+    """`cls(*args)`, or None when there are no args or the class refuses them (e.g. a UnicodeError's)."""
+    if args is None:
+        return None
+    try:
+        made = cls(*args)
+    except Exception:  # noqa: BLE001
+        return None
+    return made if isinstance(made, cls) else None
 
 
 def _builtin_classes(names: object) -> tuple[type, ...]:
@@ -135,7 +175,7 @@ def request(op: str, target: Remote, args: tuple, kwargs: dict) -> Any:
     answer = json.loads(got[1])
     kind = answer.get("kind")
     if kind == "exception":
-        raise _raised(answer)
+        _raise_programs(_raised(answer))
     for position, tagged in (answer.get("mutated") or {}).items():
         index = int(position)
         if 0 <= index < len(args):
@@ -145,13 +185,36 @@ def request(op: str, target: Remote, args: tuple, kwargs: dict) -> Any:
     return sandbox_codec.decode(answer.get("value"))
 
 
+def _bound(description: dict) -> Any:
+    """What a description of the job's stands for here: a `Remote` for a handle, else the decoded value."""
+    if description.get("kind") in ("callable", "handle"):
+        return Remote(int(description["handle"]), str(description.get("type") or "?"))
+    return sandbox_codec.decode(description.get("value"))
+
+
+def _raise_programs(exc: BaseException) -> None:
+    """Raise the program's exception: the innermost frame of its traceback is this function's (`_from_program`)."""
+    raise exc
+
+
+def _from_program(exc: BaseException) -> bool:
+    """Was `exc` raised by the program (through `_raise_programs`), not by the test or the judge?
+
+    An exception of an exact builtin class has nothing else to tell it from the test's own: the innermost frame of
+    its traceback, which a re-raise (`raise`, `raise e`) keeps, is `_raise_programs`'s."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code is _raise_programs.__code__
+
+
 def _bind(namespace: dict, names: dict) -> None:
     for name, description in names.items():
         kind = description.get("kind")
-        if kind in ("callable", "handle"):
-            namespace[name] = Remote(int(description["handle"]), str(description.get("type") or "?"))
-        elif kind == "value":
-            namespace[name] = sandbox_codec.decode(description["value"])
+        if kind in ("callable", "handle", "value"):
+            namespace[name] = _bound(description)
         elif kind == "module" and description.get("module") in JUDGE_MODULES:
             try:
                 namespace[name] = importlib.import_module(description["module"])
@@ -237,13 +300,14 @@ def _judge_one(snippet: str) -> bool:
     except JobGone:
         return False
     except BaseException as exc:  # noqa: BLE001 - the program's exception, or the test's own
-        from_program = type(exc).__module__ == PROGRAM_MODULE
+        from_program = _from_program(exc)
         if isinstance(exc, AssertionError):
             _verdict("fail", exc)
         elif not from_program and isinstance(exc, (MemoryError, RecursionError)):
             _verdict("error", exc, reason="judge_limit")  # decoding or the test itself outgrew the judge's limits
         else:
-            program_base = ("MemoryError" if isinstance(exc, MemoryError) else type(exc).__mro__[1].__name__) \
+            program_base = ("MemoryError" if isinstance(exc, MemoryError) else
+                            next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")) \
                 if from_program else None
             _verdict("error", exc, program_base=program_base)
         return True

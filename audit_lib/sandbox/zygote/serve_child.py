@@ -20,7 +20,7 @@ from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_f
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
 # Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
 from builtins import (  # noqa: A004
-    BaseException, LookupError, RecursionError, bytearray, callable, compile, dict, enumerate, exec, getattr,
+    BaseException, LookupError, OSError, RecursionError, bytearray, callable, compile, dict, enumerate, exec, getattr,
     int, isinstance, issubclass, iter, len, list, next, object, set, str, type, vars, zip,
 )
 
@@ -31,6 +31,11 @@ _qualname_of = type.__dict__["__qualname__"].__get__
 _BUILTIN_EXCEPTIONS = {cls: name for name, cls in vars(builtins).items()
                        if _isinstance(cls, type) and issubclass(cls, BaseException)}
 _MUTABLE = (list, dict, set, bytearray)
+_args_of = BaseException.__dict__["args"].__get__
+_os_error_filename = OSError.__dict__["filename"].__get__
+_os_error_filename2 = OSError.__dict__["filename2"].__get__
+# More arguments than this and the judge rebuilds the exception from its message alone.
+MAX_EXCEPTION_ARGS = 64
 REMOTE_TAG = "$remote"
 
 
@@ -62,13 +67,14 @@ class _Server:
             return {"kind": "module", "module": _module_name(value)}
         if callable(value):
             return {"kind": "callable", "handle": self._handle(value), "type": _type_text(value)}
-        return self._value(value)
+        return self.describe_value(value)
 
     def _handle(self, value: object) -> int:
         self.handles.append(value)
         return len(self.handles) - 1
 
-    def _value(self, value: object) -> dict:
+    def describe_value(self, value: object) -> dict:
+        """`value` as tagged JSON, or a handle when it is not plain data."""
         try:
             return {"kind": "value", "value": sandbox_codec.encode(value)}
         except (sandbox_codec.Unserializable, RecursionError):
@@ -103,7 +109,7 @@ class _Server:
             result = next(target)
         else:
             raise LookupError(f"unknown op {op!r}")
-        answer = self._value(result)
+        answer = self.describe_value(result)
         mutated = {}
         for position, before in sent.items():
             try:
@@ -130,10 +136,38 @@ def _type_text(value: object) -> str:
     return name if _type(name) is str else "?"
 
 
-def _exception_answer(exc: BaseException) -> dict:
+def _exception_answer(exc: BaseException, server: _Server | None = None) -> dict:
+    """What the judge rebuilds `exc` from.
+
+    Its class's name and builtin bases, its message (`str()`), and with a `server` its `args` (each a value or a
+    handle); for an exception of an exact builtin class, that class's name (`builtin`)."""
     error_type, message = _exception_fields(exc)
-    bases = builtin_bases(_type(exc))
-    return {"kind": "exception", "type": error_type, "base": bases[0], "bases": bases, "message": message}
+    cls = _type(exc)
+    bases = builtin_bases(cls)
+    answer = {"kind": "exception", "type": error_type, "base": bases[0], "bases": bases, "message": message}
+    if cls in _BUILTIN_EXCEPTIONS:
+        answer["builtin"] = _BUILTIN_EXCEPTIONS[cls]
+    if server is not None:
+        try:
+            args = _constructor_args(exc)
+            if _type(args) is tuple and len(args) <= MAX_EXCEPTION_ARGS:
+                answer["args"] = [server.describe_value(arg) for arg in args]
+        except BaseException:  # noqa: BLE001, S110 - the judge falls back on the message
+            pass
+    return answer
+
+
+def _constructor_args(exc: BaseException) -> tuple:
+    """The arguments that make `exc` again.
+
+    BaseException's own `args` (past any property a subclass defines); for an OSError with a file name (which its
+    `args` leave out), the constructor's five."""
+    args = _args_of(exc)
+    if _isinstance(exc, OSError) and len(args) == 2:
+        filename, filename2 = _os_error_filename(exc), _os_error_filename2(exc)
+        if filename is not None or filename2 is not None:
+            return (*args, filename, None, filename2)
+    return args
 
 
 def serve(program: str, names: list[str]) -> None:
@@ -159,7 +193,7 @@ def serve(program: str, names: list[str]) -> None:
         try:
             answer = server.answer(_raw_decode(got[1].decode())[0])
         except BaseException as exc:  # noqa: BLE001
-            answer = _exception_answer(exc)
+            answer = _exception_answer(exc, server)
         try:
             body = _json_dumps(answer).encode()
         except BaseException as exc:  # noqa: BLE001 - e.g. an exception message that will not encode

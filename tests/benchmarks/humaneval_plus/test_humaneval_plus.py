@@ -12,7 +12,8 @@ from audit_lib.benchmarks.humaneval_plus.checks_canonical import ground_truth_fr
 from audit_lib.benchmarks.humaneval_plus.compare import ValueDigest, digest_of
 from audit_lib.benchmarks.humaneval_plus.checks_contracts import contract_violations_from, run_contracts
 from audit_lib.benchmarks.humaneval_plus.data import PlusTask, mbpp_deserialize_inputs, parse_plus_rows
-from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute_ground_truth, read_cache, write_cache
+from audit_lib.benchmarks.humaneval_plus.groundtruth import (CACHE_FORMAT, GroundTruth, compute_ground_truth, read_cache,
+                                                            write_cache)
 from audit_lib.benchmarks.humaneval_plus.checks_original import original_canonical_vs_plus_from
 from audit_lib.benchmarks.humaneval_plus.programs import contract_program
 from audit_lib.benchmarks.humaneval_plus.replay import run_candidate, time_limits
@@ -136,6 +137,24 @@ def test_cache_round_trip(tmp_path: Path, ground_truth: GroundTruth) -> None:
     assert again[("T/1", "plus")].outcomes[0].value == pytest.approx(2 / 3)
     with pytest.raises(Exception, match="sha256"):
         read_cache(path, "other")
+
+
+def test_a_cache_of_an_older_format_is_recomputed_and_a_newer_one_refused(tmp_path: Path) -> None:
+    """Format 1 held digests of encodings in insertion order: read as no cache (recomputed), never compared."""
+    runs = {("T/0", "base"): SplitRun("T/0", "base", (InputOutcome("value", 4, 0.5, cpu_s=0.25),))}
+    path = tmp_path / "gt.json.gz"
+    write_cache(path, "abc", "humaneval", runs)
+    with gzip.open(path, "rt") as handle:
+        payload = json.load(handle)
+    for older_or_newer, expected in ((CACHE_FORMAT - 1, {}), (CACHE_FORMAT + 1, None)):
+        payload["format"] = older_or_newer
+        with gzip.open(path, "wt") as handle:
+            json.dump(payload, handle)
+        if expected is None:
+            with pytest.raises(Exception, match="format"):
+                read_cache(path, "abc")
+        else:
+            assert read_cache(path, "abc") == expected
 
 
 def test_bad_rows_name_file_row_and_field() -> None:

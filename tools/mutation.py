@@ -154,7 +154,12 @@ def prepare(work_dir: Path, targets: list[Target], *, ref: str | None, shadowed:
         shutil.rmtree(work_dir)
     copy_project(work_dir, ref)
     also_copy = shadow_packages(work_dir, shadowed) + linked_folders(work_dir)
-    tests = sorted({test for target in targets for test in target.tests})
+    tests = sorted({test for target in targets for test in target.tests if (work_dir / test).is_file()})
+    absent = sorted({test for target in targets for test in target.tests} - set(tests))
+    if absent:  # a 'before' run (--ref) of test files this branch adds: that revision did not have them
+        print(f"not in the copied revision, so not run: {', '.join(absent)}")
+    if not tests:
+        raise SystemExit("none of the configured test files exists in the copied revision")
     # setup.cfg is read because the copied pyproject.toml has no [tool.mutmut]; lists are one item per line.
     (work_dir / "setup.cfg").write_text(
         "[mutmut]\n"

@@ -119,6 +119,9 @@ def test_a_mirror_that_is_a_file_or_absent_is_refused_naming_it(plugins: dict, t
     with pytest.raises(ParameterError, match=r"^--mirror .*file: is a file, not a folder; give the folder laid out "
                                              r"as <dataset>/<file> \(e\.g\. the folder holding humaneval/\)$"):
         plan_jobs(["two"], mirror=tmp_path / "file", reports_dir=tmp_path / "r", plugins=plugins)
+    with pytest.raises(ParameterError) as refused:
+        plan_jobs(["two"], mirror=tmp_path / "file", reports_dir=tmp_path / "r", plugins=plugins)
+    assert refused.value.fields["field"] == "mirror"
     with pytest.raises(ParameterError, match=r"^--mirror .*absent: no such folder \(expected <dataset>/<file> "
                                              r"inside\)$") as refused:
         plan_jobs(["two"], mirror=tmp_path / "absent", reports_dir=tmp_path / "r", plugins=plugins)
@@ -145,3 +148,36 @@ def test_a_names_check_refusal_names_the_audit_it_serves(plugins: dict, tmp_path
     assert refused.value.message == "one: parameter 'limit': unknown task id(s) 5"
     assert refused.value.fields == {"field": "limit", "audit": "one"}
     assert seen[0][0].limit == 5 and seen[0][1] == tmp_path / "mirror"
+
+
+def test_the_run_id_reads_the_utc_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    fixed = time.struct_time((2026, 1, 2, 3, 4, 5, 4, 2, 0))
+    monkeypatch.setattr(plan.time, "gmtime", lambda *args: fixed)
+    assert new_run_id() == f"20260102T030405Z-{os.getpid()}"
+
+
+def test_the_mirror_from_the_environment_reaches_kernels_when_no_flag_names_one(
+        plugins: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "env_mirror").mkdir()
+    monkeypatch.setenv("AUDIT_MIRROR", str(tmp_path / "env_mirror"))
+    [job] = plan_jobs(["one"], reports_dir=tmp_path / "r", plugins=plugins)
+    assert job.env["AUDIT_MIRROR"] == str(tmp_path / "env_mirror")
+    assert "mirror" not in job.params and "executor" not in job.params  # nothing injected without the flags
+
+
+def test_the_requested_kernel_is_the_one_jobs_run_on(plugins: dict, tmp_path: Path) -> None:
+    [job] = plan_jobs(["two"], reports_dir=tmp_path / "r", plugins=plugins, kernel_name="other")
+    assert job.kernel_name == "other"
+    with pytest.raises(ParameterError, match="kernel 'absent' is not registered"):
+        plan_jobs(["two"], reports_dir=tmp_path / "r", plugins=plugins, kernel_name="absent")
+
+
+def test_only_judges_the_checks_this_runs_parameters_include(plugins: dict, tmp_path: Path) -> None:
+    conditional = CheckSpec("big", "big", lambda i, p: Result("pass"), when=lambda p: p.limit > 3)
+    gated = {"one": dataclasses.replace(plugins["one"], checks=(*plugins["one"].checks, conditional))}
+    [job] = plan_jobs(["one"], [("limit", "5")], reports_dir=tmp_path / "r", plugins=gated, only=["big"])
+    assert job.env[ONLY_ENV] == "big"
+    with pytest.raises(ParameterError, match="^--only big: one has no check big; its checks: a, b$"):
+        plan_jobs(["one"], [("limit", "2")], reports_dir=tmp_path / "r", plugins=gated, only=["big"])

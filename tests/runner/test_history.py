@@ -95,6 +95,13 @@ def test_diff_lists_new_gone_and_changed_checks_of_audits_on_both_sides() -> Non
         CheckChange("a", "value", "quirk", "quirk", 1, 2)]
 
 
+def test_an_audit_on_one_side_only_does_not_end_the_comparison() -> None:
+    one_sided = findings("a_first", {"id": "x", "status": "pass"})  # sorts before the audit on both sides
+    before = {"a_first": one_sided, "b": findings("b", {"id": "c", "status": "pass"})}
+    after = {"b": findings("b", {"id": "c", "status": "defect"})}
+    assert diff_findings(before, after) == [CheckChange("b", "c", "pass", "defect", None, None)]
+
+
 def test_findings_are_keyed_by_audit_and_an_unreadable_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "x.findings.json").write_text(json.dumps({"audit": "named", "checks": []}))
     (tmp_path / "anon.v2.findings.json").write_text(json.dumps({"checks": [{"id": "c", "status": "pass"}]}))

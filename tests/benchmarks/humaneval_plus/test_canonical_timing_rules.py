@@ -1,0 +1,53 @@
+"""The canonical timing checks' bookkeeping, on hand-made ground-truth runs: no sandbox, no clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+from audit_lib import timing
+from audit_lib.benchmarks.humaneval_plus import canonical_timing
+from audit_lib.benchmarks.humaneval_plus.runs import InputOutcome
+
+
+@dataclass(frozen=True)
+class FakeGroundTruth:
+    """`run(task_id, split).outcomes`, from a dict; splits it does not name have no inputs."""
+
+    outcomes: dict
+
+    def run(self, task_id: str, split: str) -> SimpleNamespace:
+        return SimpleNamespace(outcomes=self.outcomes.get((task_id, split), []))
+
+
+def test_the_canonicals_cpu_time_falls_back_to_wall_time_only_when_none_was_kept() -> None:
+    assert canonical_timing.canonical_cpu_s(InputOutcome("value", duration_s=2.0, cpu_s=0.5)) == 0.5
+    assert canonical_timing.canonical_cpu_s(InputOutcome("value", duration_s=2.0, cpu_s=0.0)) == 2.0
+
+
+def test_a_quiet_rerun_is_named_by_its_input_and_keeps_both_times() -> None:
+    quiet = canonical_timing._quiet(("HumanEval/1", "plus", 3), InputOutcome("value", duration_s=0.7, cpu_s=0.4))
+    assert quiet == timing.QuietRerun("HumanEval/1 plus[3]", False, 0.4, 0.7)
+    assert canonical_timing._quiet(("T", "base", 0), InputOutcome("exception")).deterministic
+
+
+def test_ground_truth_files_a_program_that_does_not_load_and_a_changed_value_as_deterministic() -> None:
+    problems = [{"task_id": "T/1", "split": "plus", "input_index": None, "kind": "load_error"},
+                {"task_id": "T/2", "split": "base", "input_index": 2, "kind": "exception"}]
+    gt = FakeGroundTruth({("T/3", "base"): [InputOutcome("value"), InputOutcome("value")]})
+    second = {("T/3", "base"): SimpleNamespace(outcomes=[InputOutcome("value"), InputOutcome("value")])}
+    differing = [{"task_id": "T/3", "split": "base", "input_index": 0, "accepted_by_evalplus_rules": True},
+                 {"task_id": "T/3", "split": "base", "input_index": 1, "accepted_by_evalplus_rules": False}]
+    split, _ = canonical_timing.ground_truth_split([], None, problems, differing, second, gt,  # type: ignore[arg-type]
+                                                   limit_s=30.0)
+    assert split.deterministic == ("T/1 plus", "T/2 base[2]", "T/3 base[1]") and split.timing == ()
+
+
+def test_the_ground_truth_speed_curve_counts_inputs_over_the_limit_on_the_slowest_machine() -> None:
+    """8 s of CPU under a 30 s limit: over it at 0.25x (32 s), not at 0.33x (24 s) or faster."""
+    gt = FakeGroundTruth({("T/1", "base"): [InputOutcome("value", cpu_s=8.0), InputOutcome("value", cpu_s=0.1)],
+                          ("T/1", "plus"): [InputOutcome("exception")]})
+    tasks = [SimpleNamespace(task_id="T/1")]
+    _, curve = canonical_timing.ground_truth_split(tasks, None, [], [], {}, gt, limit_s=30.0)  # type: ignore[arg-type]
+    by_speed = {speed: (failing, timing_only) for speed, failing, timing_only in curve}
+    assert by_speed[0.25] == (1, 1) and by_speed[0.33] == (0, 0) and by_speed[1.0] == (0, 0)

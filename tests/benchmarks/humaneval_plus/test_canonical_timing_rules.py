@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import SimpleNamespace
 
+import pytest
+
 from audit_lib import timing
 from audit_lib.benchmarks.humaneval_plus import canonical_timing
 from audit_lib.benchmarks.humaneval_plus.runs import InputOutcome
@@ -51,3 +53,52 @@ def test_the_ground_truth_speed_curve_counts_inputs_over_the_limit_on_the_slowes
     _, curve = canonical_timing.ground_truth_split(tasks, None, [], [], {}, gt, limit_s=30.0)  # type: ignore[arg-type]
     by_speed = {speed: (failing, timing_only) for speed, failing, timing_only in curve}
     assert by_speed[0.25] == (1, 1) and by_speed[0.33] == (0, 0) and by_speed[1.0] == (0, 0)
+
+
+def test_each_input_is_rerun_alone_with_its_program_arguments_and_digest_rule(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox call stands in: a timeout with too little CPU is retried longer, one that never decides is left
+    unmeasured."""
+    calls: list[tuple] = []
+    answers = [InputOutcome("value", cpu_s=0.2), InputOutcome("timeout", cpu_s=0.1), InputOutcome("value", cpu_s=1.5)]
+
+    def call_alone(program: str, args: tuple, timeout_s: float, digest: object) -> InputOutcome:
+        calls.append((program, args, timeout_s, digest))
+        return answers.pop(0) if answers else InputOutcome("timeout", cpu_s=0.0)
+
+    monkeypatch.setattr(canonical_timing, "call_alone", call_alone)
+    monkeypatch.setattr(canonical_timing, "ground_truth_program", lambda task, dataset: f"{task.task_id} @ {dataset}")
+    monkeypatch.setattr(canonical_timing, "inputs_of", lambda task, split: {"base": [("b0",)],
+                                                                            "plus": [("p0",), ("p1",)]}[split])
+    monkeypatch.setattr(canonical_timing, "digests_allowed_for", lambda dataset, entry: (dataset, entry))
+    tasks = [SimpleNamespace(task_id="T/1", entry_point="f"), SimpleNamespace(task_id="T/2", entry_point="g")]
+    keys = [("T/1", "base", 0), ("T/2", "plus", 1), ("T/1", "plus", 0)]
+    reruns = canonical_timing.rerun_canonical_alone(tasks, "mbpp", keys,  # type: ignore[arg-type]
+                                                    {keys[0]: 1.0, keys[1]: 1.0, keys[2]: 40.0})
+    assert calls[:3] == [("T/1 @ mbpp", ("b0",), 2.0, ("mbpp", "f")), ("T/2 @ mbpp", ("p1",), 2.0, ("mbpp", "g")),
+                         ("T/2 @ mbpp", ("p1",), 4.0, ("mbpp", "g"))]
+    assert reruns == {keys[0]: InputOutcome("value", cpu_s=0.2), keys[1]: InputOutcome("value", cpu_s=1.5)}
+    assert [call[2] for call in calls[3:]] == [60.0]  # the third never decides within the cap: left unmeasured
+
+
+def test_a_ground_truth_timeout_is_rerun_on_the_dataset_and_a_changed_slow_value_counted_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list = []
+
+    def rerun(tasks: object, dataset: object, keys: dict, limits: dict) -> dict:
+        seen.append((dataset, dict(keys), dict(limits)))
+        return {key: InputOutcome("value", cpu_s=0.5, duration_s=0.6) for key in keys}
+
+    monkeypatch.setattr(canonical_timing, "rerun_canonical_alone", rerun)
+    problems = [{"task_id": "T/1", "split": "plus", "input_index": 0, "kind": "timeout"}]
+    slow_changed = InputOutcome("value", cpu_s=8.0)  # over 30 s at 0.25x, and deterministic: counted once
+    gt = FakeGroundTruth({("T/1", "base"): [slow_changed]})
+    second = {("T/1", "base"): SimpleNamespace(outcomes=[InputOutcome("value")])}
+    differing = [{"task_id": "T/1", "split": "base", "input_index": 0, "accepted_by_evalplus_rules": False}]
+    tasks = [SimpleNamespace(task_id="T/1")]
+    split, curve = canonical_timing.ground_truth_split(tasks, "humaneval", problems, differing, second,  # type: ignore[arg-type]
+                                                       gt, limit_s=30.0)
+    assert seen == [("humaneval", {("T/1", "plus", 0): 30.0}, {("T/1", "plus", 0): 30.0})]
+    assert split.deterministic == ("T/1 base[0]",)
+    assert [(v.task_id, v.state) for v in split.timing] == [("T/1 plus[0]", "not_a_failure")]
+    assert {speed: (failing, timing_only) for speed, failing, timing_only in curve}[0.25] == (1, 0)

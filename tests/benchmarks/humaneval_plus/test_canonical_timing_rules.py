@@ -102,3 +102,36 @@ def test_a_ground_truth_timeout_is_rerun_on_the_dataset_and_a_changed_slow_value
     assert split.deterministic == ("T/1 base[0]",)
     assert [(v.task_id, v.state) for v in split.timing] == [("T/1 plus[0]", "not_a_failure")]
     assert {speed: (failing, timing_only) for speed, failing, timing_only in curve}[0.25] == (1, 0)
+
+
+def test_limit_sensitivity_reruns_exactly_the_inputs_within_the_band_and_keeps_their_quiet_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threshold 1 s: the band starts at 0.8 s, by CPU or by wall time; a quiet rerun's CPU time replaces the pass's."""
+    seen: list = []
+    quiet = {("T/1", "base", 0): InputOutcome("value", cpu_s=0.1, duration_s=0.1),   # was loaded: not a failure
+             ("T/1", "base", 1): InputOutcome("exception", cpu_s=0.2),                 # hid a deterministic failure
+             ("T/1", "plus", 0): InputOutcome("timeout", cpu_s=2.0, duration_s=2.5)}   # over, confirmed
+
+    def rerun(tasks: object, dataset: object, keys: list, limits: dict) -> dict:
+        seen.append((dataset, list(keys), dict(limits)))
+        return {key: quiet[key] for key in keys if key in quiet}
+
+    monkeypatch.setattr(canonical_timing, "rerun_canonical_alone", rerun)
+    gt = FakeGroundTruth({
+        ("T/1", "base"): [InputOutcome("value", cpu_s=0.8, duration_s=0.1),    # at the band's edge by CPU
+                          InputOutcome("value", cpu_s=0.1, duration_s=0.8),    # at the edge by wall time
+                          InputOutcome("value", cpu_s=0.79, duration_s=0.79),  # just below it
+                          InputOutcome("exception", cpu_s=5.0)],               # no value: not this check's
+        ("T/1", "plus"): [InputOutcome("value", cpu_s=0.9, duration_s=0.9),
+                          InputOutcome("value", cpu_s=0.3, duration_s=0.3)]})
+    split, slow, rerun_count = canonical_timing.limit_sensitivity_split(
+        [SimpleNamespace(task_id="T/1")], "humaneval", gt, 1.0)  # type: ignore[arg-type]
+    targets = [("T/1", "base", 0), ("T/1", "base", 1), ("T/1", "plus", 0)]
+    assert seen == [("humaneval", targets, {key: 1.0 for key in targets})] and rerun_count == 3
+    assert split.unit == "inputs" and split.deterministic == ("T/1 base[1]",)
+    assert [(v.task_id, v.state) for v in split.timing] == [("T/1 base[0]", "not_a_failure"),
+                                                            ("T/1 plus[0]", "confirmed")]
+    # on a 0.25x machine (limit 1 s): 0.79 s -> 3.2 s and the quiet 2 s -> 8 s are over, the quiet 0.1 s is not
+    # (the pass's 0.8 s would be), 0.3 s -> 1.2 s is over too; the exception's 0.2 s is not counted as a time
+    assert slow == [timing.TimedInput("T/1 base[2]", -1, 0.79, 0.0), timing.TimedInput("T/1 plus[0]", -1, 2.0, 0.0),
+                    timing.TimedInput("T/1 plus[1]", -1, 0.3, 0.0)]

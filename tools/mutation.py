@@ -42,12 +42,16 @@ class Target:
 
     @property
     def module(self) -> str:
-        return self.path.removesuffix(".py").replace("/", ".")
+        """The dotted name mutmut gives the module's mutants: a package's `__init__.py` is the package itself."""
+        return self.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
     def patterns(self) -> list[str]:
-        """Glob patterns over mutmut's mutant names that select this target's mutants."""
+        """Glob patterns over mutmut's mutant names that select this target's mutants.
+
+        A whole module is its functions (`x_`) and methods (`xǁ`), not its submodules' (`audit_lib.timing.reruns.*`
+        is not part of `audit_lib/timing/__init__.py`)."""
         if not self.functions:
-            return [f"{self.module}.*"]
+            return [f"{self.module}.x_*", f"{self.module}.x{CLASS_SEPARATOR}*"]
         return [f"{self.module}.{mangled(name)}__mutmut_*" for name in self.functions]
 
     def owns(self, mutant: str) -> bool:
@@ -107,10 +111,24 @@ def copy_project(work_dir: Path, ref: str | None) -> None:
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO_ROOT, check=True,
                             capture_output=True).stdout.decode()
     for name in listed.split("\0"):
-        if name and (REPO_ROOT / name).is_file():
-            destination = work_dir / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO_ROOT / name, destination)
+        source = REPO_ROOT / name
+        if not name or not (source.is_file() or source.is_symlink()):
+            continue
+        destination = work_dir / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():  # `audit_lib/notebooks` links to `notebooks/`: keep it a link, as git does
+            os.symlink(os.readlink(source), destination)
+        else:
+            shutil.copy2(source, destination)
+
+
+def linked_folders(work_dir: Path, source: str = "audit_lib") -> list[str]:
+    """Links to folders inside the package (`audit_lib/notebooks`), relative to `work_dir`.
+
+    mutmut copies only the package's files into `mutants/`, not what a link points to; without these, every test
+    that discovers the real audits fails to find their notebooks."""
+    return sorted(str(path.relative_to(work_dir)) for path in (work_dir / source).rglob("*")
+                  if path.is_symlink() and path.is_dir())
 
 
 def shadow_packages(work_dir: Path, packages: list[str]) -> list[str]:
@@ -135,8 +153,13 @@ def prepare(work_dir: Path, targets: list[Target], *, ref: str | None, shadowed:
     if work_dir.exists():
         shutil.rmtree(work_dir)
     copy_project(work_dir, ref)
-    also_copy = shadow_packages(work_dir, shadowed)
-    tests = sorted({test for target in targets for test in target.tests})
+    also_copy = shadow_packages(work_dir, shadowed) + linked_folders(work_dir)
+    tests = sorted({test for target in targets for test in target.tests if (work_dir / test).is_file()})
+    absent = sorted({test for target in targets for test in target.tests} - set(tests))
+    if absent:  # a 'before' run (--ref) of test files this branch adds: that revision did not have them
+        print(f"not in the copied revision, so not run: {', '.join(absent)}")
+    if not tests:
+        raise SystemExit("none of the configured test files exists in the copied revision")
     # setup.cfg is read because the copied pyproject.toml has no [tool.mutmut]; lists are one item per line.
     (work_dir / "setup.cfg").write_text(
         "[mutmut]\n"

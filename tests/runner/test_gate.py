@@ -167,3 +167,116 @@ def test_cli_prints_the_gate_and_the_synthetic_exemption(plugins: dict, tmp_path
     assert cli.main([*argv, "--include-synthetic"]) == runner.EXIT_GATE
     assert "--fail-on defect: gated has 1 check(s) with status defect" in capsys.readouterr().out
     assert cli.main(["run", "gated", "--reports-dir", str(tmp_path / "r"), "--fail-on", "skipped,error"]) == 0
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("pass", "'pass'"), ("", "''"), ("  ", "''"), ("defect,", "''"), ("quirks,errors", "'quirks', 'errors'"),
+])
+def test_fail_on_refusal_names_each_bad_status_and_every_choice(text: str, shown: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        parse_fail_on(text)
+    assert str(refused.value) == f"invalid choice: {shown} (choose from skipped, quirk, error, defect, comma-separated)"
+
+
+def test_gate_of_accepts_a_gate_a_comma_list_a_set_or_no_gate() -> None:
+    assert Gate.of(None) is None and Gate.of(None, include_synthetic=True) is None
+    gate = Gate(frozenset({"error"}), include_synthetic=True)
+    assert Gate.of(gate) is gate
+    assert Gate.of("skipped,error") == Gate(frozenset({"skipped", "error"}), include_synthetic=False)
+    assert Gate.of("defect", include_synthetic=True) == Gate(frozenset({"defect"}), include_synthetic=True)
+    assert Gate.of(frozenset({"quirk"})) == Gate(frozenset({"quirk"}))
+    with pytest.raises(argparse.ArgumentTypeError):
+        Gate.of("defects")
+
+
+@pytest.mark.parametrize(("status", "synthetic", "include", "exempt"), [
+    ("defect", True, False, True), ("quirk", True, False, True),
+    ("defect", True, True, False), ("defect", False, False, False),
+    ("error", True, False, False), ("skipped", True, False, False), ("pass", True, False, False),
+])
+def test_only_a_finding_on_synthetic_data_is_exempt(status: str, synthetic: bool, include: bool, exempt: bool) -> None:
+    gate = Gate(frozenset(("skipped", "quirk", "error", "defect")), include_synthetic=include)
+    assert gate.exempt(check("c", status, synthetic=synthetic)) is exempt
+    assert gate.fails(check("c", status, synthetic=synthetic)) is (status != "pass" and not exempt)
+
+
+def test_gate_counts_per_audit_and_leaves_out_audits_with_none() -> None:
+    checks = {"two": (check("a", "defect"), check("b", "defect"), check("c", "quirk"), check("p", "pass")),
+              "none": (check("p", "pass"), check("q", "quirk")),
+              "exempt": (check("d", "defect", synthetic=True), check("e", "defect", synthetic=True),
+                         check("f", "error", synthetic=True))}
+    gate = Gate(frozenset({"defect"}))
+    assert gate.hits(checks) == {"two": 2}
+    assert gate.exempted(checks) == {"exempt": 2}
+    assert Gate(frozenset({"defect", "error"})).hits(checks) == {"two": 2, "exempt": 1}
+
+
+def xml_tree(element: ET.Element) -> tuple:
+    """(tag, attributes, text, children) all the way down: the whole of what a JUnit reader sees."""
+    return (element.tag, dict(element.attrib), (element.text or "").strip(), [xml_tree(child) for child in element])
+
+
+def test_junit_xml_is_exactly_what_ci_reads() -> None:
+    """Every element, attribute, count and message of a batch with a failed notebook and one check per branch."""
+    long = "x" * 600
+    outcomes = [{"audit": "broken", "status": "failed", "duration_s": 2.345,
+                 "failure": {"error_type": "ValueError", "message": "m" * 600, "cell_source": "raise ValueError"}},
+                {"audit": "bare", "status": "failed"},
+                {"audit": "mixed", "status": "ok", "duration_s": 1}]
+    checks = {"broken": [check("d0", "defect")],
+              "mixed": [check("d", "defect"), check("e", "error"), {"id": "s", "status": "skipped",
+                                                                     "summary": long, "missing": ["a.csv", "b.csv"]},
+                        {"id": "s2", "status": "skipped", "summary": "no input named"},
+                        check("q", "quirk"), {"id": "p", "status": "pass"},
+                        {"id": "sp", "status": "pass", "summary": "ok", "synthetic": True},
+                        {"id": "sd", "status": "defect", "finding": "", "summary": "3 wrong", "synthetic": True},
+                        {"id": "se", "status": "error", "finding": long, "synthetic": True}]}
+    xml = junit_xml(outcomes, checks)
+    assert xml.startswith("<?xml version='1.0' encoding='utf-8'?>\n<testsuites") and xml.endswith("</testsuites>\n")
+    root = ET.fromstring(xml.split("?>", 1)[1])
+    counts = ("tests", "failures", "errors", "skipped")
+
+    def suite(name: str, time: str, numbers: tuple[int, ...], cases: list) -> tuple:
+        return ("testsuite", {"name": name, "time": time, **{k: str(n) for k, n in zip(counts, numbers)}}, "", cases)
+
+    def case(audit: str, name: str, *children: tuple) -> tuple:
+        return ("testcase", {"classname": audit, "name": name}, "", list(children))
+
+    synthetic = ("properties", {}, "", [("property", {"name": "synthetic", "value": "true"}, "", [])])
+    assert xml_tree(root) == ("testsuites", {"name": "benchaudit"}, "", [
+        suite("broken", "2.35", (2, 1, 1, 0), [
+            case("broken", "notebook", ("error", {"type": "ValueError", "message": "m" * 500}, "raise ValueError", [])),
+            case("broken", "d0", ("failure", {"type": "defect", "message": "d0 is defect"}, "d0 is defect", []))]),
+        suite("bare", "0.00", (1, 0, 1, 0), [
+            case("bare", "notebook", ("error", {"type": "NotebookFailed", "message": ""}, "", []))]),
+        suite("mixed", "1.00", (9, 1, 2, 2), [
+            case("mixed", "d", ("failure", {"type": "defect", "message": "d is defect"}, "d is defect", [])),
+            case("mixed", "e", ("error", {"type": "error", "message": "e is error"}, "e is error", [])),
+            case("mixed", "s", ("skipped", {"message": "missing: a.csv, b.csv. " + "x" * 400}, "", [])),
+            case("mixed", "s2", ("skipped", {"message": "no input named"}, "", [])),
+            case("mixed", "q", ("system-out", {}, "QUIRK: q is quirk", [])),
+            case("mixed", "p"),
+            case("mixed", "sp", synthetic, ("system-out", {}, "[synthetic data] ok", [])),
+            case("mixed", "sd", synthetic, ("system-out", {}, "DEFECT on synthetic data, not a failure "
+                                            "(--include-synthetic makes it one): [synthetic data] 3 wrong", [])),
+            case("mixed", "se", synthetic, ("error", {"type": "error", "message": ("[synthetic data] " + long)[:500]},
+                                            "[synthetic data] " + long, []))])])
+
+
+def test_a_check_with_neither_finding_nor_summary_has_an_empty_message() -> None:
+    _, cases = junit_cases([{"id": "d", "status": "defect"}, {"id": "s", "status": "skipped", "missing": []}])
+    assert cases["d"].find("failure").attrib == {"type": "defect", "message": ""}  # type: ignore[union-attr]
+    assert cases["s"].find("skipped").attrib == {"message": ""}  # type: ignore[union-attr]
+
+
+def test_write_junit_creates_the_folder_replaces_the_file_and_leaves_synthetic_findings_out(tmp_path: Path) -> None:
+    from audit_lib.runner.junit import write_junit
+
+    path = tmp_path / "ci" / "out" / "junit.xml"
+    outcomes = [{"audit": "a", "status": "ok", "duration_s": 1.0}]
+    synthetic_defect = {"a": [check("d", "defect", synthetic=True)]}
+    assert write_junit(path, outcomes, synthetic_defect) == path
+    assert ET.parse(path).getroot().find("testsuite").get("failures") == "0"  # type: ignore[union-attr]
+    write_junit(path, outcomes, synthetic_defect, include_synthetic=True)
+    assert ET.parse(path).getroot().find("testsuite").get("failures") == "1"  # type: ignore[union-attr]
+    assert path.read_text(encoding="utf-8") == junit_xml(outcomes, synthetic_defect, include_synthetic=True)

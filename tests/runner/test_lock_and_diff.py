@@ -64,6 +64,15 @@ def test_removing_one_runs_staging_keeps_another_runs(tmp_path: Path) -> None:
     assert not (tmp_path / ".staging").exists()  # nothing left behind, not even an empty folder
 
 
+def test_removing_a_staging_folder_that_was_never_made_is_quiet(tmp_path: Path) -> None:
+    """An interrupted run may end before its staging folder exists; the cleanup must not raise over it."""
+    remove_staging(tmp_path / ".staging" / "run-a")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / ".staging").mkdir()
+    remove_staging(tmp_path / ".staging" / "run-a")
+    assert not (tmp_path / ".staging").exists()
+
+
 def write_run(reports: Path, name: str, status: str) -> Path:
     folder = reports / "runs" / name
     folder.mkdir(parents=True)
@@ -98,3 +107,73 @@ def test_mirror_naming_a_file_is_refused_as_such(tmp_path: Path, capsys: pytest.
                      str(tmp_path / "r")]) == runner.EXIT_BAD_ARGUMENTS
     assert "is a file, not a folder" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(("content", "described"), [
+    (None, "a run that has not yet said who it is"),
+    ("", "a run that has not yet said who it is"),
+    ("{not json", "a run that has not yet said who it is"),
+    ("[1, 2]", "a run that has not yet said who it is"),
+    ('{"host": "h"}', "a run that has not yet said who it is"),
+    ('{"pid": 7}', "pid 7 on ?, started ?"),
+    ('{"pid": 7, "host": "h", "started_at": "T", "command": ""}', "pid 7 on h, started T"),
+    ('{"pid": 7, "host": "h", "started_at": "T", "command": "python -m audit_lib run x"}',
+     "pid 7 on h, started T (python -m audit_lib run x)"),
+])
+def test_the_holder_is_described_from_what_its_lock_file_says(tmp_path: Path, content: str | None,
+                                                              described: str) -> None:
+    if content is not None:
+        (tmp_path / ".lock").write_text(content, encoding="utf-8")
+    assert describe_holder(tmp_path / ".lock") == described
+
+
+def test_the_holder_records_who_it_is_and_a_refusal_says_what_to_do(tmp_path: Path) -> None:
+    import re
+    import socket
+
+    reports = tmp_path / "new" / "reports"
+    with reports_lock(reports, command="python -m audit_lib run a") as lock_path:
+        assert lock_path == reports / ".lock"
+        record = json.loads(lock_path.read_text(encoding="utf-8"))
+        assert (record["pid"], record["host"], record["command"]) == (os.getpid(), socket.gethostname(),
+                                                                      "python -m audit_lib run a")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["started_at"])
+        with pytest.raises(runner.ReportsFolderBusyError) as refused:
+            with reports_lock(reports, wait=False, stream=io.StringIO()):
+                pass
+        holder = describe_holder(lock_path)
+        assert str(refused.value.message) == (
+            f"{reports} is in use by another run: {holder}. Wait for it, drop --no-wait to queue behind it, or give "
+            "this run its own --reports-dir")
+        assert refused.value.fields["holder"] == holder
+        assert lock_path.stat().st_mode & 0o777 == 0o644 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_waiting_run_says_once_who_it_waits_for(tmp_path: Path) -> None:
+    messages = io.StringIO()
+    entered = threading.Event()
+
+    def waiter() -> None:
+        with reports_lock(tmp_path, stream=messages, command="second"):
+            entered.set()
+
+    with reports_lock(tmp_path, command="first"):
+        holder = describe_holder(tmp_path / ".lock")
+        thread = threading.Thread(target=waiter)
+        thread.start()
+        for _ in range(12_000):  # up to 10 minutes: a bound only a hang reaches
+            if "waiting:" in messages.getvalue():
+                break
+            thread.join(timeout=0.05)
+        assert not entered.is_set()
+    thread.join(timeout=600)
+    assert entered.is_set()
+    assert messages.getvalue() == (f"waiting: {tmp_path} is in use by another run ({holder}); this run starts when "
+                                   "it ends (--no-wait refuses instead)\n")
+    assert not (tmp_path / ".lock").exists()

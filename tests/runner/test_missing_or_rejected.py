@@ -86,3 +86,45 @@ def test_the_cli_summary_says_rejected_and_what_to_run_not_set_a_mirror(
     assert "missing data" not in out and "Set AUDIT_MIRROR" not in out
     assert "rejected data (1 file(s)" in out and "`python -m audit_lib fetch --refresh DATASET`" in out
     assert "d/bad.csv: checksum does not match (pin or lock.json)  (needed by a)" in out
+
+
+def test_missing_and_rejected_inputs_read_the_check_meta_as_findings_files_hold_it() -> None:
+    """A check straight from a findings file carries `meta.missing`/`meta.rejected`; each audit is named once."""
+    # a check that ran, and a need that is no file, come first: each is passed over, not the end of the list
+    checks = {"a": [{"id": "c3", "status": "error", "meta": {"missing": ["d/error.csv"]}},
+                    {"id": "c1", "status": "skipped", "meta": {"missing": ["param:n", "d/gone.csv", "d/bad.csv"],
+                                                                "rejected": {"d/bad.csv": "corrupt_file"}}},
+                    {"id": "c2", "status": "skipped", "meta": {"missing": ["d/gone.csv"]}}],
+              "b": [{"id": "c4", "status": "skipped", "missing": [], "meta": {"missing": ["d/bad.csv"],
+                                                                             "rejected": {"d/bad.csv": "corrupt_file"}}},
+                    {"id": "c5", "status": "skipped"}]}
+    assert runner.missing_inputs(checks) == {"d/gone.csv": ["a"]}
+    assert runner.rejected_inputs(checks) == {"d/bad.csv": ("corrupt_file", ["a", "b"])}
+
+
+def summary_of(outcomes: tuple, checks: dict) -> runner.RunSummary:
+    return runner.RunSummary(outcomes, Path("r"), Path("r/index.html"), Path("r/summary.json"), checks)
+
+
+def test_run_summary_counts_only_this_runs_finished_checks() -> None:
+    broken = runner.AuditOutcome("broken", "broken", {}, False, 1.0, runner.NotebookFailure(2, 3, "E", "m"))
+    fine = runner.AuditOutcome("fine", "fine", {}, True, 1.0)
+    checks = {"broken": ({"id": "old", "status": "defect"},),
+              "fine": ({"id": "d", "status": "defect"}, {"id": "s", "status": "skipped"},
+                       {"id": "q", "status": "quirk", "synthetic": True}, {"id": "p", "status": "pass"})}
+    summary = summary_of((broken, fine), checks)
+    assert summary.check_statuses == {"broken": ("defect",), "fine": ("defect", "skipped", "quirk", "pass")}
+    assert summary.failed == (broken,)
+    assert summary.finished_checks == {"fine": checks["fine"]}
+    assert summary.gate_hits(None) == {} and summary.gate_exempted(None) == {}
+    assert summary.gate_hits("skipped,quirk,defect") == {"fine": 2}
+    assert summary.gate_hits("quirk", include_synthetic=True) == {"fine": 1}
+    assert summary.gate_exempted("quirk") == {"fine": 1}
+    assert summary.gate_exempted("quirk", include_synthetic=True) == {}
+    assert summary.exit_code() == runner.EXIT_NOTEBOOK_FAILED
+    finished = summary_of((fine,), {"fine": checks["fine"]})
+    assert finished.failed == ()
+    assert finished.exit_code() == runner.EXIT_OK and finished.exit_code("error") == runner.EXIT_OK
+    assert finished.exit_code("skipped") == runner.EXIT_GATE
+    assert finished.exit_code("quirk") == runner.EXIT_OK
+    assert finished.exit_code("quirk", include_synthetic=True) == runner.EXIT_GATE

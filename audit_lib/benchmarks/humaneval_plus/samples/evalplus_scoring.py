@@ -145,9 +145,7 @@ def settle_alone(clock: ClockSplit, dataset: Dataset, gt: GroundTruth, rule: tim
         return _timing_verdict("fail", task, split, gt, first.index, None, "unmeasured", first.kind)
     if rerun.verdict == "deterministic":
         return _rerun_failure(task, split, gt, rerun)
-    limit = rule(rerun.reference_cpu_s)
-    over = rerun.kind in CLOCK_KINDS or rerun.cpu_s > limit
-    state = "confirmed" if rerun.kind in CLOCK_KINDS else timing.timing_state(rerun.cpu_s, limit)
+    limit, over, state = _judged_on_cpu(rerun, rule)
     if over:
         return _timing_verdict("fail", task, split, gt, rerun.index, (rerun, limit), state, rerun.kind)
     if all(v.passed or v.index == first.index for v in clock.scored):
@@ -169,12 +167,18 @@ def settle_alone(clock: ClockSplit, dataset: Dataset, gt: GroundTruth, rule: tim
         return _timing_verdict("fail", task, split, gt, second.index, None, "unmeasured", second.kind)
     if later.verdict == "deterministic":
         return _rerun_failure(task, split, gt, later)
-    later_limit = rule(later.reference_cpu_s)
-    later_over = later.kind in CLOCK_KINDS or later.cpu_s > later_limit
-    later_state = "confirmed" if later.kind in CLOCK_KINDS else timing.timing_state(later.cpu_s, later_limit)
+    later_limit, later_over, later_state = _judged_on_cpu(later, rule)
     # still within its limit alone: the inputs after it were not judged a second time
     return _timing_verdict("fail", task, split, gt, later.index, (later, later_limit),
                            later_state if later_over else "unmeasured", later.kind)
+
+
+def _judged_on_cpu(rerun: InputRerun, rule: timing.LimitRule) -> tuple[float, bool, str]:
+    """An input re-run alone: its limit by EvalPlus's rule, whether it went over, and its timing state."""
+    limit = rule(rerun.reference_cpu_s)
+    if rerun.kind in CLOCK_KINDS:
+        return limit, True, "confirmed"
+    return limit, rerun.cpu_s > limit, timing.timing_state(rerun.cpu_s, limit)
 
 
 def _rerun_input(clock: ClockSplit, verdict: InputVerdict, dataset: Dataset, gt: GroundTruth,

@@ -150,7 +150,7 @@ def test_builtin_subclasses_and_numpy_scalars_cross_as_their_base_values() -> No
 @pytest.mark.parametrize("value, name", [
     (object(), "object"), (iter([]), "list_iterator"), ([1, {2: object()}], "object"), (type, "type"),
     (RiggedClass(), "RiggedClass"),
-])
+], ids=["object", "list_iterator", "nested_object", "type", "RiggedClass"])
 def test_non_plain_values_are_refused_with_their_type(value, name) -> None:
     with pytest.raises(codec.Unserializable) as caught:
         codec.encode(value)

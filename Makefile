@@ -7,6 +7,8 @@ PYPROJECT_HASH := $(shell $(PYTHON) -c "import hashlib;print(hashlib.sha256(open
 STAMP := $(VENV)/.installed-$(PYPROJECT_HASH)
 KERNEL := benchaudit
 JOBS ?= 2
+# Test processes: a test file stays in one process (its module fixtures run once); 0 runs them all in this one.
+TEST_WORKERS ?= 2
 # EvalPlus's harness for the harness_exploits audit, without the model clients its metadata pulls (see pyproject).
 EVALPLUS := evalplus==0.3.1
 # AUDIT_MIRROR (a folder laid out as <dataset>/<file>) is honoured when set; runs stay offline-safe without it.
@@ -32,7 +34,7 @@ audit: install
 	echo "Open the reports: $${AUDIT_REPORTS_DIR:-$(CURDIR)/reports}/index.html"; exit $$status
 
 test: install
-	$(VPY) -m pytest -q $(PYTEST_ARGS)
+	$(VPY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # Every audit in full against its golden findings (tests/golden/), HumanEval+ and MBPP+ included (~10 min).
 regression: install

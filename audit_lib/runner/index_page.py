@@ -12,6 +12,7 @@ from audit_lib.atomic_files import atomic_write_text
 from audit_lib.check_cost import COST_META_KEY
 from audit_lib.findings import SEVERITY, STATUSES, evidence_csv_path, first_sentence, worst_status
 from audit_lib.report.show import STYLE, check_finding, status_badge
+from audit_lib.verdict_cache.tally import CACHE_META_KEY
 from audit_lib.report.page import (
     OPEN_TARGET_SCRIPT,
     PAGE_STYLE,
@@ -110,6 +111,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
             "missing": list((check.get("meta") or {}).get("missing", [])),
             "rejected": dict((check.get("meta") or {}).get("rejected", {})),
             "cost": (check.get("meta") or {}).get(COST_META_KEY),  # machine-dependent: this run on this machine
+            CACHE_META_KEY: (check.get("meta") or {}).get(CACHE_META_KEY),  # verdicts this run took from the cache
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
         })
         split = failure_split_of(check)

@@ -1,15 +1,11 @@
 """A content-addressed cache of sandbox verdicts in `data_cache/verdicts/`, consulted where every batch of jobs goes.
 
-`executors.run_many` asks `active_cache()` for each job: a `CallJob`, `TestsJob` or `AssertJob` whose key (`keys`:
-the job's content and the engine version) holds a stored result is answered from it without a sandbox run; every
-other job runs, and its result is stored when it is `deterministic` (`entries.classify`): a `timing` result (a
-timeout, a kill, an input near its limit, an input left unrun) is never stored, so always measured again. Each
-entry carries the stamp of the run that computed it (`AUDIT_RUN_ID`, the audit, the time); checks record what
-they took from the cache in `meta["verdict_cache"]` (`tally`).
-
-`AUDIT_NO_CACHE=1` (`python -m audit_lib run --no-cache`) serves nothing from the cache and stores every fresh
-deterministic result over the old one; `AUDIT_CACHE=off` neither reads nor writes it; `AUDIT_VERDICT_CACHE_MB` caps the folder (default 1024 MB, least recently
-used entries evicted).
+`executors.run_many` answers a `CallJob`, `TestsJob` or `AssertJob` whose key (`keys`: its content and the engine
+version) holds a stored result without a sandbox run; every other job runs, and its result is stored when it is
+`deterministic` (`entries.classify`): a `timing` one (a timeout, a kill, an input near its limit or unrun) never is.
+Entries carry the stamp of the run that computed them; checks record what they took in `meta["verdict_cache"]`.
+`AUDIT_NO_CACHE=1` (`run --no-cache`) serves nothing and stores fresh results over old ones; `AUDIT_CACHE=off`
+neither reads nor writes; `AUDIT_VERDICT_CACHE_MB` caps the folder (default 1024 MB, least recently used evicted).
 """
 
 from __future__ import annotations
@@ -119,8 +115,7 @@ def caching_enabled() -> bool:
 
 
 def active_cache() -> VerdictCache:
-    """The cache as this process's environment sets it (reading off with `AUDIT_NO_CACHE`, all off with
-    `AUDIT_CACHE=off`)."""
+    """The cache as this process's environment sets it (`AUDIT_NO_CACHE`, `AUDIT_CACHE`, `AUDIT_VERDICT_CACHE_MB`)."""
     enabled = caching_enabled()
     reading = enabled and os.environ.get(NO_CACHE_ENV, "").strip().lower() in ("", "0", "false", "no")
     raw_cap = os.environ.get(CAP_ENV, "").strip()

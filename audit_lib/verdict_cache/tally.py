@@ -109,8 +109,9 @@ class CacheSpans:
 
 
 def cache_lines(checks_by_audit: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
-    """One line per audit that handed out cacheable sandbox jobs: how many verdicts came from the cache, from which
-    runs. Takes the checks as the index digests them or as findings hold them (`meta["verdict_cache"]`)."""
+    """Per audit that handed out cacheable jobs: how many verdicts came from the cache, and from which runs.
+
+    Takes the checks as the index digests them or as findings hold them (`meta["verdict_cache"]`)."""
     lines = []
     for audit, checks in checks_by_audit.items():
         total = CacheCounts()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import multiprocessing
 import shutil
 from pathlib import Path
@@ -232,7 +233,7 @@ def test_a_corrupt_entry_is_ignored_and_replaced(cache_on: Path) -> None:
         assert counted == {"served": 0, "computed": 1, "stored": 1}, damage
         assert values(again["k"]) == values(first["k"])
         assert cache.lookup(job)[1] is not None  # replaced by a sound entry
-    other = call_job(inputs=((7,),))  # an entry filed under another key's name is not served either
+    other = call_job(inputs=((7,), (8,)))  # an entry filed under another key's name is not served either
     run([other])
     shutil.copy2(cache.store.path_for(cache.key_of(other)), path)
     assert cache.lookup(job)[1] is None
@@ -249,30 +250,36 @@ def test_no_cache_recomputes_everything_and_stores_the_fresh_verdicts(cache_on: 
     assert counted == {"served": 0, "computed": 0, "stored": 0}
 
 
+def _payload(writer: int) -> dict[str, str]:
+    """A large entry that does not compress, different per writer: a half-written file would take long to miss."""
+    return {"payload": hashlib.sha256(str(writer).encode()).hexdigest() * 4000}
+
+
 def _write_many(folder: str, key: str, writer: int, count: int) -> None:
     store = VerdictStore(Path(folder), 1 << 30)
     for n in range(count):
-        store.write(key, "engine", {"run": f"writer-{writer}", "n": n}, {"payload": "x" * (1000 * (writer + 1))})
+        store.write(key, "engine", {"run": f"writer-{writer}", "n": n}, _payload(writer))
 
 
 def test_two_runs_writing_the_same_key_leave_one_whole_entry_readers_never_see_half(tmp_path: Path) -> None:
     store = VerdictStore(tmp_path, 1 << 30)
     key = "ab" + "0" * 62
+    store.write(key, "engine", {"run": "writer-0", "n": -1}, _payload(0))
     context = multiprocessing.get_context("spawn")
-    writers = [context.Process(target=_write_many, args=(str(tmp_path), key, writer, 150)) for writer in (0, 1)]
+    writers = [context.Process(target=_write_many, args=(str(tmp_path), key, writer, 200)) for writer in (0, 1)]
     for process in writers:
         process.start()
     reads = 0
     while any(process.is_alive() for process in writers):
-        entry = store.read(key)
-        if entry is not None:
-            reads += 1
-            assert entry.entry["payload"] == "x" * (1000 * (int(entry.stamp["run"][-1]) + 1))
+        entry = store.read(key)  # never absent nor half-written: each write renames a whole file into place
+        assert entry is not None
+        assert entry.entry == _payload(int(entry.stamp["run"][-1]))
+        reads += 1
     for process in writers:
         process.join()
         assert process.exitcode == 0
     final = store.read(key)
-    assert final is not None and final.stamp["n"] == 149
+    assert reads and final is not None and final.stamp["n"] == 199
     assert not [path for path in tmp_path.rglob("*") if path.name.endswith(".part")]
 
 

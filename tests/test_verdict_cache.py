@@ -255,6 +255,16 @@ def _payload(writer: int) -> dict[str, str]:
     return {"payload": hashlib.sha256(str(writer).encode()).hexdigest() * 4000}
 
 
+def test_a_fresh_run_is_never_served_from_the_cache_but_stores_its_results(cache_on: Path) -> None:
+    from audit_lib.verdict_cache import fresh_runs  # noqa: PLC0415
+
+    run([call_job()])
+    with fresh_runs():
+        _, counted = run([call_job()])
+    assert counted == {"served": 0, "computed": 1, "stored": 1}
+    assert run([call_job()])[1]["served"] == 1
+
+
 def _write_many(folder: str, key: str, writer: int, count: int) -> None:
     store = VerdictStore(Path(folder), 1 << 30)
     for n in range(count):

@@ -10,8 +10,10 @@ neither reads nor writes; `AUDIT_VERDICT_CACHE_MB` caps the folder (default 1024
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,6 +111,21 @@ def cache_folder() -> Path:
     return paths.data_cache_dir() / FOLDER_NAME
 
 
+_fresh_depth = 0  # inside `fresh_runs()`: nothing served
+
+
+@contextlib.contextmanager
+def fresh_runs() -> Iterator[None]:
+    """Serve no verdict from the cache inside the block (fresh results are still stored): for a run whose point is
+    to be another execution, as the ground truth's second run for nondeterminism."""
+    global _fresh_depth
+    _fresh_depth += 1
+    try:
+        yield
+    finally:
+        _fresh_depth -= 1
+
+
 def caching_enabled() -> bool:
     """False when `AUDIT_CACHE=off`: no verdict cache, no report reuse."""
     return os.environ.get(CACHE_SWITCH_ENV, "").strip().lower() != "off"
@@ -117,11 +134,12 @@ def caching_enabled() -> bool:
 def active_cache() -> VerdictCache:
     """The cache as this process's environment sets it (`AUDIT_NO_CACHE`, `AUDIT_CACHE`, `AUDIT_VERDICT_CACHE_MB`)."""
     enabled = caching_enabled()
-    reading = enabled and os.environ.get(NO_CACHE_ENV, "").strip().lower() in ("", "0", "false", "no")
+    reading = enabled and not _fresh_depth \
+        and os.environ.get(NO_CACHE_ENV, "").strip().lower() in ("", "0", "false", "no")
     raw_cap = os.environ.get(CAP_ENV, "").strip()
     cap_mb = int(raw_cap) if raw_cap.isdigit() and int(raw_cap) > 0 else DEFAULT_CAP_MB
     return VerdictCache(cache_folder(), read=reading, write=enabled, max_bytes=cap_mb << 20)
 
 
-__all__ = ["CACHE_SWITCH_ENV", "CAP_ENV", "caching_enabled", "CacheCounts", "CacheSpans", "NO_CACHE_ENV", "RUN_ID_ENV", "Served", "VerdictCache",
+__all__ = ["CACHE_SWITCH_ENV", "CAP_ENV", "caching_enabled", "fresh_runs", "CacheCounts", "CacheSpans", "NO_CACHE_ENV", "RUN_ID_ENV", "Served", "VerdictCache",
            "active_cache", "cache_folder", "counts_now", "run_stamp"]

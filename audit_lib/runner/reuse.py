@@ -5,8 +5,9 @@ pyproject.toml, the interpreter and installed distributions, the audit's name, p
 mirror's files (names and bytes) and every file or folder a parameter names. After a successful run the runner
 records it in `<reports>/.reuse/<audit>.json` with the sha256 of the findings written and the run's id. The next
 run reuses that report, without starting a kernel, only when the fingerprint is equal, the findings, notebook and
-HTML are the recorded ones, and every input file the findings' provenance names still has its recorded sha256
-(the verified copies in the data cache, a samples file). `--no-cache` never reuses; a failed run drops the record.
+HTML are the recorded ones, every input file the findings' provenance names still has its recorded sha256, no
+check ended in `error`, and each file a check was skipped for (missing or refused) is as absent, or the same copy,
+in the data cache as it was. `--no-cache` never reuses; a failed run drops the record.
 """
 
 from __future__ import annotations
@@ -109,12 +110,12 @@ def reusable(job: AuditJob, current: str) -> ReusedReport | None:
         target = reports / str(name)
         if not target.is_file() or _file_digest(target) != sha256:
             return None
-    findings = reports / f"{job.audit}.findings.json"
-    try:
-        provenance = json.loads(findings.read_text(encoding="utf-8")).get("provenance") or []
-    except (OSError, ValueError):
-        return None
-    for item in provenance:
+    findings = _read_findings(reports / f"{job.audit}.findings.json")
+    if findings is None or any(check.get("status") == "error" for check in findings.get("checks", [])):
+        return None  # an error may be transient: run it again
+    if _absent_inputs(findings) != record.get("absent_inputs"):
+        return None  # a file a check skipped for lack of (or refused) is now there, or another copy
+    for item in findings.get("provenance") or []:
         location, sha256 = item.get("location"), item.get("sha256")
         if location and sha256 and (not Path(location).is_file() or _file_digest(Path(location)) != sha256):
             return None
@@ -127,12 +128,33 @@ def remember(job: AuditJob, current: str, files: Mapping[str, str]) -> None:
     reports = Path(job.reports_dir)
     names = [name for kind, name in files.items() if kind in ("findings", "html", "notebook")]
     digests = {name: _file_digest(reports / name) for name in names if (reports / name).is_file()}
-    if "findings" not in files or len(digests) != len(names):
+    findings = _read_findings(reports / files["findings"]) if "findings" in files else None
+    if findings is None or len(digests) != len(names):
         forget(job)
         return
     atomic_write_text(record_path(reports, job.audit), json.dumps(
         {"format": RECORD_FORMAT, "audit": job.audit, "fingerprint": current, "run_id": job.run_id,
-         "files": digests}, indent=1) + "\n")
+         "files": digests, "absent_inputs": _absent_inputs(findings)}, indent=1) + "\n")
+
+
+def _read_findings(path: Path) -> dict[str, Any] | None:
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _absent_inputs(findings: Mapping[str, Any]) -> dict[str, str | None]:
+    """Each file a skipped check lacked or refused (`dataset/file`), with its data cache copy's sha256 (or None)."""
+    named: set[str] = set()
+    for check in findings.get("checks", []):
+        meta = check.get("meta") or {}
+        if check.get("status") == "skipped":
+            named.update(str(key) for key in meta.get("missing") or () if ":" not in str(key))
+            named.update(str(key) for key in meta.get("rejected") or {})
+    cache = paths.data_cache_dir()
+    return {key: _file_digest(cache / key) if (cache / key).is_file() else None for key in sorted(named)}
 
 
 def forget(job: AuditJob) -> None:

@@ -116,8 +116,9 @@ _fresh_depth = 0  # inside `fresh_runs()`: nothing served
 
 @contextlib.contextmanager
 def fresh_runs() -> Iterator[None]:
-    """Serve no verdict from the cache inside the block (fresh results are still stored): for a run whose point is
-    to be another execution, as the ground truth's second run for nondeterminism."""
+    """Serve no verdict from the cache inside the block (fresh results are still stored).
+
+    For a run whose point is to be another execution, as the ground truth's second run for nondeterminism."""
     global _fresh_depth
     _fresh_depth += 1
     try:

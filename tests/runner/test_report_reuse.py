@@ -112,3 +112,25 @@ def test_a_changed_input_file_named_in_the_provenance_runs_the_audit_again(tmp_p
     assert reuse.reusable(audit, "print") is None
     reuse.forget(audit)
     assert not reuse.record_path(reports, "steady").exists()
+
+
+def test_a_report_with_an_error_or_a_skip_for_a_file_that_has_since_arrived_runs_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "data_cache"
+    monkeypatch.setenv("AUDIT_DATA_CACHE", str(cache))
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    checks = [{"id": "rows", "status": "skipped", "meta": {"missing": ["lcb/rows.parquet", "param:samples"]}},
+              {"id": "count", "status": "pass"}]
+    findings = reports / "steady.findings.json"
+    findings.write_text(json.dumps({"audit": "steady", "provenance": [], "checks": checks}))
+    audit = job(tmp_path)
+    reuse.remember(audit, "print", {"findings": "steady.findings.json"})
+    assert reuse.reusable(audit, "print") is not None  # the file is still missing: the same report
+    (cache / "lcb").mkdir(parents=True)
+    (cache / "lcb" / "rows.parquet").write_bytes(b"rows")
+    assert reuse.reusable(audit, "print") is None  # fetched since: run the check on it
+    checks[0] = {"id": "rows", "status": "error", "summary": "ValueError"}
+    findings.write_text(json.dumps({"audit": "steady", "provenance": [], "checks": checks}))
+    reuse.remember(audit, "print", {"findings": "steady.findings.json"})
+    assert reuse.reusable(audit, "print") is None

@@ -7,11 +7,13 @@ script and of every process it waited for, directly or not), the split per audit
 and per check (each check's `meta.cost`: wall, kernel CPU + child CPU, sandbox jobs), whether the warm findings
 equal the cold ones (status and observed, with the golden files' volatile keys dropped), and the machine's CPU
 count and load average at the start and end of each pass. With `--repeat N` the tables show medians of N rounds.
+The warm pass reuses unchanged audits' reports (`runner.reuse`); `--verdicts-pass` first times a `warm-verdicts` pass
+that runs every notebook again with its sandbox verdicts from the verdict cache (in the totals only).
 
 Every figure is a measurement of this run on this machine at its load, never a property of the benchmark.
 
 Usage: AUDIT_MIRROR=../shared/data .venv/bin/python perf/bench_audit.py [--audits A,B] [--repeat N] [--jobs N]
-    [--json OUT] [--keep]
+    [--json OUT] [--keep] [--verdicts-pass]
 """
 
 from __future__ import annotations

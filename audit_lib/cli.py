@@ -25,6 +25,7 @@ from audit_lib.runner import (
 )
 from audit_lib.runner.catalogue import discover_audits
 from audit_lib.runner.slowest import slowest_checks, slowest_lines
+from audit_lib.verdict_cache.tally import cache_lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-wait", action="store_true",
                      help=f"refuse at once (exit {EXIT_BUSY}) when another run holds the reports folder, instead "
                           "of waiting for it")
+    run.add_argument("--no-cache", action="store_true",
+                     help="recompute everything: re-run audits whose code, data and parameters are unchanged, and "
+                          "serve no sandbox verdict from data_cache/verdicts/ (fresh ones are still stored)")
     run.add_argument("--reports-dir", type=Path, help="where to write reports (default: reports/)")
     run.add_argument("--junit", type=Path, metavar="FILE",
                      help="also write a JUnit XML file: one testsuite per audit, one testcase per check "
@@ -109,12 +113,15 @@ def _run(args: argparse.Namespace) -> int:
                              executor=args.executor, with_code=args.with_code, jobs=args.jobs,
                              reports_dir=args.reports_dir, kernel_name=args.kernel, cell_timeout_s=args.cell_timeout,
                              junit=args.junit, include_synthetic=args.include_synthetic,
-                             wait_for_lock=not args.no_wait, only=args.only)
+                             wait_for_lock=not args.no_wait, only=args.only, no_cache=args.no_cache)
     except ReportsFolderBusyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BUSY
     for outcome in summary.outcomes:
-        if outcome.ok:
+        if outcome.reused_from is not None:
+            print(f"reused  {outcome.audit}  (its report from run {outcome.reused_from}: code, data and parameters "
+                  "unchanged; --no-cache re-runs it)")
+        elif outcome.ok:
             print(f"ok      {outcome.audit}  ({outcome.duration_s:.1f}s)")
         else:
             assert outcome.failure is not None
@@ -138,7 +145,11 @@ def _run(args: argparse.Namespace) -> int:
               "`python -m audit_lib fetch --accept DATASET/FILE`):")
         for key, (code, audits) in sorted(rejected.items()):
             print(f"    {key}: {REFUSAL_TEXT.get(code, code)}  (needed by {', '.join(audits)})")
-    for line in slowest_lines(slowest_checks(summary.finished_checks)):
+    fresh = {outcome.audit for outcome in summary.outcomes if outcome.ok and outcome.reused_from is None}
+    for line in cache_lines({audit: checks for audit, checks in summary.checks.items() if audit in fresh}):
+        print(line)
+    for line in slowest_lines(slowest_checks({audit: checks for audit, checks in summary.finished_checks.items()
+                                              if audit in fresh})):
         print(line)
     gate = Gate.of(args.fail_on, include_synthetic=args.include_synthetic)
     if gate is not None:

@@ -26,6 +26,7 @@ from audit_lib.check_cost import COST_META_KEY, CheckCost, CostMeter
 from audit_lib.errors import NoTaskViewError, ParameterError, UnknownTaskError
 from audit_lib.findings import Check, FindingsBuilder, Result
 from audit_lib.stamp import StampClock
+from audit_lib.verdict_cache.tally import CACHE_META_KEY, CacheSpans
 
 if typing.TYPE_CHECKING:
     from audit_lib.report.task_view import TaskView
@@ -262,9 +263,11 @@ class AuditSession(Generic[I, P]):
         self._results: dict[str, Check] = {}
         self._running: set[str] = set()
         self._meter = CostMeter()
+        self._cache_spans = CacheSpans()
         self._load_error: str | None = None
         self._inputs: I | None = None
         self._meter.start()
+        self._cache_spans.start()
         try:
             self._inputs = plugin.load(params)
         except ParameterError:
@@ -273,7 +276,9 @@ class AuditSession(Generic[I, P]):
             self._load_error = _error_text(exc)
         finally:
             spent = self._meter.stop()
-        self.builder.load_cost = CheckCost.of(spent, jobs_counted=self._jobs_counted_here).to_meta()
+            cached = self._cache_spans.stop()
+        self.builder.load_cost = {**CheckCost.of(spent, jobs_counted=self._jobs_counted_here).to_meta(),
+                                  **({CACHE_META_KEY: cached.to_meta()} if cached.looked_up else {})}
         if self._inputs is not None:
             self.builder.add_provenance(*getattr(self._inputs, "provenance", ()))
 
@@ -329,12 +334,15 @@ class AuditSession(Generic[I, P]):
     def _run_spec(self, spec: CheckSpec[I, P]) -> Check:
         """The check's result with what it cost in `meta["cost"]` (the checks it needs are charged to themselves)."""
         self._meter.start()
+        self._cache_spans.start()
         try:
             result = _naming_refused_copies(self._result_of(spec))
         finally:
             spent = self._meter.stop()
+            cached = self._cache_spans.stop()
         cost = CheckCost.of(spent, jobs_counted=self._jobs_counted_here).to_meta()
-        return Check.of(spec.id, spec.title, dataclasses.replace(result, meta={**result.meta, COST_META_KEY: cost}))
+        meta = {**result.meta, COST_META_KEY: cost, **({CACHE_META_KEY: cached.to_meta()} if cached.looked_up else {})}
+        return Check.of(spec.id, spec.title, dataclasses.replace(result, meta=meta))
 
     @property
     def _jobs_counted_here(self) -> bool:

@@ -7,11 +7,13 @@ script and of every process it waited for, directly or not), the split per audit
 and per check (each check's `meta.cost`: wall, kernel CPU + child CPU, sandbox jobs), whether the warm findings
 equal the cold ones (status and observed, with the golden files' volatile keys dropped), and the machine's CPU
 count and load average at the start and end of each pass. With `--repeat N` the tables show medians of N rounds.
+The warm pass reuses unchanged audits' reports (`runner.reuse`); `--verdicts-pass` first times a `warm-verdicts` pass
+that runs every notebook again with its sandbox verdicts from the verdict cache (in the totals only).
 
 Every figure is a measurement of this run on this machine at its load, never a property of the benchmark.
 
 Usage: AUDIT_MIRROR=../shared/data .venv/bin/python perf/bench_audit.py [--audits A,B] [--repeat N] [--jobs N]
-    [--json OUT] [--keep]
+    [--json OUT] [--keep] [--verdicts-pass]
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ def totals_lines(passes: Sequence[PassTime], cpus: int) -> list[str]:
     lines = [f"machine: {cpus} CPU(s); figures are this run's on this machine at its load (machine-dependent)"]
     for item in passes:
         failed = [a.audit for a in item.audits if not a.ok]
-        line = (f"round {item.round} {item.kind:<4}  wall {item.wall_s:8.1f} s  CPU {item.cpu_s:8.1f} s  "
+        line = (f"round {item.round} {item.kind:<13}  wall {item.wall_s:8.1f} s  CPU {item.cpu_s:8.1f} s  "
                 f"load {item.load_start[0]:.2f} -> {item.load_end[0]:.2f}")
         if failed:
             line += f"  FAILED: {', '.join(failed)}"
@@ -216,9 +218,12 @@ def _orderable(value: float) -> float:
 
 
 def run_pass(kind: str, round_number: int, audits: Sequence[str], *, mirror: Path, cache: Path, reports: Path,
-             jobs: int, cold_findings: Mapping[str, Mapping[str, Any]] | None = None
+             jobs: int, cold_findings: Mapping[str, Mapping[str, Any]] | None = None, reuse_reports: bool = True
              ) -> tuple[PassTime, dict[str, dict[str, Any]]]:
-    """One `run_audits` over `audits` with `cache` as AUDIT_DATA_CACHE; its times and its findings."""
+    """One `run_audits` over `audits` with `cache` as AUDIT_DATA_CACHE; its times and its findings.
+
+    `reuse_reports=False` runs every notebook even when nothing changed (sandbox verdicts still come from the
+    verdict cache): the `warm-verdicts` pass."""
     from audit_lib.runner import run_audits
 
     os.environ["AUDIT_DATA_CACHE"] = str(cache)
@@ -226,7 +231,7 @@ def run_pass(kind: str, round_number: int, audits: Sequence[str], *, mirror: Pat
     cpu_before = _cpu_s()
     started = time.monotonic()
     summary = run_audits(list(audits), mirror=mirror, jobs=jobs, reports_dir=reports,
-                         progress=sys.stderr if sys.stderr.isatty() else None)
+                         progress=sys.stderr if sys.stderr.isatty() else None, reuse_reports=reuse_reports)
     wall = time.monotonic() - started
     cpu = _cpu_s() - cpu_before
     load_end = os.getloadavg()
@@ -254,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write every pass's figures here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary caches and reports (printed)")
     parser.add_argument("--checks", type=int, default=30, help="list the N slowest checks (default 30; 0: all)")
+    parser.add_argument("--verdicts-pass", action="store_true",
+                        help="between cold and warm, also time a `warm-verdicts` pass: every notebook run again, "
+                             "sandbox verdicts from the verdict cache, no report reused (in the totals only)")
     args = parser.parse_args(argv)
     mirror = args.mirror or (Path(os.environ["AUDIT_MIRROR"]) if os.environ.get("AUDIT_MIRROR") else None)
     if mirror is None or not mirror.is_dir():
@@ -277,9 +285,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             cold, cold_findings = run_pass("cold", round_number, audits, mirror=mirror, cache=scratch / "cache",
                                            reports=scratch / "reports", jobs=args.jobs)
+            passes.append(cold)
+            if args.verdicts_pass:
+                passes.append(run_pass("warm-verdicts", round_number, audits, mirror=mirror, cache=scratch / "cache",
+                                       reports=scratch / "reports", jobs=args.jobs, cold_findings=cold_findings,
+                                       reuse_reports=False)[0])
             warm, _ = run_pass("warm", round_number, audits, mirror=mirror, cache=scratch / "cache",
                                reports=scratch / "reports", jobs=args.jobs, cold_findings=cold_findings)
-            passes += [cold, warm]
+            passes.append(warm)
         finally:
             if args.keep:
                 print(f"kept: {scratch}", file=sys.stderr)

@@ -120,7 +120,8 @@ class BatchRun:
 
 
 def runner_command(audits: Sequence[str], params: Sequence[tuple[str, str]], reports_dir: Path) -> list[str]:
-    command = [sys.executable, "-m", "audit_lib", "run", *audits, "--reports-dir", str(reports_dir)]
+    # --no-cache: each batch runs every verdict itself (the verdict cache would hand the second one the first's)
+    command = [sys.executable, "-m", "audit_lib", "run", *audits, "--reports-dir", str(reports_dir), "--no-cache"]
     for key, value in params:
         command += ["-p", key, value]
     return command

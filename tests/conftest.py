@@ -17,6 +17,13 @@ def mirror_dir() -> Path:
     return require_mirror()
 
 
+@pytest.fixture(autouse=True)
+def no_result_reuse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No verdict cache and no report reuse unless a test turns them on: every test runs its sandbox jobs and
+    notebooks (the cache's own tests set `AUDIT_CACHE` themselves)."""
+    monkeypatch.setenv("AUDIT_CACHE", "off")
+
+
 @pytest.fixture()
 def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh, empty data cache so a test never sees or pollutes the project's `data_cache/`."""

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from audit_lib.check_cost import CheckCost
+from audit_lib.verdict_cache.tally import CacheCounts
 from audit_lib.findings import SEVERITY, STATUSES, Check, Findings, FindingsBuilder
 from audit_lib.report.split import SPLIT_STYLE, failure_split_of, split_markup
 from audit_lib.report.tables import TABLE_STYLE, rows_and_columns, table_markup
@@ -149,8 +150,9 @@ def banner(source: FindingsBuilder | Findings | Mapping[str, Any] | Iterable[Any
             parts.append(f'<p class="note">Parameters: {esc(shown)}</p>')
         loaded = CheckCost.from_meta({"cost": payload.get("load_cost")})
         if loaded is not None:
+            cached = CacheCounts.from_meta(payload.get("load_cost"))
             parts.append(f'<p class="note"><span class="cost" title="{esc(MEASURED_HERE)}">inputs loaded in '
-                         f"{esc(loaded.text())}</span></p>")
+                         f"{esc(loaded.text())}{esc(' · ' + cached.text()) if cached else ''}</span></p>")
         synthetic_checks = [c.get("id") for c in payload.get("checks", []) if c.get("synthetic")]
     else:
         parts.append("<h3>Data provenance</h3>")
@@ -285,7 +287,9 @@ def cost_markup(check: Mapping[str, Any]) -> str:
         return ""
     about = (f"{MEASURED_HERE}: CPU {cost.cpu_s:.1f} s in the kernel + {cost.children_cpu_s:.1f} s in its child "
              "processes (the sandbox)")
-    return f' · <span class="cost" title="{esc(about)}">time {esc(cost.text())}</span>'
+    cached = CacheCounts.from_meta(check.get("meta"))
+    reuse = f" · {cached.text()}" if cached else ""
+    return f' · <span class="cost" title="{esc(about)}">time {esc(cost.text() + reuse)}</span>'
 
 
 def check(audit: Any, check_id: str, max_rows: int = 20) -> ReportHTML:

@@ -26,9 +26,11 @@ from audit_lib.runner.history import record_run
 from audit_lib.runner.index_page import write_index_and_summary
 from audit_lib.runner.junit import write_junit
 from audit_lib.runner.lock import reports_lock
+from audit_lib.runner import reuse
 from audit_lib.runner.plan import DEFAULT_CELL_TIMEOUT_S, STAGING_DIR_NAME, AuditJob, plan_jobs, staging_root_for
 from audit_lib.runner.progress import ProgressDisplay
 from audit_lib.stamp import StampClock
+from audit_lib.verdict_cache import NO_CACHE_ENV, caching_enabled
 from audit_lib.worker_budget import budget_size, create_budget
 
 __all__ = ["EXIT_BAD_ARGUMENTS", "EXIT_BUSY", "EXIT_GATE", "EXIT_NOTEBOOK_FAILED", "EXIT_OK", "FAIL_ON_CHOICES",
@@ -122,14 +124,19 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
                cell_timeout_s: int | None = DEFAULT_CELL_TIMEOUT_S,
                plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
                progress: TextIO | None = sys.stderr, junit: Path | None = None, include_synthetic: bool = False,
-               wait_for_lock: bool = True, only: Sequence[str] = ()) -> RunSummary:
+               wait_for_lock: bool = True, only: Sequence[str] = (), no_cache: bool = False,
+               reuse_reports: bool = True) -> RunSummary:
     """Validate everything, take the reports folder's lock, then run the audits `jobs` at a time.
 
     The lock is waited for, or `ReportsFolderBusyError` raised without `wait_for_lock`; the index is rewritten after
-    each audit. `only` names the checks to run (with what they need); empty runs every check."""
+    each audit. `only` names the checks to run (with what they need); empty runs every check. An audit whose code,
+    data and parameters are unchanged since its last good report keeps that report (`runner.reuse`), and sandbox
+    verdicts come from `audit_lib.verdict_cache`; `no_cache` does neither, `reuse_reports=False` only the first."""
     planned = plan_jobs(names, raw_params, mirror=mirror, executor=executor, with_code=with_code,
                         reports_dir=reports_dir, kernel_name=kernel_name, cell_timeout_s=cell_timeout_s,
                         plugins=plugins, only=only)
+    if no_cache:
+        planned = [replace(job, env={**job.env, NO_CACHE_ENV: "1"}) for job in planned]
     target = Path(planned[0].reports_dir) if planned else (reports_dir or paths.reports_dir()).resolve()
     command = "python -m audit_lib run " + " ".join(job.audit for job in planned)
     with reports_lock(target, wait=wait_for_lock, stream=progress, command=command):
@@ -138,31 +145,54 @@ def run_audits(names: Sequence[str] = (), raw_params: Iterable[tuple[str, str]] 
                     display_path(Path(os.environ["AUDIT_MIRROR"])) if os.environ.get("AUDIT_MIRROR") else None,
                     "executor": executor, "with_code": with_code, "jobs": jobs}
         return _run_locked(planned, target, run_info, jobs=max(1, jobs), progress=progress, junit=junit,
-                           include_synthetic=include_synthetic)
+                           include_synthetic=include_synthetic, reuse_reports=reuse_reports and not no_cache,
+                           record_reports=caching_enabled())
 
 
 def _run_locked(planned: list[AuditJob], target: Path, run_info: dict[str, Any], *, jobs: int,
-                progress: TextIO | None, junit: Path | None, include_synthetic: bool) -> RunSummary:
+                progress: TextIO | None, junit: Path | None, include_synthetic: bool,
+                reuse_reports: bool = True, record_reports: bool = True) -> RunSummary:
     staging = staging_root_for(target, planned[0].run_id if planned else "empty-run")
     workers = budget_size()
     run_info = dict(run_info, workers=workers)
     clock = StampClock(workers=workers)
     finished: list[AuditOutcome] = []
+    memo: dict[str, str] = {}
+    code = reuse.package_digest() if planned and record_reports else ""
+    fingerprints = {job.audit: reuse.fingerprint(job, code_digest=code, memo=memo) for job in planned} \
+        if record_reports else {}
 
     def publish_index(stamp: Mapping[str, Any] | None = None, **about_run: Any) -> tuple[Path, Path, dict[str, Any]]:
         return write_index_and_summary(target, [outcome_to_json(o) for o in finished], {**run_info, **about_run},
                                        stamp=stamp)
 
     def on_finished(outcome: AuditOutcome) -> None:
+        if outcome.reused_from is None and record_reports:
+            job = next(job for job in planned if job.audit == outcome.audit)
+            if outcome.ok:
+                reuse.remember(job, fingerprints[job.audit], outcome.files)
+            else:
+                reuse.forget(job)
         finished.append(outcome)
         publish_index()  # every report's "← index" link stays live, and the index shows what finished
 
     try:
         budget_env = create_budget(staging / "worker-budget", workers)
         planned = [replace(job, env={**job.env, **budget_env}) for job in planned]
+        kept = {job.audit: reuse.reusable(job, fingerprints[job.audit]) for job in planned} \
+            if reuse_reports and record_reports else {}
+        for job in planned:
+            report = kept.get(job.audit)
+            if report is not None:
+                if progress is not None:
+                    print(f"reused  {job.audit}: nothing it depends on changed since run {report.run_id}",
+                          file=progress)
+                on_finished(AuditOutcome(job.audit, Path(job.notebook).stem, dict(job.params), True, 0.0,
+                                         files=dict(report.files), reused_from=report.run_id))
+        to_run = [job for job in planned if kept.get(job.audit) is None]
         try:
             with _terminate_as_interrupt():
-                _execute_all(planned, jobs, ProgressDisplay(progress, planned), on_finished)
+                _execute_all(to_run, jobs, ProgressDisplay(progress, to_run), on_finished)
         except KeyboardInterrupt:
             done = {outcome.audit for outcome in finished}
             publish_index(stamp=clock.finish(jobs=jobs).to_json(),

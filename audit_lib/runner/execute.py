@@ -47,6 +47,8 @@ class AuditOutcome:
     duration_s: float
     failure: NotebookFailure | None = None
     files: Mapping[str, str] = field(default_factory=dict)  # kind -> file name inside the reports dir
+    # The run whose report this is when nothing the audit depends on changed since (`runner.reuse`): not re-run.
+    reused_from: str | None = None
 
 
 def execute_job(job: AuditJob) -> AuditOutcome:
@@ -196,4 +198,4 @@ def outcome_from_json(payload: Mapping[str, Any]) -> AuditOutcome:
     failure = payload.get("failure")
     return AuditOutcome(payload["audit"], payload["notebook"], dict(payload["params"]), bool(payload["ok"]),
                         float(payload["duration_s"]), NotebookFailure(**failure) if failure else None,
-                        dict(payload.get("files") or {}))
+                        dict(payload.get("files") or {}), payload.get("reused_from"))

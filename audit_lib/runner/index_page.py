@@ -12,6 +12,7 @@ from audit_lib.atomic_files import atomic_write_text
 from audit_lib.check_cost import COST_META_KEY
 from audit_lib.findings import SEVERITY, STATUSES, evidence_csv_path, first_sentence, worst_status
 from audit_lib.report.show import STYLE, check_finding, status_badge
+from audit_lib.verdict_cache.tally import CACHE_META_KEY
 from audit_lib.report.page import (
     OPEN_TARGET_SCRIPT,
     PAGE_STYLE,
@@ -110,6 +111,7 @@ def _findings_digest(reports_dir: Path, entry: Mapping[str, Any]) -> dict[str, A
             "missing": list((check.get("meta") or {}).get("missing", [])),
             "rejected": dict((check.get("meta") or {}).get("rejected", {})),
             "cost": (check.get("meta") or {}).get(COST_META_KEY),  # machine-dependent: this run on this machine
+            CACHE_META_KEY: (check.get("meta") or {}).get(CACHE_META_KEY),  # verdicts this run took from the cache
             "csv": csv_name if (reports_dir / csv_name).is_file() else None,
         })
         split = failure_split_of(check)
@@ -233,7 +235,8 @@ def _overview_table(audits: Sequence[Mapping[str, Any]], reports_dir: Path, sinc
             f"{synthetic_mark if entry.get('synthetic') else ''}</td>"
             f'<td data-v="{SEVERITY.get(worst, 5)}">{status_badge(worst)}</td><td>{what}: {tally or "—"}</td>'
             f"<td data-v=\"{float(entry.get('duration_s') or 0)}\">{float(entry.get('duration_s') or 0):.1f} s"
-            f"{' (earlier run)' if entry.get('from_earlier_run') else ''}</td>"
+            f"{' (earlier run)' if entry.get('from_earlier_run') else ''}"
+            f"{' (report reused: unchanged)' if entry.get('reused_from') else ''}</td>"
             f"<td>{_file_links(entry, reports_dir)}</td>"
             "</tr>")
     return ('<div class="table-wrap"><table class="audits sortable"><thead><tr><th>audit</th><th>worst</th>'
@@ -259,6 +262,15 @@ def _shown_params(entry: Mapping[str, Any]) -> str:
                       for key, value in params.items()) or "defaults"
 
 
+def _reuse_note(entry: Mapping[str, Any]) -> str:
+    """Says that this run kept the audit's report from an earlier run instead of running it (`runner.reuse`)."""
+    run = entry.get("reused_from")
+    if not run:
+        return ""
+    return (f" · <b>report reused from run {esc(run)}</b>: its code, data and parameters are unchanged, so the "
+            "notebook was not run again (<code>run --no-cache</code> runs it)")
+
+
 def _audit_section(entry: Mapping[str, Any], reports_dir: Path, since: Mapping[str, Any] | None,
                    batch_overload: tuple[float, int] | None) -> str:
     audit = str(entry.get("audit"))
@@ -277,7 +289,7 @@ def _audit_section(entry: Mapping[str, Any], reports_dir: Path, since: Mapping[s
              f"{f' <span class=changed>{len(changes)} changed</span>' if changes else ''}</summary>",
              f'<p class="note">notebook <code>{esc(entry.get("notebook", ""))}.ipynb</code> · parameters: '
              f"{esc(_shown_params(entry))} · {_file_links(entry, reports_dir)}"
-             f"{f' · {esc(note)}' if note else ''}</p>"]
+             f"{f' · {esc(note)}' if note else ''}{_reuse_note(entry)}</p>"]
     failure = entry.get("failure")
     if failure:
         where = f"cell {failure.get('cell')}" if failure.get("cell") is not None else "outside any cell"

@@ -160,7 +160,8 @@ def plan_jobs(names: Sequence[str], raw_params: Iterable[tuple[str, str]] = (), 
     staging = staging_root_for(target, run_id)
     jobs = []
     for audit in audits:
-        env = dict(base_env, AUDIT_REPORTS_DIR=str(staging / audit.name), AUDIT_RUN_AS=audit.name)
+        env = dict(base_env, AUDIT_REPORTS_DIR=str(staging / audit.name), AUDIT_RUN_AS=audit.name,
+                   AUDIT_RUN_ID=run_id)  # the verdict cache stamps what this run computed with it
         if only:
             env[ONLY_ENV] = ",".join(only)
         env[PROGRESS_FILE_ENV] = str(progress_file_for(staging, audit.name))

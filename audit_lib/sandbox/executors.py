@@ -99,15 +99,20 @@ def run_many(jobs: Iterable[Job], executor: str | cf.Executor | None = None, *, 
              progress_desc: str = "sandbox") -> Iterator[tuple[Any, Any]]:
     """Run jobs and yield `(job.key, result)` as each finishes; a job the executor fails on is a harness_error.
 
-    Progress (`audit_lib.work_progress`: the batch runner's line, a Jupyter or terminal bar) counts finished jobs,
+    A job whose deterministic verdict an earlier run stored is answered from `audit_lib.verdict_cache` without
+    running; every fresh deterministic result is stored there. Progress (`audit_lib.work_progress`: the batch
+    runner's line, a Jupyter or terminal bar) counts finished jobs,
     or with `progress_weight` what each job stands for (its inputs, say) in `progress_unit`s.
     """
+    from audit_lib.verdict_cache import active_cache  # noqa: PLC0415 - the cache builds on this package
+
     weight = progress_weight or _one
     total = sum(weight(job) for job in jobs) if isinstance(jobs, Sequence) else None
+    cache = active_cache()  # deterministic verdicts of earlier runs: served here, never run again
     with open_executor(executor, workers) as (pool, count), \
             track_progress(total, desc=progress_desc, unit=progress_unit, enabled=progress) as bar:
         limit = max_in_flight or 2 * count
-        pending: dict[cf.Future, Job] = {}
+        pending: dict[cf.Future, tuple[Job, str | None]] = {}
         job_iter = iter(jobs)
         exhausted = False
         while True:
@@ -116,16 +121,24 @@ def run_many(jobs: Iterable[Job], executor: str | cf.Executor | None = None, *, 
                 if job is _EXHAUSTED:
                     exhausted = True
                     break
-                pending[pool.submit(_run_job, job)] = job
+                cache_key, served = cache.lookup(job)
+                if served is not None:
+                    bar.update(weight(job))
+                    yield job.key, served.result
+                    continue
+                pending[pool.submit(_run_job, job)] = (job, cache_key)
             if not pending:
+                cache.finish_batch()
                 return
             done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
             for future in done:
-                job = pending.pop(future)
+                job, cache_key = pending.pop(future)
                 try:
                     result = future.result()
                 except Exception as exc:  # noqa: BLE001 - the executor, not the sandbox, failed
                     result = job.harness_error(f"executor failed to run the job: {type(exc).__name__}: {exc}")
+                else:
+                    cache.record(job, cache_key, result)
                 bar.update(weight(job))
                 yield job.key, result
 

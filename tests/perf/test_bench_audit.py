@@ -94,3 +94,20 @@ def test_bad_arguments_exit_2_before_any_audit_runs(argv: list[str], environ: di
     monkeypatch.setattr(bench, "run_pass", lambda *a, **k: pytest.fail("an audit was about to run"))
     assert bench.main(argv) == bench.EXIT_BAD_ARGUMENTS
     assert message in capsys.readouterr().err
+
+
+def test_the_verdicts_pass_runs_every_notebook_again_between_cold_and_warm(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    calls = []
+
+    def fake_pass(kind: str, round_number: int, audits: list, **options: object) -> tuple[PassTime, dict]:
+        calls.append((kind, options.get("reuse_reports", True), options.get("cold_findings") is not None))
+        return a_pass(kind, round_number, 5.0, (), differ=None if kind == "cold" else ()), {"a": findings()}
+
+    monkeypatch.setattr(bench, "run_pass", fake_pass)
+    assert bench.main(["--audits", "humaneval_plus", "--mirror", str(tmp_path), "--verdicts-pass"]) == bench.EXIT_OK
+    assert calls == [("cold", True, False), ("warm-verdicts", False, True), ("warm", True, True)]
+    assert "round 1 warm-verdicts" in capsys.readouterr().out
+    calls.clear()
+    assert bench.main(["--audits", "humaneval_plus", "--mirror", str(tmp_path)]) == bench.EXIT_OK
+    assert [kind for kind, _reuse, _compared in calls] == ["cold", "warm"]

@@ -88,7 +88,7 @@ def test_each_job_carries_its_parameters_environment_and_private_staging(
         "AUDIT_PROJECT_ROOT": str(paths.project_root()), "AUDIT_DATA_CACHE": str(paths.data_cache_dir()),
         "AUDIT_MIRROR": str(mirror), "AUDIT_EXECUTOR": "dask-local",
         "PYTHONPATH": os.pathsep.join([str(paths.project_root()), "/extra"]),
-        "AUDIT_REPORTS_DIR": str(staging / "one"), "AUDIT_RUN_AS": "one",
+        "AUDIT_REPORTS_DIR": str(staging / "one"), "AUDIT_RUN_AS": "one", "AUDIT_RUN_ID": "RUN",
         PROGRESS_FILE_ENV: str(staging / ".progress" / "one.json")}
     assert one.staging_dir == staging / "one" and one.progress_file == staging / ".progress" / "one.json"
     assert one.staging_notebook == staging / "one" / "one.ipynb"

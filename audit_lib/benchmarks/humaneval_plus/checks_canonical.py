@@ -31,6 +31,7 @@ from audit_lib.benchmarks.humaneval_plus.replay import DEFAULT_MIN_TIME_LIMIT_S,
 from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import RERUN_KINDS
 from audit_lib.findings import Result
+from audit_lib.verdict_cache import fresh_runs
 
 
 def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
@@ -91,7 +92,8 @@ def kinds_text(kinds: Counter[str]) -> str:
 def ground_truth(inputs: Inputs, params: Params) -> Result:
     """The expected outputs EvalPlus would use (cached unless `recompute_ground_truth`), and a fresh second run."""
     first = inputs.ground_truth
-    second = compute_ground_truth(inputs.tasks, inputs.dataset, executor=params.executor, earlier=first)
+    with fresh_runs():  # another execution, never the first one's verdicts served back
+        second = compute_ground_truth(inputs.tasks, inputs.dataset, executor=params.executor, earlier=first)
     return ground_truth_from(inputs.tasks, inputs.dataset, first, second)
 
 

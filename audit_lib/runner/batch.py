@@ -27,6 +27,7 @@ from audit_lib.runner.index_page import write_index_and_summary
 from audit_lib.runner.junit import write_junit
 from audit_lib.runner.lock import reports_lock
 from audit_lib.runner import reuse
+from audit_lib.runner.order import longest_first, previous_durations
 from audit_lib.runner.plan import DEFAULT_CELL_TIMEOUT_S, STAGING_DIR_NAME, AuditJob, plan_jobs, staging_root_for
 from audit_lib.runner.progress import ProgressDisplay
 from audit_lib.stamp import StampClock
@@ -190,9 +191,11 @@ def _run_locked(planned: list[AuditJob], target: Path, run_info: dict[str, Any],
                 on_finished(AuditOutcome(job.audit, Path(job.notebook).stem, dict(job.params), True, 0.0,
                                          files=dict(report.files), reused_from=report.run_id))
         to_run = [job for job in planned if kept.get(job.audit) is None]
+        # with notebooks side by side, the longest starts first so none is left to run alone at the end
+        started_first = longest_first(to_run, previous_durations(target)) if jobs > 1 else to_run
         try:
             with _terminate_as_interrupt():
-                _execute_all(to_run, jobs, ProgressDisplay(progress, to_run), on_finished)
+                _execute_all(started_first, jobs, ProgressDisplay(progress, started_first), on_finished)
         except KeyboardInterrupt:
             done = {outcome.audit for outcome in finished}
             publish_index(stamp=clock.finish(jobs=jobs).to_json(),

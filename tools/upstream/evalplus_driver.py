@@ -1,7 +1,8 @@
 """Run upstream evalplus 0.3.1 on given programs or a samples file; run with the evalplus venv's interpreter.
 
     python evalplus_driver.py check < cases.json       # untrusted_check on each case, JSON out
-    python evalplus_driver.py evaluate SAMPLES DATASET  # evalplus.evaluate on SAMPLES (HumanEval+ from DATASET)
+    python evalplus_driver.py evaluate SAMPLES DATASET [PARALLEL]  # evalplus.evaluate on SAMPLES (HumanEval+ from
+                                                                   # DATASET), PARALLEL workers (its --parallel)
 
 A case is {"dataset", "code", "inputs", "entry_point", "expected", "atol", "ref_time", "fast_check"}. `evaluate`
 needs HumanEval+ as a decompressed .jsonl (evalplus reads it through HUMANEVAL_OVERRIDE_PATH) and keeps its caches
@@ -44,12 +45,12 @@ def check(cases):
     return results
 
 
-def evaluate(samples, dataset_file):
+def evaluate(samples, dataset_file, parallel=None):
     os.environ["HUMANEVAL_OVERRIDE_PATH"] = os.path.abspath(dataset_file)
     from evalplus.evaluate import evaluate as run
 
     started = time.perf_counter()
-    run(dataset="humaneval", samples=samples, i_just_wanna_run=True)
+    run(dataset="humaneval", samples=samples, i_just_wanna_run=True, parallel=parallel)
     return {"wall_s": time.perf_counter() - started,
             "results": samples.replace(".jsonl", "_eval_results.json") if samples.endswith(".jsonl")
             else os.path.join(samples, "eval_results.json")}
@@ -59,8 +60,8 @@ def main(argv):
     _stub_unused_modules()
     if argv[:1] == ["check"]:
         print(json.dumps(check(json.load(sys.stdin))))
-    elif argv[:1] == ["evaluate"] and len(argv) == 3:
-        print(json.dumps(evaluate(argv[1], argv[2])))
+    elif argv[:1] == ["evaluate"] and len(argv) in (3, 4):
+        print(json.dumps(evaluate(argv[1], argv[2], int(argv[3]) if len(argv) == 4 else None)))
     else:
         print(__doc__, file=sys.stderr)
         return 2

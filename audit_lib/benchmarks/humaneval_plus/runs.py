@@ -165,10 +165,11 @@ def run_program_units(units: Sequence[ProgramUnit], timeouts_for: Callable[[Plus
             digest_inputs = None if chosen is None else tuple(sorted(chosen))
             limits = job_limits(timeouts, budget=budget)
             # No deepcopy: every child decodes its own copy of the inputs and calls each one once, so a program
-            # that mutates an input cannot affect another call (EvalPlus deep-copies because it reuses inputs).
+            # that mutates an input cannot affect another call (EvalPlus deep-copies because it reuses inputs). Nor
+            # a copy here: the job only encodes them.
             jobs.append((unit.task, sandbox.CallJob(
                 key=(unit.key, split), program=program.source, entry_point=program.entry_point,
-                inputs=tuple(list(i) for i in inputs), limits=limits, per_input_timeout_s=tuple(timeouts),
+                inputs=inputs, limits=limits, per_input_timeout_s=tuple(timeouts),
                 stop_after_failure=fast_check, judge=judge, values="preview" if judge is not None else "decoded",
                 digest_above_bytes=digest_above_bytes, digest_inputs=digest_inputs, deepcopy_inputs=False,
                 load_timeout_s=limits.total_timeout_s if load_within_budget else None)))

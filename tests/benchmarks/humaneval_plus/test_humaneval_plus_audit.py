@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from audit_lib.benchmarks.humaneval_plus.data import (
     PlusTask,
 )
 from audit_lib.benchmarks.humaneval_plus.inputs import Inputs, source_key
+from audit_lib import sandbox
 from audit_lib.data import fetch
 from audit_lib.plugin import AuditSession
 
@@ -36,6 +38,8 @@ FULL = (SQUARE, HALF)
 # OpenAI's canonical for T/0 is wrong on x=10 only; the toy -Mini drops that input, so it would accept it.
 OPENAI_BODIES = {"T/0": "    return x * x if x != 10 else 99\n", "T/1": "    return x / 3\n"}
 MINI = (dataclasses.replace(SQUARE, plus_input=((3,), (7,))), HALF)
+# The errata rewrites T/0's canonical (to a right one) and leaves T/1 alone.
+ERRATA_BODIES = {"T/0": "    return x ** 2\n", "T/1": OPENAI_BODIES["T/1"]}
 NOT_HERE = "not in this test's files"
 
 
@@ -64,6 +68,10 @@ def toy_inputs(folder: Path, *, files: tuple[tuple[str, str], ...], tasks: tuple
              "canonical_solution": OPENAI_BODIES[t.task_id], "test": "def check(candidate):\n    pass\n"}
             for t in FULL]),
         HUMANEVAL_PLUS_MINI: lambda path: _write_jsonl(path, _plus_rows(MINI)),
+        HUMANEVAL_ERRATA: lambda path: _write_jsonl(path, [
+            {"task_id": t.task_id, "prompt": t.prompt, "entry_point": t.entry_point,
+             "canonical_solution": ERRATA_BODIES[t.task_id], "test": "def check(candidate):\n    pass\n"}
+            for t in FULL]),
     }
     fetched = {source_key(source): writers[source](folder / source[1].replace("/", "_")) for source in files}
     others = (OPENAI_HUMANEVAL, HUMANEVAL_PLUS_MINI, HUMANEVAL_PLUS_NOEXTREME, HUMANEVAL_PLUS_V019, HUMANEVAL_ERRATA)
@@ -101,6 +109,32 @@ def test_variants_judges_detection_without_original_canonical_run_first(
     original = audit.run("original_canonical_vs_plus")
     assert original.status == "quirk" and original.observed["tasks_disagreeing"] == 1
     assert len(counted_candidate_runs) == 1  # OpenAI's canonical ran once, for both checks
+
+
+def test_the_errata_diff_variants_and_replay_run_each_canonical_on_each_input_once(
+        tmp_path: Path, isolated_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs: Counter[tuple[str, str]] = Counter()  # (which T/0 canonical, input) -> times run
+    bodies = {"evalplus": SQUARE.canonical_solution, "openai": OPENAI_BODIES["T/0"], "errata": ERRATA_BODIES["T/0"]}
+    real = sandbox.run_many
+
+    def counting(jobs: Any, *args: Any, **kwargs: Any) -> Any:
+        jobs = list(jobs)
+        for job in jobs:
+            which = [name for name, body in bodies.items() if isinstance(job, sandbox.CallJob) and body in job.program]
+            runs.update((which[0], repr(args_)) for args_ in (job.inputs if which else ()))
+        return real(jobs, *args, **kwargs)
+
+    monkeypatch.setattr(sandbox, "run_many", counting)
+    audit = session_over(toy_inputs(tmp_path, files=(OPENAI_HUMANEVAL, HUMANEVAL_PLUS_MINI, HUMANEVAL_ERRATA)))
+    assert audit.run("original_canonical_vs_plus").observed["tasks_disagreeing"] == 1
+    assert audit.run("variants").observed["HumanEvalPlus-Mini"]["tasks_detection_lost"] == ["T/0"]
+    errata = audit.run("errata_diff")
+    assert errata.observed["canonical_changed"] == 1 and errata.observed["canonical_indistinguishable"] == []
+    row = next(row for row in errata.details if row["task_id"] == "T/0")
+    assert row["inputs_separating_canonicals"] == 1 and row["first_separating_input"] == "(10,)"
+    assert row["first_difference"].startswith("errata passes; original fails (wrong_value)")
+    assert {which for which, _ in runs} == {"evalplus", "openai", "errata"}
+    assert [key for key, times in runs.items() if times > 1] == []
 
 
 def test_variants_without_openai_humaneval_reports_structure_only(tmp_path: Path, isolated_cache: Path) -> None:

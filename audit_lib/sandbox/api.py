@@ -269,8 +269,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     `sandbox_codec.ValueDigest` (for the inputs in `digest_inputs`, or all when None), which spares sending and
     decoding huge outputs that are only ever compared with a digest. Without it, a digest is never accepted.
 
-    The program's load (its module-level code) gets `load_timeout_s` (default: `limits.timeout_s`); EvalPlus loads
-    a sample outside its per-input limits, within the whole sample's budget only.
+    The program's load (its module-level code) runs outside every per-input limit, within the job's whole budget
+    (`limits.total_timeout_s`), as EvalPlus loads a sample; `load_timeout_s` sets a shorter limit for it.
     """
     if load_timeout_s is not None and not (load_timeout_s > 0 and math.isfinite(load_timeout_s)):
         raise ParameterError(f"load_timeout_s must be a positive finite number, not {load_timeout_s!r}",
@@ -296,7 +296,7 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     started = time.monotonic()
     request = {"op": "call", "program": program, "entry_point": entry_point, "inputs": encoded_inputs,
                "timeouts": timeouts, "deepcopy": deepcopy_inputs, "total_timeout": limits.total_timeout_s,
-               "load_timeout": limits.timeout_s if load_timeout_s is None else float(load_timeout_s),
+               "load_timeout": limits.total_timeout_s if load_timeout_s is None else float(load_timeout_s),
                "grace_s": HARD_KILL_GRACE_S,
                "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s),
                "values": values}
@@ -387,7 +387,7 @@ class CallJob:
     digest_inputs: tuple[int, ...] | None = None
     judge: CallJudge | None = None
     values: str = "decoded"
-    load_timeout_s: float | None = None  # the program's load; None: `limits.timeout_s`
+    load_timeout_s: float | None = None  # the program's load; None: the job's budget, `limits.total_timeout_s`
 
     def run(self) -> CallJobResult:
         return call_function(self.program, self.entry_point, self.inputs, limits=self.limits,

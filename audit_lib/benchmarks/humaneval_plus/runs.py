@@ -144,12 +144,11 @@ def run_program_units(units: Sequence[ProgramUnit], timeouts_for: Callable[[Plus
                       cost_for: Callable[[PlusTask, Split], float] | None = None,
                       digest_above_bytes: int | None = None,
                       digest_inputs_for: Callable[[PlusTask, Split], Collection[int] | None] | None = None,
-                      load_within_budget: bool = False) -> dict[tuple[Hashable, Split], SplitRun]:
+                      ) -> dict[tuple[Hashable, Split], SplitRun]:
     """`run_programs` for any number of programs per task.
 
-    Every unit on every input of each split, keyed `(unit.key, split)`, all in one batch. `load_within_budget` gives a
-    program's load the job's whole budget instead of one input's limit (EvalPlus loads a sample outside its per-input
-    limits).
+    Every unit on every input of each split, keyed `(unit.key, split)`, all in one batch. A program's load runs
+    outside every per-input limit, within the job's whole budget (the sandbox's default), as EvalPlus loads a sample.
     """
     splits = tuple(splits)
     jobs = []
@@ -170,8 +169,7 @@ def run_program_units(units: Sequence[ProgramUnit], timeouts_for: Callable[[Plus
                 key=(unit.key, split), program=program.source, entry_point=program.entry_point,
                 inputs=tuple(list(i) for i in inputs), limits=limits, per_input_timeout_s=tuple(timeouts),
                 stop_after_failure=fast_check, judge=judge, values="preview" if judge is not None else "decoded",
-                digest_above_bytes=digest_above_bytes, digest_inputs=digest_inputs, deepcopy_inputs=False,
-                load_timeout_s=limits.total_timeout_s if load_within_budget else None)))
+                digest_above_bytes=digest_above_bytes, digest_inputs=digest_inputs, deepcopy_inputs=False)))
     task_of = {job.key: task for task, job in jobs}
     if cost_for is not None:
         jobs.sort(key=lambda pair: -cost_for(pair[0], pair[1].key[1]))

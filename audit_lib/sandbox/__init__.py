@@ -26,8 +26,10 @@ from audit_lib.sandbox.api import (
 from audit_lib.sandbox.budget import (
     BudgetExceeded,
     DecodeBudget,
+    EncodedValue,
     bounded_repr,
     bounded_set,
+    decoded,
     printable_int,
     safe_repr,
 )
@@ -52,7 +54,7 @@ __all__ = [
     "CallJob", "CallJobResult", "CallJudge", "bounded_repr", "CallOutcome", "Limits", "MalformedTaggedValue", "SnippetResult", "Status", "Unserializable",
     "ValueDigest", "call_function", "canonical_encoding", "contains_float", "decode", "default_workers",
     "digest_from_json", "digest_of", "encode", "large_value_digest", "open_executor", "resolve_executor_name",
-    "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "bounded_set",
+    "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "EncodedValue", "bounded_set", "decoded",
     "printable_int", "safe_repr", "TestsJob", "TestsResult", "names_read", "script_exit_codes", "trust_counts",
     "run_tests",
 ]

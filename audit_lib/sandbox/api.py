@@ -97,6 +97,8 @@ def _jsonable_value(outcome: CallOutcome) -> Any:
         return {"$preview": outcome.preview}
     if isinstance(outcome.value, sandbox_codec.ValueDigest):
         return outcome.value.to_json()
+    if isinstance(outcome.value, sandbox_budget.EncodedValue):
+        return {"$encoded": len(outcome.value.text)}  # its size: the parent never decodes it to print it
     try:  # JSON must always come out (the CLI prints it), whatever the value
         return sandbox_codec.encode(outcome.value)
     except (sandbox_codec.Unserializable, RecursionError, ValueError) as exc:
@@ -128,24 +130,36 @@ def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
     """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse.
 
     Every value is decoded within the job's `sandbox_budget.DecodeBudget` (bytes, structure and CPU time); one over
-    it is `unserializable` (exc_type "BudgetExceeded") for its own input only. With values="preview" no long value
-    is decoded: a judge's record (`judged`) stands for each value, or the zygote's stand-in for a long one."""
+    it is `unserializable` (exc_type "BudgetExceeded") for its own input only, and one past what the job's values
+    may keep decoded (`max_kept_bytes`) stays encoded (`EncodedValue`). With values="preview" no long value is
+    decoded: a judge's record (`judged`) stands for each value, or the zygote's stand-in for a long one."""
     lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
     decoder = sandbox_budget.JobDecoder(budget)
     refused: dict[int, str] = {}
+    encoded: set[int] = set()
+    room = decoder.budget.max_kept_bytes
     try:  # reserved before json.loads ever sees the text: the whole blob at once when it fits, else line by line
+        if sandbox_budget.estimated_decoded_bytes(blob) > room:
+            raise sandbox_budget.BudgetExceeded("past what the job's values may keep decoded")
         decoder.charge(blob)
     except sandbox_budget.BudgetExceeded:
         for position, parts in enumerate(lines):
             if len(parts) == 4:
+                cost = sandbox_budget.estimated_decoded_bytes(parts[3])
+                # kept encoded: a value that fits a decode budget of its own, not this job's room to keep values
+                if room < cost <= decoder.budget.max_decoded_bytes and parts[1] == b"value" and not preview:
+                    encoded.add(position)
+                    continue
                 try:
                     decoder.charge(parts[3])
+                    room -= cost
                 except sandbox_budget.BudgetExceeded as exc:
                     refused[position] = exc.reason
     payloads: list[Any] | None = None
     # Only small blobs in one parse: json.loads holds the GIL throughout, and a huge one would stall the other
     # pool threads (their zygotes would sit idle waiting for the next request).
-    if lines and not refused and len(blob) <= BATCH_PARSE_MAX_BYTES and all(len(parts) == 4 for parts in lines):
+    if lines and not refused and not encoded and len(blob) <= BATCH_PARSE_MAX_BYTES \
+            and all(len(parts) == 4 for parts in lines):
         try:  # one C-level parse instead of one call per line; any oddity falls back to line by line
             payloads = json.loads(b"[" + b",".join(parts[3] for parts in lines) + b"]")
         except (ValueError, RecursionError):
@@ -153,7 +167,7 @@ def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
         if not isinstance(payloads, list) or len(payloads) != len(lines):
             payloads = None
     return [_decode_outcome(parts, digestible, _UNPARSED if payloads is None else payloads[position], decoder,
-                            refused.get(position), judged, preview)
+                            refused.get(position), judged, preview, position in encoded)
             for position, parts in enumerate(lines)]
 
 
@@ -173,7 +187,8 @@ def _measurements(field_text: bytes) -> tuple[float, float, float, bool, bool]:
 
 def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, payload: Any,
                     decoder: sandbox_budget.JobDecoder, refusal: str | None = None,
-                    judged: Mapping[str, Any] | None = None, preview: bool = False) -> CallOutcome:
+                    judged: Mapping[str, Any] | None = None, preview: bool = False,
+                    keep_encoded: bool = False) -> CallOutcome:
     index = int(parts[0])  # the zygote accepted the line only with the index it expected
     if len(parts) != 4:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="truncated result line")
@@ -186,7 +201,10 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
         times = {"duration_s": duration, "wall_s": duration, "cpu_s": cpu, "background_cpu_s": background}
         record = (judged or {}).get(str(index)) if kind_name == "value" else None
         if record is not None:
-            return _judged_outcome(index, record, parts[3] if not preview else None, digestible, decoder, times)
+            return _judged_outcome(index, record, parts[3] if not preview else None, digestible, decoder, times,
+                                   keep_encoded)
+        if keep_encoded and kind_name == "value":
+            return CallOutcome(index, "value", sandbox_budget.EncodedValue(parts[3]), **times)
         if payload is _UNPARSED:
             payload = json.loads(parts[3])
         if kind_name == "value":
@@ -219,7 +237,8 @@ def _decoded_value(index: int, payload: Any, digestible: frozenset[int] | None,
 
 
 def _judged_outcome(index: int, record: Any, text: bytes | None, digestible: frozenset[int] | None,
-                    decoder: sandbox_budget.JobDecoder, times: dict[str, float]) -> CallOutcome:
+                    decoder: sandbox_budget.JobDecoder, times: dict[str, float],
+                    keep_encoded: bool = False) -> CallOutcome:
     """An output the judge decided: its verdict and preview; the value too when the caller asked for values."""
     if not isinstance(record, dict):
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="judge record", **times)
@@ -228,7 +247,9 @@ def _judged_outcome(index: int, record: Any, text: bytes | None, digestible: fro
                            exc_message=str(record.get("m"))[:500], **times)
     verdict = record.get("v")
     value = None
-    if text is not None:
+    if text is not None and keep_encoded:
+        value = sandbox_budget.EncodedValue(text)
+    elif text is not None:
         decoder.charge(text)
         value = _decoded_value(index, json.loads(text), digestible, decoder)
     return CallOutcome(index, "value", value, verdict=verdict if verdict in ("match", "wrong_value") else None,

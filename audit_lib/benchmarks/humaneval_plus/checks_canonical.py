@@ -67,8 +67,8 @@ def _same_outcome(first: InputOutcome, second: InputOutcome) -> bool:
     if first.kind != "value":
         return True
     if isinstance(first.value, ValueDigest) or isinstance(second.value, ValueDigest):
-        return _digest(first.value) == _digest(second.value)
-    return canonical_encoding(first.value) == canonical_encoding(second.value)
+        return _digest(first.decoded_value()) == _digest(second.decoded_value())
+    return canonical_encoding(first.decoded_value()) == canonical_encoding(second.decoded_value())
 
 
 def _digest(value: Any) -> str:
@@ -114,7 +114,7 @@ def ground_truth_from(tasks: Sequence[PlusTask], dataset: Dataset, first: Ground
                 if _same_outcome(a, b):
                     continue
                 accepted = a.kind == b.kind == "value" and \
-                    comparer.compare(inputs_of(task, split)[index], b.value, a.value).passed
+                    comparer.compare(inputs_of(task, split)[index], b.decoded_value(), a.decoded_value()).passed
                 # a run cut by a clock or killed by the supervisor gave no output: re-run alone, not "another output"
                 cut = bool({a.verdict_kind, b.verdict_kind} & RERUN_KINDS)
                 differing.append({"task_id": task.task_id, "split": split, "input_index": index,

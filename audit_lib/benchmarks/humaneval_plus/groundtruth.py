@@ -104,6 +104,7 @@ def load_or_compute_ground_truth(loaded: LoadedPlus, *, recompute: bool = False,
 def _value_to_json(value: Any, *, may_digest: bool) -> Any:
     if isinstance(value, ValueDigest):
         return value.to_json()
+    value = sandbox.decoded(value)  # one kept encoded: the cache holds values, decoded once to be written
     tagged = sandbox.encode(value)
     digest = large_value_digest(value, tagged, DIGEST_ABOVE_BYTES) if may_digest else None
     return digest.to_json() if digest is not None else tagged

@@ -61,7 +61,7 @@ def score_split(task: PlusTask, dataset: Dataset, run: SplitRun, expected: Split
             verdicts.append(InputVerdict(index, False, got.verdict_kind, got.describe()))
         else:
             passed, reason = (got.verdict == "match", got.reason or "not judged") if got.judged \
-                else _compared(comparer.compare(inputs[index], got.value, want.value))
+                else _compared(comparer.compare(inputs[index], got.decoded_value(), want.decoded_value()))
             verdicts.append(InputVerdict(index, passed, "match" if passed else "wrong_value",
                                          "" if passed else f"got {got.describe()}, expected "
                                          f"{want.describe()} ({reason})"))

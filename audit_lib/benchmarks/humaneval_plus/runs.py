@@ -50,6 +50,11 @@ class InputOutcome:
         """A value the sandbox's judge saw (and compared, where there was an expected value) instead of this process."""
         return self.kind == "value" and self.value is None and self.preview is not None
 
+    def decoded_value(self) -> Any:
+        """The value; one the sandbox kept encoded (`sandbox.EncodedValue`, too large to keep decoded) decoded now,
+        within a decode budget of its own, and not kept."""
+        return sandbox.decoded(self.value)
+
     @property
     def verdict_kind(self) -> str:
         """The kind a verdict is filed under: `killed` for a signal the supervisor recorded, else `kind`."""
@@ -57,12 +62,20 @@ class InputOutcome:
 
     def describe(self) -> str:
         if self.kind == "value":
-            return self.preview[:200] if self.judged else safe_repr(self.value, 200)
+            return self.preview[:200] if self.judged else shown_value(self.value, 200)
         if self.kind == "exception":
             return f"{self.exc_type}: {(self.exc_message or '')[:160]}"
         if self.kind == "unserializable" and self.exc_type:
             return f"unserializable {self.exc_type}: {(self.exc_message or '')[:160]}"
         return self.kind
+
+
+def shown_value(value: Any, cap: int) -> str:
+    """`safe_repr` of a value, one kept encoded decoded for it (its size when that is refused)."""
+    try:
+        return safe_repr(sandbox.decoded(value), cap)
+    except (sandbox.BudgetExceeded, sandbox.MalformedTaggedValue, ValueError, RecursionError):
+        return safe_repr(value, cap)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import (
     compute_ground_truth,
 )
 from audit_lib.benchmarks.humaneval_plus.replay import DEFAULT_MIN_TIME_LIMIT_S, GT_TIME_LIMIT_FACTOR
-from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
+from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of, settled
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import RERUN_KINDS
 from audit_lib.findings import Result
 
@@ -44,7 +44,7 @@ def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
         if run.load_error:
             rows.append({"problem": "canonical_failure", "task_id": task_id, "split": split, "input_index": None,
                          "kind": "load_error", "detail": run.load_error[:300]})
-        for index, outcome in enumerate(run.outcomes):
+        for index, outcome in enumerate(map(settled, run.outcomes)):
             if outcome.kind != "value":
                 kind = outcome.verdict_kind
                 limited = kind in ("timeout", "unserializable", *RERUN_KINDS) or outcome.exc_type == "MemoryError"
@@ -67,8 +67,8 @@ def _same_outcome(first: InputOutcome, second: InputOutcome) -> bool:
     if first.kind != "value":
         return True
     if isinstance(first.value, ValueDigest) or isinstance(second.value, ValueDigest):
-        return _digest(first.decoded_value()) == _digest(second.decoded_value())
-    return canonical_encoding(first.decoded_value()) == canonical_encoding(second.decoded_value())
+        return _digest(first.value) == _digest(second.value)
+    return canonical_encoding(first.value) == canonical_encoding(second.value)
 
 
 def _digest(value: Any) -> str:
@@ -111,10 +111,11 @@ def ground_truth_from(tasks: Sequence[PlusTask], dataset: Dataset, first: Ground
             run_a, run_b = first.run(task.task_id, split), second[(task.task_id, split)]
             comparer = SampleComparer(dataset=dataset, entry_point=task.entry_point, atol=task.atol)
             for index, (a, b) in enumerate(zip(run_a.outcomes, run_b.outcomes)):
+                a, b = settled(a), settled(b)  # a value kept encoded, decoded (or unserializable) to be compared
                 if _same_outcome(a, b):
                     continue
                 accepted = a.kind == b.kind == "value" and \
-                    comparer.compare(inputs_of(task, split)[index], b.decoded_value(), a.decoded_value()).passed
+                    comparer.compare(inputs_of(task, split)[index], b.value, a.value).passed
                 # a run cut by a clock or killed by the supervisor gave no output: re-run alone, not "another output"
                 cut = bool({a.verdict_kind, b.verdict_kind} & RERUN_KINDS)
                 differing.append({"task_id": task.task_id, "split": split, "input_index": index,

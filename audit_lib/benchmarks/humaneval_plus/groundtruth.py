@@ -15,7 +15,7 @@ from audit_lib.atomic_files import atomic_output
 from audit_lib.benchmarks.humaneval_plus.compare import MBPP_ORACLE_ENTRY_POINTS
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, LoadedPlus, PlusTask
 from audit_lib.benchmarks.humaneval_plus.programs import ground_truth_program
-from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, run_programs
+from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, run_programs, settled
 from audit_lib.errors import CorruptFileError
 from audit_lib.sandbox import DIGEST_TAG, ValueDigest, digest_from_json, large_value_digest
 
@@ -104,7 +104,6 @@ def load_or_compute_ground_truth(loaded: LoadedPlus, *, recompute: bool = False,
 def _value_to_json(value: Any, *, may_digest: bool) -> Any:
     if isinstance(value, ValueDigest):
         return value.to_json()
-    value = sandbox.decoded(value)  # one kept encoded: the cache holds values, decoded once to be written
     tagged = sandbox.encode(value)
     digest = large_value_digest(value, tagged, DIGEST_ABOVE_BYTES) if may_digest else None
     return digest.to_json() if digest is not None else tagged
@@ -120,6 +119,7 @@ def _value_from_json(payload: Any) -> Any:
 
 
 def _outcome_to_json(outcome: InputOutcome, *, may_digest: bool) -> list[Any]:
+    outcome = settled(outcome)  # the cache holds values: one kept encoded is decoded once to be written
     value = _value_to_json(outcome.value, may_digest=may_digest) if outcome.kind == "value" else None
     return [outcome.kind, value, round(outcome.duration_s, 6), outcome.exc_type, outcome.exc_message,
             round(outcome.cpu_s, 6)]

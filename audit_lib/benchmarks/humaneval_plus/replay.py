@@ -23,6 +23,7 @@ from audit_lib.benchmarks.humaneval_plus.runs import (
     SplitRun,
     inputs_of,
     run_program_units,
+    settled,
 )
 
 DEFAULT_MIN_TIME_LIMIT_S = 1.0  # evalplus/config.py DEFAULT_MIN_TIME_LIMIT (evalplus HEAD 26d6d00, PyPI 0.3.1)
@@ -55,13 +56,15 @@ def score_split(task: PlusTask, dataset: Dataset, run: SplitRun, expected: Split
     inputs = inputs_of(task, run.split)
     verdicts = []
     for index, (got, want) in enumerate(zip(run.outcomes, expected.outcomes)):
+        if got.kind == want.kind == "value" and not got.judged:  # compared here: a refused decode is unserializable
+            got, want = settled(got), settled(want)
         if want.kind != "value":
             verdicts.append(InputVerdict(index, False, "no_expected_output", want.describe()))
         elif got.kind != "value":
             verdicts.append(InputVerdict(index, False, got.verdict_kind, got.describe()))
         else:
             passed, reason = (got.verdict == "match", got.reason or "not judged") if got.judged \
-                else _compared(comparer.compare(inputs[index], got.decoded_value(), want.decoded_value()))
+                else _compared(comparer.compare(inputs[index], got.value, want.value))
             verdicts.append(InputVerdict(index, passed, "match" if passed else "wrong_value",
                                          "" if passed else f"got {got.describe()}, expected "
                                          f"{want.describe()} ({reason})"))

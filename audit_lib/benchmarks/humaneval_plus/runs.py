@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from audit_lib import sandbox, timing
@@ -50,11 +50,6 @@ class InputOutcome:
         """A value the sandbox's judge saw (and compared, where there was an expected value) instead of this process."""
         return self.kind == "value" and self.value is None and self.preview is not None
 
-    def decoded_value(self) -> Any:
-        """The value; one the sandbox kept encoded (`sandbox.EncodedValue`, too large to keep decoded) decoded now,
-        within a decode budget of its own, and not kept."""
-        return sandbox.decoded(self.value)
-
     @property
     def verdict_kind(self) -> str:
         """The kind a verdict is filed under: `killed` for a signal the supervisor recorded, else `kind`."""
@@ -68,6 +63,23 @@ class InputOutcome:
         if self.kind == "unserializable" and self.exc_type:
             return f"unserializable {self.exc_type}: {(self.exc_message or '')[:160]}"
         return self.kind
+
+
+def settled(outcome: InputOutcome) -> InputOutcome:
+    """`outcome` with a value the sandbox kept encoded (`sandbox.EncodedValue`) decoded now, or `unserializable`.
+
+    The decode runs within a budget of its own; when it is refused (over that budget, or a malformed value) the
+    outcome becomes `unserializable` with the reason, as it would have been had the job decoded it: never a value,
+    never an exception for the caller."""
+    if outcome.kind != "value" or not isinstance(outcome.value, sandbox.EncodedValue):
+        return outcome
+    try:
+        return replace(outcome, value=outcome.value.decode())
+    except sandbox.BudgetExceeded as exc:
+        refusal = ("BudgetExceeded", f"kept encoded, then refused when decoded: {exc.reason}")
+    except (sandbox.MalformedTaggedValue, ValueError, TypeError, RecursionError) as exc:
+        refusal = ("MalformedResult", f"kept encoded, then refused when decoded: {type(exc).__name__}: {exc}"[:500])
+    return replace(outcome, kind="unserializable", value=None, exc_type=refusal[0], exc_message=refusal[1])
 
 
 def shown_value(value: Any, cap: int) -> str:
@@ -225,4 +237,4 @@ def outcomes_by_task(runs: Mapping[tuple[str, Split], SplitRun]) -> dict[str, di
 
 
 __all__ = ["InputOutcome", "ProgramUnit", "SPLITS", "Split", "SplitRun", "inputs_of", "job_limits",
-           "outcomes_by_task", "run_program_units", "run_programs", "split_run_from_result"]
+           "outcomes_by_task", "run_program_units", "run_programs", "settled", "split_run_from_result"]

@@ -34,6 +34,7 @@ from audit_lib.errors import ParameterError, SandboxHarnessError
 from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import call_options
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox import nesting as sandbox_nesting
 from audit_lib.sandbox import pool as sandbox_pool
 from audit_lib.sandbox.call_options import NO_EXPECTED, CallJudge  # noqa: F401 - part of the public face
 from audit_lib.sandbox.limits import Limits
@@ -133,6 +134,12 @@ def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
     it is `unserializable` (exc_type "BudgetExceeded") for its own input only, and one past what the job's values
     may keep decoded (`max_kept_bytes`) stays encoded (`EncodedValue`). With values="preview" no long value is
     decoded: a judge's record (`judged`) stands for each value, or the zygote's stand-in for a long one."""
+    with sandbox_nesting.depth_room():  # values nested up to MAX_DEPTH: parsed and decoded with room on the stack
+        return _decode_lines(blob, digestible, budget, judged, preview)
+
+
+def _decode_lines(blob: bytes, digestible: frozenset[int] | None, budget: sandbox_budget.DecodeBudget | None,
+                  judged: Mapping[str, Any] | None, preview: bool) -> list[CallOutcome]:
     lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
     decoder = sandbox_budget.JobDecoder(budget)
     refused: dict[int, str] = {}

@@ -27,6 +27,7 @@ from audit_lib.sandbox.codec import (
     decode_scalar_tag,
     defaultdict_parts,
 )
+from audit_lib.sandbox.nesting import depth_room
 
 # Parsed-plus-decoded bytes per byte of JSON text and per container token: a generous upper estimate of what
 # json.loads and the decoding allocate (measured: `[],` ~64 B per list, `{"$set":[]},` ~460 B, `"ab",` ~10x).
@@ -111,13 +112,15 @@ class EncodedValue:
 
     def tagged(self) -> Any:
         """The parsed tagged JSON (no values built): what a judge or a cache takes."""
-        return json.loads(self.text)
+        with depth_room():
+            return json.loads(self.text)
 
     def decode(self, budget: DecodeBudget | None = None) -> Any:
         """The value, decoded here within `budget` (raises `BudgetExceeded` over it)."""
         decoder = JobDecoder(budget)
         decoder.charge(self.text)
-        return decoder.decode(json.loads(self.text))
+        with depth_room():
+            return decoder.decode(json.loads(self.text))
 
 
 def decoded(value: Any, budget: DecodeBudget | None = None) -> Any:
@@ -167,7 +170,8 @@ class JobDecoder:
 
     def decode(self, obj: Any) -> Any:
         """The value of parsed tagged JSON, like `sandbox_codec.decode`, within the depth/int/hash limits."""
-        return self._decode(obj, 0)
+        with depth_room():
+            return self._decode(obj, 0)
 
     # ---- internals ----------------------------------------------------------------------------------------------
 

@@ -230,9 +230,10 @@ def test_an_int_beyond_4300_digits_comes_back_and_prints(describe: str) -> None:
 
 # ---- nesting --------------------------------------------------------------------------------------------------------
 
-DEEP = {
-    "lists": b"[" * 400 + b"]" * 400,
-    "tuples": ('{"$tuple":[' * 300 + "]}" * 300).encode(),
+LIMIT = sandbox_codec.MAX_DEPTH
+DEEP = {  # past the codec's depth, within the room its parser has on the stack
+    "lists": b"[" * (LIMIT + 200) + b"]" * (LIMIT + 200),
+    "tuples": ('{"$tuple":[' * (LIMIT + 100) + "]}" * (LIMIT + 100)).encode(),
 }
 
 

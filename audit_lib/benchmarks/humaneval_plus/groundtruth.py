@@ -150,7 +150,8 @@ def write_cache(path: Path, sha256: str, dataset: Dataset, runs: Mapping[tuple[s
                "python": platform.python_version(), "machine": platform.machine(), "tasks": tasks}
     with atomic_output(path) as handle:
         with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=CACHE_GZIP_LEVEL) as zipped:
-            zipped.write(json.dumps(payload).encode("utf-8"))
+            with sandbox.depth_room():  # values nested up to the codec's MAX_DEPTH, two JSON levels per tag
+                zipped.write(json.dumps(payload).encode("utf-8"))
 
 
 def read_cache(path: Path, sha256: str) -> dict[tuple[str, Split], SplitRun]:
@@ -158,9 +159,9 @@ def read_cache(path: Path, sha256: str) -> dict[tuple[str, Split], SplitRun]:
     if not path.is_file():
         return {}
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
+        with gzip.open(path, "rt", encoding="utf-8") as handle, sandbox.depth_room():
             payload = json.load(handle)
-    except (OSError, EOFError, json.JSONDecodeError) as exc:
+    except (OSError, EOFError, json.JSONDecodeError, RecursionError) as exc:
         raise CorruptFileError(f"{path}: ground-truth cache does not read ({exc}); delete it to recompute",
                                file=str(path), row=None, field=None) from exc
     if isinstance(payload.get("format"), int) and payload["format"] < CACHE_FORMAT \

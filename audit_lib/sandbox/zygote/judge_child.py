@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.nesting import depth_room
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, read_frame, write_frame
 from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields
@@ -168,11 +169,14 @@ def request(op: str, target: Remote, args: tuple, kwargs: dict) -> Any:
     """Ask the job to do `op` on `target`; its value, decoded, or its exception, raised here."""
     body = {"op": op, "target": target._handle, "args": [_sent(arg) for arg in args],
             "kwargs": {str(key): _sent(value) for key, value in kwargs.items()}}
-    write_frame(RESULT_FD, REQUEST, json.dumps(body).encode())
+    with depth_room():  # values nested up to MAX_DEPTH; the test code itself runs at the limit it was given
+        text = json.dumps(body).encode()
+    write_frame(RESULT_FD, REQUEST, text)
     got = read_frame(GO_FD)
     if got is None or got[0] != ANSWER:
         raise JobGone
-    answer = json.loads(got[1])
+    with depth_room():
+        answer = json.loads(got[1])
     kind = answer.get("kind")
     if kind == "exception":
         _raise_programs(_raised(answer))
@@ -286,7 +290,8 @@ def _judge_one(snippet: str) -> bool:
     got = read_frame(GO_FD)
     if got is None or got[0] != LOAD:
         return False
-    load = json.loads(got[1])
+    with depth_room():
+        load = json.loads(got[1])
     if not load.get("ok"):
         bases = [base.__name__ for base in _builtin_classes(load.get("bases") or [load.get("base")])]
         _verdict("load_error", None, base="AssertionError" if "AssertionError" in bases else bases[0],

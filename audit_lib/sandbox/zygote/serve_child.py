@@ -17,6 +17,7 @@ from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, read_frame, write_frame
 from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields, flush_std_streams as _flush_std_streams, fresh_module as _fresh_module
+from audit_lib.sandbox.nesting import depth_room as _depth_room
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
 # Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
 from builtins import (  # noqa: A004
@@ -185,17 +186,22 @@ def serve(program: str, names: list[str]) -> None:
             pass
         return
     _flush_std_streams(streams)
-    write_frame(RESULT_FD, LOAD, _json_dumps(load).encode())
+    with _depth_room():
+        body = _json_dumps(load).encode()
+    write_frame(RESULT_FD, LOAD, body)
     while True:
         got = read_frame(GO_FD)
         if got is None:
             return
         try:
-            answer = server.answer(_raw_decode(got[1].decode())[0])
+            with _depth_room():  # parsing and writing values nested up to MAX_DEPTH; the call itself runs outside
+                asked = _raw_decode(got[1].decode())[0]
+            answer = server.answer(asked)
         except BaseException as exc:  # noqa: BLE001
             answer = _exception_answer(exc, server)
         try:
-            body = _json_dumps(answer).encode()
+            with _depth_room():
+                body = _json_dumps(answer).encode()
         except BaseException as exc:  # noqa: BLE001 - e.g. an exception message that will not encode
             body = _json_dumps(_exception_answer(exc)).encode()
         _flush_std_streams(streams)

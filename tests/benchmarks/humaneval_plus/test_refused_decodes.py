@@ -85,3 +85,13 @@ def test_the_evalplus_driver_declines_a_task_whose_expected_value_is_refused() -
     assert _split_literals(TASK, gt, "base")[1] == "[1]"
     with pytest.raises(EvalPlusUnavailable, match="repeated hashes"):
         _split_literals(TASK, gt, "plus")
+
+
+def test_the_cache_round_trips_a_value_as_deep_as_the_codec_carries(tmp_path: Path) -> None:
+    # Tuples take two JSON levels each: 900 of them are 1,800 levels, past the parser's default recursion limit.
+    deep: object = 0
+    for _ in range(900):
+        deep = (deep,)
+    path = tmp_path / "gt.json.gz"
+    write_cache(path, "abc", "humaneval", runs(value(1), value(deep)))
+    assert read_cache(path, "abc")[("T/0", "plus")].outcomes[0].value == deep

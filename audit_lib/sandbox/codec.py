@@ -160,8 +160,9 @@ def _encode_pairs(items: Any, depth: int) -> list[list[Any]]:
 
 
 def encode(value: Any) -> Any:
-    """The JSON-able tagged form of `value`; raises `Unserializable` for anything that is not plain data (or nested
-    deeper than `MAX_DEPTH`)."""
+    """The JSON-able tagged form of `value`; raises `Unserializable` for anything that is not plain data.
+
+    A value nested deeper than `MAX_DEPTH` is not plain data either; the encoding has `depth_room()` on the stack."""
     with depth_room():
         return _encode(value, 0)
 

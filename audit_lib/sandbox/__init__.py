@@ -2,8 +2,10 @@
 
 Private modules: `api` (run_asserts, call_function), `results` (statuses, SnippetResult), `testrun` (run_tests: the
 program answers calls in its job, the test runs in a jailed judge), `limits` (a job's limits), `call_options`
-(call_function's checked options and its judge, `CallJudge`), `codec` (tagged JSON), `budget` (bounded decoding in the parent), `pool` (warmed
-zygotes), `executors` (run_many), `cli` (the `sandbox` subcommand) and `zygote/` (the processes that run the code).
+(call_function's checked options and its judge, `CallJudge`), `codec` (tagged JSON; its errors in `value_errors`,
+a defaultdict's factory in `factories`), `nesting` (room on the stack for deep values), `budget` (bounded decoding
+in the parent), `pool` (warmed zygotes), `executors` (run_many), `cli` (the `sandbox` subcommand) and `zygote/` (the
+processes that run the code).
 """
 
 from audit_lib.sandbox.api import (
@@ -26,8 +28,10 @@ from audit_lib.sandbox.api import (
 from audit_lib.sandbox.budget import (
     BudgetExceeded,
     DecodeBudget,
+    EncodedValue,
     bounded_repr,
     bounded_set,
+    decoded,
     printable_int,
     safe_repr,
 )
@@ -44,6 +48,7 @@ from audit_lib.sandbox.codec import (
     encode,
     large_value_digest,
 )
+from audit_lib.sandbox.nesting import MAX_DEPTH, depth_room
 from audit_lib.sandbox.executors import EXECUTOR_ENV, default_workers, open_executor, resolve_executor_name, run_many
 from audit_lib.sandbox.testrun import TestsJob, TestsResult, names_read, run_tests, script_exit_codes, trust_counts
 
@@ -52,9 +57,9 @@ __all__ = [
     "CallJob", "CallJobResult", "CallJudge", "bounded_repr", "CallOutcome", "Limits", "MalformedTaggedValue", "SnippetResult", "Status", "Unserializable",
     "ValueDigest", "call_function", "canonical_encoding", "contains_float", "decode", "default_workers",
     "digest_from_json", "digest_of", "encode", "large_value_digest", "open_executor", "resolve_executor_name",
-    "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "bounded_set",
+    "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "EncodedValue", "bounded_set", "decoded",
     "printable_int", "safe_repr", "TestsJob", "TestsResult", "names_read", "script_exit_codes", "trust_counts",
-    "run_tests",
+    "run_tests", "MAX_DEPTH", "depth_room",
 ]
 
 

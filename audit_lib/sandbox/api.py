@@ -34,6 +34,7 @@ from audit_lib.errors import ParameterError, SandboxHarnessError
 from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import call_options
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox import nesting as sandbox_nesting
 from audit_lib.sandbox import pool as sandbox_pool
 from audit_lib.sandbox.call_options import NO_EXPECTED, CallJudge  # noqa: F401 - part of the public face
 from audit_lib.sandbox.limits import Limits
@@ -97,6 +98,8 @@ def _jsonable_value(outcome: CallOutcome) -> Any:
         return {"$preview": outcome.preview}
     if isinstance(outcome.value, sandbox_codec.ValueDigest):
         return outcome.value.to_json()
+    if isinstance(outcome.value, sandbox_budget.EncodedValue):
+        return {"$encoded": len(outcome.value.text)}  # its size: the parent never decodes it to print it
     try:  # JSON must always come out (the CLI prints it), whatever the value
         return sandbox_codec.encode(outcome.value)
     except (sandbox_codec.Unserializable, RecursionError, ValueError) as exc:
@@ -128,24 +131,42 @@ def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
     """The outcome of every result line; the JSON payloads are parsed in one pass when they all parse.
 
     Every value is decoded within the job's `sandbox_budget.DecodeBudget` (bytes, structure and CPU time); one over
-    it is `unserializable` (exc_type "BudgetExceeded") for its own input only. With values="preview" no long value
-    is decoded: a judge's record (`judged`) stands for each value, or the zygote's stand-in for a long one."""
+    it is `unserializable` (exc_type "BudgetExceeded") for its own input only, and one past what the job's values
+    may keep decoded (`max_kept_bytes`) stays encoded (`EncodedValue`). With values="preview" no long value is
+    decoded: a judge's record (`judged`) stands for each value, or the zygote's stand-in for a long one."""
+    with sandbox_nesting.depth_room():  # values nested up to MAX_DEPTH: parsed and decoded with room on the stack
+        return _decode_lines(blob, digestible, budget, judged, preview)
+
+
+def _decode_lines(blob: bytes, digestible: frozenset[int] | None, budget: sandbox_budget.DecodeBudget | None,
+                  judged: Mapping[str, Any] | None, preview: bool) -> list[CallOutcome]:
     lines = [line.split(b" ", 3) for line in blob.split(b"\n")] if blob else []
     decoder = sandbox_budget.JobDecoder(budget)
     refused: dict[int, str] = {}
+    encoded: set[int] = set()
+    room = decoder.budget.max_kept_bytes
     try:  # reserved before json.loads ever sees the text: the whole blob at once when it fits, else line by line
+        if sandbox_budget.estimated_decoded_bytes(blob) > room:
+            raise sandbox_budget.BudgetExceeded("past what the job's values may keep decoded")
         decoder.charge(blob)
     except sandbox_budget.BudgetExceeded:
         for position, parts in enumerate(lines):
             if len(parts) == 4:
+                cost = sandbox_budget.estimated_decoded_bytes(parts[3])
+                # kept encoded: a value that fits a decode budget of its own, not this job's room to keep values
+                if room < cost <= decoder.budget.max_decoded_bytes and parts[1] == b"value" and not preview:
+                    encoded.add(position)
+                    continue
                 try:
                     decoder.charge(parts[3])
+                    room -= cost
                 except sandbox_budget.BudgetExceeded as exc:
                     refused[position] = exc.reason
     payloads: list[Any] | None = None
     # Only small blobs in one parse: json.loads holds the GIL throughout, and a huge one would stall the other
     # pool threads (their zygotes would sit idle waiting for the next request).
-    if lines and not refused and len(blob) <= BATCH_PARSE_MAX_BYTES and all(len(parts) == 4 for parts in lines):
+    if lines and not refused and not encoded and len(blob) <= BATCH_PARSE_MAX_BYTES \
+            and all(len(parts) == 4 for parts in lines):
         try:  # one C-level parse instead of one call per line; any oddity falls back to line by line
             payloads = json.loads(b"[" + b",".join(parts[3] for parts in lines) + b"]")
         except (ValueError, RecursionError):
@@ -153,7 +174,7 @@ def _decode_outcomes(blob: bytes, digestible: frozenset[int] | None,
         if not isinstance(payloads, list) or len(payloads) != len(lines):
             payloads = None
     return [_decode_outcome(parts, digestible, _UNPARSED if payloads is None else payloads[position], decoder,
-                            refused.get(position), judged, preview)
+                            refused.get(position), judged, preview, position in encoded)
             for position, parts in enumerate(lines)]
 
 
@@ -173,7 +194,8 @@ def _measurements(field_text: bytes) -> tuple[float, float, float, bool, bool]:
 
 def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, payload: Any,
                     decoder: sandbox_budget.JobDecoder, refusal: str | None = None,
-                    judged: Mapping[str, Any] | None = None, preview: bool = False) -> CallOutcome:
+                    judged: Mapping[str, Any] | None = None, preview: bool = False,
+                    keep_encoded: bool = False) -> CallOutcome:
     index = int(parts[0])  # the zygote accepted the line only with the index it expected
     if len(parts) != 4:
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="truncated result line")
@@ -186,7 +208,10 @@ def _decode_outcome(parts: list[bytes], digestible: frozenset[int] | None, paylo
         times = {"duration_s": duration, "wall_s": duration, "cpu_s": cpu, "background_cpu_s": background}
         record = (judged or {}).get(str(index)) if kind_name == "value" else None
         if record is not None:
-            return _judged_outcome(index, record, parts[3] if not preview else None, digestible, decoder, times)
+            return _judged_outcome(index, record, parts[3] if not preview else None, digestible, decoder, times,
+                                   keep_encoded)
+        if keep_encoded and kind_name == "value":
+            return CallOutcome(index, "value", sandbox_budget.EncodedValue(parts[3]), **times)
         if payload is _UNPARSED:
             payload = json.loads(parts[3])
         if kind_name == "value":
@@ -219,7 +244,8 @@ def _decoded_value(index: int, payload: Any, digestible: frozenset[int] | None,
 
 
 def _judged_outcome(index: int, record: Any, text: bytes | None, digestible: frozenset[int] | None,
-                    decoder: sandbox_budget.JobDecoder, times: dict[str, float]) -> CallOutcome:
+                    decoder: sandbox_budget.JobDecoder, times: dict[str, float],
+                    keep_encoded: bool = False) -> CallOutcome:
     """An output the judge decided: its verdict and preview; the value too when the caller asked for values."""
     if not isinstance(record, dict):
         return CallOutcome(index, "unserializable", exc_type="MalformedResult", exc_message="judge record", **times)
@@ -228,7 +254,9 @@ def _judged_outcome(index: int, record: Any, text: bytes | None, digestible: fro
                            exc_message=str(record.get("m"))[:500], **times)
     verdict = record.get("v")
     value = None
-    if text is not None:
+    if text is not None and keep_encoded:
+        value = sandbox_budget.EncodedValue(text)
+    elif text is not None:
         decoder.charge(text)
         value = _decoded_value(index, json.loads(text), digestible, decoder)
     return CallOutcome(index, "value", value, verdict=verdict if verdict in ("match", "wrong_value") else None,
@@ -269,8 +297,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     `sandbox_codec.ValueDigest` (for the inputs in `digest_inputs`, or all when None), which spares sending and
     decoding huge outputs that are only ever compared with a digest. Without it, a digest is never accepted.
 
-    The program's load (its module-level code) gets `load_timeout_s` (default: `limits.timeout_s`); EvalPlus loads
-    a sample outside its per-input limits, within the whole sample's budget only.
+    The program's load (its module-level code) runs outside every per-input limit, within the job's whole budget
+    (`limits.total_timeout_s`), as EvalPlus loads a sample; `load_timeout_s` sets a shorter limit for it.
     """
     if load_timeout_s is not None and not (load_timeout_s > 0 and math.isfinite(load_timeout_s)):
         raise ParameterError(f"load_timeout_s must be a positive finite number, not {load_timeout_s!r}",
@@ -296,7 +324,7 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     started = time.monotonic()
     request = {"op": "call", "program": program, "entry_point": entry_point, "inputs": encoded_inputs,
                "timeouts": timeouts, "deepcopy": deepcopy_inputs, "total_timeout": limits.total_timeout_s,
-               "load_timeout": limits.timeout_s if load_timeout_s is None else float(load_timeout_s),
+               "load_timeout": limits.total_timeout_s if load_timeout_s is None else float(load_timeout_s),
                "grace_s": HARD_KILL_GRACE_S,
                "stop_after_failure": stop_after_failure, "limits": limits.wire(limits.total_timeout_s),
                "values": values}
@@ -387,7 +415,7 @@ class CallJob:
     digest_inputs: tuple[int, ...] | None = None
     judge: CallJudge | None = None
     values: str = "decoded"
-    load_timeout_s: float | None = None  # the program's load; None: `limits.timeout_s`
+    load_timeout_s: float | None = None  # the program's load; None: the job's budget, `limits.total_timeout_s`
 
     def run(self) -> CallJobResult:
         return call_function(self.program, self.entry_point, self.inputs, limits=self.limits,

@@ -27,6 +27,7 @@ from audit_lib.sandbox.codec import (
     decode_scalar_tag,
     defaultdict_parts,
 )
+from audit_lib.sandbox.nesting import depth_room
 
 # Parsed-plus-decoded bytes per byte of JSON text and per container token: a generous upper estimate of what
 # json.loads and the decoding allocate (measured: `[],` ~64 B per list, `{"$set":[]},` ~460 B, `"ab",` ~10x).
@@ -72,6 +73,10 @@ class DecodeBudget(NamedTuple):
     # Lists and objects in one value's text, counted before it is parsed: `json.loads` builds each in C, where no
     # timer interrupts it (20M nested lists took ~20 s); 8M take about 4 s.
     max_containers: int = 8_000_000
+    # What a job's decoded values may hold in the parent (estimated as `max_decoded_bytes` is): a value past it
+    # stays the tagged JSON its job sent (`EncodedValue`), decoded only when asked, so results a caller keeps cost
+    # their encoded size. HumanEval+'s outputs are far smaller, bar a few canonical outputs of the largest inputs.
+    max_kept_bytes: int = 64 * 1024 * 1024
 
 
 CPU_CHECK_EVERY = 4096
@@ -83,6 +88,44 @@ class BudgetExceeded(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class EncodedValue:
+    """A call's value kept as the tagged JSON its job sent; `decode()` builds it, within a fresh `DecodeBudget`.
+
+    What `call_function(values="decoded")` returns for a value past the job's `DecodeBudget.max_kept_bytes`. Equal
+    to another by its text only; its repr names its size, never its content."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: bytes) -> None:
+        self.text = bytes(text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, EncodedValue) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"<EncodedValue of {len(self.text):,} bytes>"
+
+    def tagged(self) -> Any:
+        """The parsed tagged JSON (no values built): what a judge or a cache takes."""
+        with depth_room():
+            return json.loads(self.text)
+
+    def decode(self, budget: DecodeBudget | None = None) -> Any:
+        """The value, decoded here within `budget` (raises `BudgetExceeded` over it)."""
+        decoder = JobDecoder(budget)
+        decoder.charge(self.text)
+        with depth_room():
+            return decoder.decode(json.loads(self.text))
+
+
+def decoded(value: Any, budget: DecodeBudget | None = None) -> Any:
+    """`value`, or the value an `EncodedValue` stands for (decoded within `budget`; `BudgetExceeded` over it)."""
+    return value.decode(budget) if isinstance(value, EncodedValue) else value
 
 
 def estimated_decoded_bytes(text: bytes) -> int:
@@ -127,7 +170,8 @@ class JobDecoder:
 
     def decode(self, obj: Any) -> Any:
         """The value of parsed tagged JSON, like `sandbox_codec.decode`, within the depth/int/hash limits."""
-        return self._decode(obj, 0)
+        with depth_room():
+            return self._decode(obj, 0)
 
     # ---- internals ----------------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from audit_lib.errors import ParameterError
+from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import codec as sandbox_codec
 
 
@@ -86,6 +87,7 @@ class CallJudge:
                 continue
             try:
                 expected.append([index, value.to_json() if isinstance(value, sandbox_codec.ValueDigest)
+                                 else value.tagged() if isinstance(value, sandbox_budget.EncodedValue)
                                  else sandbox_codec.encode(value)])
             except sandbox_codec.Unserializable as exc:
                 raise ParameterError(f"expected value {index} is not plain data: {exc}", field="judge") from exc

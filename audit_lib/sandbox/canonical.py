@@ -12,6 +12,8 @@ import json
 import operator
 from typing import Any
 
+from audit_lib.sandbox.nesting import depth_room
+
 _LEAVES = frozenset({str, bool, type(None), int, float})
 # Tags whose items `==` compares in any order (a defaultdict's payload is [factory, pairs]).
 _UNORDERED_ITEMS = frozenset({"$set", "$frozenset"})
@@ -22,9 +24,10 @@ _UNORDERED_MARKERS = ('"$set"', '"$frozenset"', '"$dict"', '"$counter"', '"$defa
 
 def canonical_text(tagged: Any) -> str:
     """The canonical text of `codec.encode`'s tagged JSON: compact, keys sorted, sets and mappings in one order."""
-    text = json.dumps(tagged, sort_keys=True, separators=(",", ":"))
-    if any(marker in text for marker in _UNORDERED_MARKERS):
-        text = json.dumps(_in_canonical_order(tagged), sort_keys=True, separators=(",", ":"))
+    with depth_room():
+        text = json.dumps(tagged, sort_keys=True, separators=(",", ":"))
+        if any(marker in text for marker in _UNORDERED_MARKERS):
+            text = json.dumps(_in_canonical_order(tagged), sort_keys=True, separators=(",", ":"))
     return text
 
 

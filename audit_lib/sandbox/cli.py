@@ -16,6 +16,7 @@ from audit_lib.errors import ParameterError
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.api import call_function, run_asserts
 from audit_lib.sandbox.limits import Limits
+from audit_lib.sandbox.nesting import depth_room
 
 
 def register(subparsers: Any) -> None:
@@ -50,7 +51,8 @@ def _read_text(path: Path, what: str) -> str:
 def _read_inputs(path: Path) -> list[list[Any]]:
     text = _read_text(path, "inputs")
     try:
-        inputs = sandbox_codec.decode(json.loads(text))
+        with depth_room():
+            inputs = sandbox_codec.decode(json.loads(text))
     except (ValueError, RecursionError, TypeError, sandbox_codec.MalformedTaggedValue) as exc:  # too deep, unhashable
         raise ParameterError(f"{path}: not valid (tagged) JSON: {exc}", file=str(path), field="inputs") from exc
     if not isinstance(inputs, list) or not all(isinstance(args, (list, tuple)) for args in inputs):
@@ -78,8 +80,28 @@ def handle(args: argparse.Namespace) -> int:
     except ParameterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(result.to_json(), indent=2, default=str))
+    print(result_text(result.to_json()))
     return 0 if result.status == "pass" else 1
+
+
+def result_text(payload: dict[str, Any]) -> str:
+    """The result as JSON: a line per field and per item of a list field, each written compactly by the C encoder.
+
+    Indenting every level (`json.dumps(indent=2)`, a pure-Python and recursive encoder) fails on values nested a
+    few hundred deep and writes each nested item on a line indented by its depth, so a value's text could grow by
+    about its depth; compact items are the size of their values, and their nesting has the codec's room."""
+    def compact(value: Any) -> str:
+        return json.dumps(value, default=str)
+
+    with depth_room():
+        fields = []
+        for key, value in payload.items():
+            if isinstance(value, list) and value:
+                items = ",\n".join(f"    {compact(item)}" for item in value)
+                fields.append(f"  {compact(key)}: [\n{items}\n  ]")
+            else:
+                fields.append(f"  {compact(key)}: {compact(value)}")
+    return "{\n" + ",\n".join(fields) + "\n}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,16 @@ from itertools import compress, count, repeat
 from typing import Any
 
 from audit_lib.sandbox.canonical import canonical_text
+from audit_lib.sandbox.factories import (  # noqa: F401 - part of the codec's face
+    DEFAULT_FACTORIES,
+    UncarriedFactory,
+    decode_factory,
+    defaultdict_parts,
+    encode_factory,
+)
+from audit_lib.sandbox.nesting import MAX_DEPTH, depth_room
+from audit_lib.sandbox.value_errors import MalformedTaggedValue, Unserializable
+from audit_lib.sandbox.value_errors import type_name as _type_name
 # Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
 from builtins import (  # noqa: A004
     AttributeError, Exception, ImportError, NotImplemented, ValueError, all, any, bool, bytearray, bytes,
@@ -58,33 +68,10 @@ except ImportError:  # Python 3.12+
 # Ints beyond this are sent as hex: JSON readers elsewhere lose precision past 2**53, and Python refuses to print
 # ints with more than 4300 decimal digits.
 PLAIN_INT_BOUND = 2**53
-MAX_DEPTH = 200
 
 
 # A value sent as its digest: {"$digest": [sha256 of its canonical encoding, encoded size, type name]}.
 DIGEST_TAG = "$digest"
-
-
-class Unserializable(Exception):
-    """A value that is not plain data (or is too deep / recursive to send)."""
-
-    def __init__(self, type_name: str, reason: str = "not plain data") -> None:
-        super().__init__(f"{type_name}: {reason}")
-        self.type_name = type_name
-        self.reason = reason
-
-
-class MalformedTaggedValue(ValueError):
-    """Tagged JSON that does not follow the format (sent by a broken or hostile child)."""
-
-
-def _type_name(value: object) -> str:
-    cls = type(value)
-    module = getattr(cls, "__module__", "") or ""
-    name = getattr(cls, "__qualname__", None) or getattr(cls, "__name__", "?")
-    if not isinstance(name, str) or not isinstance(module, str):
-        return "?"
-    return name if module == "builtins" else f"{module}.{name}"
 
 
 def _encode_float(value: float) -> Any:
@@ -169,11 +156,18 @@ def _flat_json_safe(items: list | tuple, kinds: set[type] | None = None) -> bool
 
 
 def _encode_pairs(items: Any, depth: int) -> list[list[Any]]:
-    return [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in items]
+    return [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in items]
 
 
-def encode(value: Any, depth: int = 0) -> Any:
-    """The JSON-able tagged form of `value`; raises `Unserializable` for anything that is not plain data."""
+def encode(value: Any) -> Any:
+    """The JSON-able tagged form of `value`; raises `Unserializable` for anything that is not plain data.
+
+    A value nested deeper than `MAX_DEPTH` is not plain data either; the encoding has `depth_room()` on the stack."""
+    with depth_room():
+        return _encode(value, 0)
+
+
+def _encode(value: Any, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise Unserializable(_type_name(value), f"nested deeper than {MAX_DEPTH}")
     cls = type(value)
@@ -188,15 +182,15 @@ def encode(value: Any, depth: int = 0) -> Any:
         packed = _packed_floats(value, kinds)
         if packed is not None:
             return packed
-        return value if _flat_json_safe(value, kinds) else [encode(item, depth + 1) for item in value]
+        return value if _flat_json_safe(value, kinds) else [_encode(item, depth + 1) for item in value]
     if cls is tuple:
-        return {"$tuple": list(value) if _flat_json_safe(value) else [encode(item, depth + 1) for item in value]}
+        return {"$tuple": list(value) if _flat_json_safe(value) else [_encode(item, depth + 1) for item in value]}
     if cls is dict:
         if all(type(k) is str and not k.startswith("$") for k in value):
-            return {k: encode(v, depth + 1) for k, v in value.items()}
+            return {k: _encode(v, depth + 1) for k, v in value.items()}
         return {"$dict": _encode_pairs(value.items(), depth)}
     if cls is set or cls is frozenset:
-        return {"$set" if cls is set else "$frozenset": [encode(item, depth + 1) for item in value]}
+        return {"$set" if cls is set else "$frozenset": [_encode(item, depth + 1) for item in value]}
     if cls is bytes or cls is bytearray:
         tag = "$bytes" if cls is bytes else "$bytearray"
         return {tag: base64.b64encode(bytes(value)).decode("ascii")}
@@ -207,78 +201,15 @@ def encode(value: Any, depth: int = 0) -> Any:
     if cls is collections.Counter:
         return {"$counter": _encode_pairs(value.items(), depth)}
     if cls is collections.defaultdict:
-        return {"$defaultdict": [_encode_factory(value.default_factory), _encode_pairs(value.items(), depth)]}
+        return {"$defaultdict": [encode_factory(value.default_factory), _encode_pairs(value.items(), depth)]}
     if cls is fractions.Fraction:
-        return {"$fraction": [encode(value.numerator, depth + 1), encode(value.denominator, depth + 1)]}
+        return {"$fraction": [_encode(value.numerator, depth + 1), _encode(value.denominator, depth + 1)]}
     if cls is decimal.Decimal:
         return {"$decimal": str(value)}  # exact: a Decimal's str() gives back the same sign, digits and exponent
     plain = _builtin_value(value, cls)
     if plain is not _NOT_PLAIN:
-        return encode(plain, depth)
+        return _encode(plain, depth)
     raise Unserializable(_type_name(value))
-
-
-# The default factories a defaultdict carries across: builtin types, which make the same default in the judge.
-DEFAULT_FACTORIES = {factory.__name__: factory for factory in (
-    int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set, frozenset)}
-_FUNCTION = type(_type_name)
-
-
-def _encode_factory(factory: Any) -> Any:
-    if factory is None:
-        return None
-    if type(factory) is type and DEFAULT_FACTORIES.get(factory.__name__) is factory:
-        return factory.__name__
-    what = _type_name(factory)
-    if type(factory) is _FUNCTION:  # a function's __qualname__ is always a str
-        what += " " + factory.__qualname__
-    return ["program", what[:200]]
-
-
-class UncarriedFactory:
-    """Stands for a defaultdict's `default_factory` that stayed in the program: asked for a default, it raises.
-
-    The defaultdict compares, iterates and reads its keys as the program's does; only a missing key, which upstream
-    would fill by calling the program's factory, is refused with this error naming the factory."""
-
-    __slots__ = ("what",)
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-
-    def __call__(self) -> Any:
-        raise TypeError(f"this defaultdict's default_factory ({self.what}) stayed in the program, which is not "
-                        "asked for a missing key's default: only a builtin type's default crosses")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is UncarriedFactory and other.what == self.what
-
-    def __hash__(self) -> int:
-        return hash(self.what)
-
-    def __reduce__(self) -> tuple[type, tuple[str]]:
-        return (UncarriedFactory, (self.what,))
-
-    def __repr__(self) -> str:
-        return f"<default_factory {self.what} of the program>"
-
-
-def decode_factory(payload: Any) -> Any:
-    """The `default_factory` `_encode_factory` described."""
-    if payload is None:
-        return None
-    if isinstance(payload, str) and payload in DEFAULT_FACTORIES:
-        return DEFAULT_FACTORIES[payload]
-    if isinstance(payload, list) and len(payload) == 2 and payload[0] == "program" and isinstance(payload[1], str):
-        return UncarriedFactory(payload[1][:200])
-    raise MalformedTaggedValue(f"bad default_factory {payload!r:.80}")
-
-
-def defaultdict_parts(payload: Any) -> tuple[Any, Any]:
-    """A `$defaultdict` payload's factory (decoded) and its pairs (still tagged)."""
-    if not isinstance(payload, list) or len(payload) != 2:
-        raise MalformedTaggedValue("$defaultdict needs [factory, [[key, value], ...]]")
-    return decode_factory(payload[0]), payload[1]
 
 
 _NOT_PLAIN = object()
@@ -317,7 +248,7 @@ def _decode_float(obj: Any) -> float:
 def _decode_pairs(payload: Any) -> list[tuple[Any, Any]]:
     if not isinstance(payload, list) or not all(isinstance(p, list) and len(p) == 2 for p in payload):
         raise MalformedTaggedValue("a mapping tag needs a list of [key, value] pairs")
-    return [(decode(k), decode(v)) for k, v in payload]
+    return [(_decode(k), _decode(v)) for k, v in payload]
 
 
 SCALAR_TAGS = frozenset({"$float", "$bytes", "$bytearray", "$complex", "$f64", "$decimal"})
@@ -355,7 +286,7 @@ def _decode_tag(tag: str, payload: Any) -> Any:
     if tag in ("$tuple", "$set", "$frozenset"):
         if not isinstance(payload, list):
             raise MalformedTaggedValue(f"{tag} needs a list")
-        items = [decode(item) for item in payload]
+        items = [_decode(item) for item in payload]
         return tuple(items) if tag == "$tuple" else (set(items) if tag == "$set" else frozenset(items))
     if tag == "$int":
         if not isinstance(payload, str):
@@ -375,7 +306,7 @@ def _decode_tag(tag: str, payload: Any) -> Any:
     if tag == "$fraction":
         if not isinstance(payload, list) or len(payload) != 2:
             raise MalformedTaggedValue("$fraction needs [numerator, denominator]")
-        numerator, denominator = decode(payload[0]), decode(payload[1])
+        numerator, denominator = _decode(payload[0]), _decode(payload[1])
         if type(numerator) is not int or type(denominator) is not int or denominator <= 0:
             raise MalformedTaggedValue("$fraction needs two ints, the denominator positive")
         return fractions.Fraction(numerator, denominator)
@@ -384,11 +315,16 @@ def _decode_tag(tag: str, payload: Any) -> Any:
 
 def decode(obj: Any) -> Any:
     """The Python value of a tagged JSON object (already parsed by `json.loads`)."""
+    with depth_room():
+        return _decode(obj)
+
+
+def _decode(obj: Any) -> Any:
     cls = type(obj)
     if obj is None or cls in (bool, str, int, float):
         return obj
     if cls is list:
-        return obj if set(map(type, obj)) <= JSON_LEAVES else [decode(item) for item in obj]
+        return obj if set(map(type, obj)) <= JSON_LEAVES else [_decode(item) for item in obj]
     if cls is dict:
         if len(obj) == 1:
             (key,) = obj
@@ -396,7 +332,7 @@ def decode(obj: Any) -> Any:
                 return _decode_tag(key, obj[key])
         if any(k.startswith("$") for k in obj):
             raise MalformedTaggedValue("a plain object may not have keys starting with '$'")
-        return {k: decode(v) for k, v in obj.items()}
+        return {k: _decode(v) for k, v in obj.items()}
     raise MalformedTaggedValue(f"not a JSON value: {cls.__name__}")
 
 
@@ -487,12 +423,17 @@ def contains_float(value: Any) -> bool:
     """Is there a float, complex or Decimal anywhere in this value (where tolerances or `==`, not digests, decide)?
 
     A Decimal counts: `Decimal('1.0') == Decimal('1')` though their encodings differ."""
+    with depth_room():
+        return _contains_float(value)
+
+
+def _contains_float(value: Any) -> bool:
     if isinstance(value, (float, complex, decimal.Decimal)):
         return True
     if isinstance(value, (list, tuple, set, frozenset)):
         if not any(issubclass(kind, _CONTAINER_OR_FLOAT) for kind in set(map(type, value))):
             return False  # a flat collection of ints / str / None: decided without a call per item
-        return any(contains_float(item) for item in value)
+        return any(_contains_float(item) for item in value)
     if isinstance(value, dict):
-        return any(contains_float(k) or contains_float(v) for k, v in value.items())
+        return any(_contains_float(k) or _contains_float(v) for k, v in value.items())
     return False

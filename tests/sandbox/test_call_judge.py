@@ -33,7 +33,7 @@ def f():
     os.write(3, b"D\\n")
     os._exit(0)
 """
-# ~40 MB: 100,000 lists each nested 199 deep (just within the codec's depth limit): 20M containers to build.
+# ~40 MB: 100,000 lists each nested 199 deep (within the codec's depth limit): 20M containers to build.
 DEEP_NESTED = 'b"[" + b",".join([b"[" * 199 + b"0" + b"]" * 199] * 100_000) + b"]"'
 
 

@@ -91,6 +91,63 @@ EXCEPTION_CASES = [
             except StopIteration as e:
                 assert e.value == 8
     """),
+    _case("attributes the class's __init__ sets", """
+        class ParseError(ValueError):
+            def __init__(self, message, code):
+                super().__init__(message)
+                self.code = code
+                self.where = {"line": code * 2}
+        def f(text):
+            raise ParseError("not a number: " + text, len(text))
+    """, """
+        def check(candidate):
+            try:
+                candidate("abc")
+            except ValueError as e:
+                assert e.code == 3 and e.where == {"line": 6} and e.args == ("not a number: abc",)
+            else:
+                assert False
+    """),
+    _case("the cause an exception was raised from", """
+        def f(d, k):
+            try:
+                return d[k]
+            except KeyError as missing:
+                raise ValueError("no " + k) from missing
+    """, """
+        def check(candidate):
+            try:
+                candidate({}, "x")
+            except ValueError as e:
+                assert type(e.__cause__) is KeyError and e.__cause__.args == ("x",) and e.__suppress_context__
+                assert e.__context__ is e.__cause__
+    """),
+    _case("the exception being handled when another was raised", """
+        def f(xs):
+            try:
+                return xs[10]
+            except IndexError:
+                raise LookupError("short list: " + str(len(xs)))
+    """, """
+        def check(candidate):
+            try:
+                candidate([1])
+            except LookupError as e:
+                assert type(e.__context__) is IndexError and str(e.__context__) == "list index out of range"
+                assert e.__cause__ is None and not e.__suppress_context__
+    """),
+    _case("a context that loops back (carried a bounded way down)", """
+        def f():
+            first, second = ValueError("first"), KeyError("second")
+            first.__context__, second.__context__ = second, first
+            raise first
+    """, """
+        def check(candidate):
+            try:
+                candidate()
+            except ValueError as e:
+                assert type(e.__context__) is KeyError and str(e.__context__.__context__) == "first"
+    """),
 ]
 
 # The same tests' programs, raising with other args or another class: wrong, upstream as here.
@@ -102,6 +159,16 @@ WRONG_EXCEPTION_PROGRAMS = {
     "a program's own class keeps its str and its args":
         "class OutOfRange(ValueError):\n    pass\ndef f(n):\n    raise OutOfRange(n, 'high')\n",
     "StopIteration's value": "def f(n):\n    raise StopIteration(n)\n",
+    "attributes the class's __init__ sets":
+        "class ParseError(ValueError):\n    def __init__(self, message, code):\n        super().__init__(message)\n"
+        "        self.code = code + 1\n        self.where = {'line': code * 2}\n"
+        "def f(text):\n    raise ParseError('not a number: ' + text, len(text))\n",
+    "the cause an exception was raised from":
+        "def f(d, k):\n    try:\n        return d[k]\n    except KeyError:\n        raise ValueError('no ' + k) from None\n",
+    "the exception being handled when another was raised":
+        "def f(xs):\n    if len(xs) < 11:\n        raise LookupError('short list: ' + str(len(xs)))\n",
+    "a context that loops back (carried a bounded way down)":
+        "def f():\n    first = ValueError('first')\n    first.__context__ = KeyError('second')\n    raise first\n",
 }
 
 VALUE_CASES = [

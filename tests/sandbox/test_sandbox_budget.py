@@ -151,7 +151,10 @@ def test_a_child_writing_long_colliding_keys_gets_a_clean_verdict_in_time() -> N
     started = time.perf_counter()
     job = sandbox.call_function(program, "f", [[1]], limits=Limits(timeout_s=2, total_timeout_s=5))
     assert time.perf_counter() - started < 5.0  # before: ~2.5 s of the parent's CPU per such dict
-    assert_refused(job.outcomes[0], "element comparisons")
+    value = job.outcomes[0].value  # past what a job keeps decoded: never parsed here unless asked, then refused
+    assert isinstance(value, sandbox.EncodedValue)
+    with pytest.raises(sandbox.BudgetExceeded, match="element comparisons"):
+        value.decode()
 
 
 # ---- expansion ------------------------------------------------------------------------------------------------------
@@ -227,9 +230,10 @@ def test_an_int_beyond_4300_digits_comes_back_and_prints(describe: str) -> None:
 
 # ---- nesting --------------------------------------------------------------------------------------------------------
 
-DEEP = {
-    "lists": b"[" * 400 + b"]" * 400,
-    "tuples": ('{"$tuple":[' * 300 + "]}" * 300).encode(),
+LIMIT = sandbox_codec.MAX_DEPTH
+DEEP = {  # past the codec's depth, within the room its parser has on the stack
+    "lists": b"[" * (LIMIT + 200) + b"]" * (LIMIT + 200),
+    "tuples": ('{"$tuple":[' * (LIMIT + 100) + "]}" * (LIMIT + 100)).encode(),
 }
 
 
@@ -308,3 +312,43 @@ def test_packed_floats_over_the_budget_are_refused(decoder: str) -> None:
     text = json.dumps(sandbox_codec.encode([0.25] * 1_000_000)).encode()  # ~10.7 MB of text, ~45 MB decoded
     (outcome,) = decode_blob(lines(text), SMALL_BUDGET)
     assert_refused(outcome, "budget")
+
+
+# ---- values the caller keeps (issue 24, class 4) ----------------------------------------------------------------
+
+def test_a_value_past_what_a_job_keeps_decoded_stays_encoded_until_asked() -> None:
+    """A value that fits a decode budget but not the job's room to keep values is never parsed here: the caller
+    keeps its text (and decodes it when it asks, within a budget of its own)."""
+    strings = ["ab"] * 100_000  # 600 KB of text, ~10 MB once parsed
+    blob = lines(sandbox_codec.encode(strings), [1, 2])
+    tracemalloc.start()
+    try:
+        first, second = decode_blob(blob, sandbox_budget.DecodeBudget(max_kept_bytes=1024 * 1024))
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(first.value, sandbox.EncodedValue) and second.value == [1, 2]
+    assert peak < 4 * len(blob)  # the text and its slices; the parsed list alone would take ~10 MB
+    assert first.value.decode() == strings and sandbox.decoded(first.value) == strings
+    with pytest.raises(sandbox.BudgetExceeded):
+        first.value.decode(SMALL_BUDGET._replace(max_decoded_bytes=1024 * 1024))
+
+
+def test_kept_results_cost_the_parent_their_encoded_size_and_still_judge() -> None:
+    """Three kept jobs, each a value of 1.5M two-character strings (7.5 MB sent, ~90 MB parsed): the parent holds
+    their text, not the objects, and a kept value still serves as a judge's expected value."""
+    program = "def f(n):\n    return ['ab'] * n\n"
+    limits = Limits(timeout_s=60, total_timeout_s=120, memory_mb=1024)
+    sandbox.call_function(program, "f", [[1]], limits=limits)  # the zygote is warm before measuring
+    tracemalloc.start()
+    try:
+        kept = [sandbox.call_function(program, "f", [[1_500_000]], limits=limits) for _job in range(3)]
+        retained, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    values = [result.outcomes[0].value for result in kept]
+    assert all(isinstance(value, sandbox.EncodedValue) for value in values), [type(v) for v in values]
+    assert retained < 3 * 2 * len(values[0].text)  # decoded, one such value alone holds ~90 MB
+    judged = sandbox.call_function(program, "f", [[1_500_000]], limits=limits,
+                                   judge=sandbox.CallJudge.equality({0: values[0]}, 1), values="preview")
+    assert judged.outcomes[0].verdict == "match", judged.outcomes[0]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from audit_lib.sandbox import cli as sandbox_cli
+from audit_lib.sandbox import codec as sandbox_codec
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -63,7 +64,7 @@ def test_bad_arguments_exit_2(program: Path, tmp_path: Path, capsys) -> None:
     assert code == 2 and "timeout_s" in err
 
 
-@pytest.mark.parametrize("inputs", ["[[" + "[" * 900 + "]" * 900 + "]]", '[[{"$set": [[1]]}]]',
+@pytest.mark.parametrize("inputs", ["[[" + "[" * 100_000 + "]" * 100_000 + "]]", '[[{"$set": [[1]]}]]',
                                     '[[{"$dict": [[[1], 2]]}]]'])
 def test_inputs_nested_too_deep_or_unhashable_exit_2(program: Path, tmp_path: Path, capsys, inputs: str) -> None:
     # Too deep or unhashable inputs must not end in a traceback (RecursionError, TypeError) with no JSON.
@@ -71,6 +72,41 @@ def test_inputs_nested_too_deep_or_unhashable_exit_2(program: Path, tmp_path: Pa
     path.write_text(inputs)
     code, out, err = run_cli([str(program), "--call", "add", "--inputs", str(path)], capsys)
     assert code == 2 and "not valid (tagged) JSON" in err and out == ""
+
+
+def test_inputs_past_the_codecs_depth_exit_2_and_500_deep_ones_run(program: Path, tmp_path: Path, capsys) -> None:
+    path = tmp_path / "inputs.json"
+    for depth in (sandbox_codec.MAX_DEPTH + 200, 500):
+        path.write_text("[[" + "[" * depth + "]" * depth + ", []]]")  # add returns the nested input back
+        code, out, err = run_cli([str(program), "--call", "add", "--inputs", str(path)], capsys)
+        if depth > sandbox_codec.MAX_DEPTH:
+            assert code == 2 and "nested deeper" in err and out == ""
+        else:
+            (outcome,) = json.loads(out)["outcomes"]
+            assert (code, outcome["kind"]) == (0, "value") and outcome["value"] == _nested_list(depth - 1), outcome
+
+
+NEST = "def nest(depth, width):\n    value = [0] * width\n    for _ in range(depth):\n        value = [value]\n    return value\n"
+
+
+def test_a_value_nested_500_deep_prints_compactly(tmp_path: Path, capsys) -> None:
+    # json.dumps(indent=2) fails near 300 levels, and writes each level on a line indented by its depth: a 0.9 MB
+    # value 190 deep printed as 117 MB. Each field and outcome on one compact line instead.
+    program, path = tmp_path / "nest.py", tmp_path / "inputs.json"
+    program.write_text(NEST)
+    path.write_text("[[500, 0], [190, 3000]]")
+    code, out, err = run_cli([str(program), "--call", "nest", "--inputs", str(path)], capsys)
+    assert code == 0, err
+    deep, wide = json.loads(out)["outcomes"]
+    assert deep["kind"] == "value" and deep["value"] == _nested_list(500)
+    assert wide["kind"] == "value" and len(out) < 3 * (len(json.dumps(wide["value"])) + len(json.dumps(deep["value"])))
+
+
+def _nested_list(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
 
 
 @pytest.mark.parametrize("option", [["--timeout", "1e300"], ["--total-timeout", "1e300"],

@@ -247,7 +247,7 @@ def test_the_request_carries_every_setting(monkeypatch) -> None:
     result, zygote = run_call(monkeypatch, [line(0, "value", "0.1", 0)], 1, limits=limits)
     call = zygote.calls[0]
     assert call["header"] == {"op": "call", "program": "def f(x): return x", "entry_point": "f", "inputs": [[0]],
-                              "timeouts": [3.0], "deepcopy": True, "total_timeout": 20.0, "load_timeout": 3.0,
+                              "timeouts": [3.0], "deepcopy": True, "total_timeout": 20.0, "load_timeout": 20.0,
                               "grace_s": 1.0, "stop_after_failure": False, "limits": limits.wire(20.0),
                               "values": "decoded"}
     assert call["timeout_s"] == 80.0 and call["network_isolation"] is False and call["sealed"] is None

@@ -136,6 +136,19 @@ def test_call_mode_total_timeout_leaves_not_run() -> None:
     assert kinds[0] == "value" and "not_run" in kinds
 
 
+def test_call_mode_loads_outside_every_per_input_limit_within_the_jobs_budget() -> None:
+    """EvalPlus loads a sample outside its per-input limits, within the sample's budget (issue 24, class 3): module-
+    level work longer than any input's limit loads; a load longer than the job's whole budget is a timeout."""
+    busy = "import time\n_end = time.process_time() + 0.8\nwhile time.process_time() < _end:\n    pass\n"
+    limits = Limits(timeout_s=0.2, total_timeout_s=30, memory_mb=256)
+    result = sandbox.call_function(busy + PROGRAM, "add", [[1, 2], [3, 4]], per_input_timeout_s=[0.2, 0.2],
+                                   limits=limits)
+    assert result.load_error is None and [o.value for o in result.outcomes] == [3, 7], result
+    endless = sandbox.call_function("while True:\n    pass\n" + PROGRAM, "add", [[1, 2]],
+                                    limits=Limits(timeout_s=0.2, total_timeout_s=2, memory_mb=256))
+    assert endless.status == "timeout" and [o.kind for o in endless.outcomes] == ["not_run"], endless
+
+
 @pytest.mark.parametrize("program, entry, expected", [
     ("raise ImportError('nope')", "f", "ImportError: nope"),
     ("x = 1", "f", "NameError"),

@@ -28,7 +28,7 @@ from audit_lib.benchmarks.humaneval_plus.groundtruth import (
     compute_ground_truth,
 )
 from audit_lib.benchmarks.humaneval_plus.replay import DEFAULT_MIN_TIME_LIMIT_S, GT_TIME_LIMIT_FACTOR
-from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
+from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of, settled
 from audit_lib.benchmarks.humaneval_plus.timing_rerun import RERUN_KINDS
 from audit_lib.findings import Result
 from audit_lib.verdict_cache import fresh_runs
@@ -45,7 +45,7 @@ def ground_truth_problems(gt: GroundTruth) -> list[dict[str, Any]]:
         if run.load_error:
             rows.append({"problem": "canonical_failure", "task_id": task_id, "split": split, "input_index": None,
                          "kind": "load_error", "detail": run.load_error[:300]})
-        for index, outcome in enumerate(run.outcomes):
+        for index, outcome in enumerate(map(settled, run.outcomes)):
             if outcome.kind != "value":
                 kind = outcome.verdict_kind
                 limited = kind in ("timeout", "unserializable", *RERUN_KINDS) or outcome.exc_type == "MemoryError"
@@ -113,6 +113,7 @@ def ground_truth_from(tasks: Sequence[PlusTask], dataset: Dataset, first: Ground
             run_a, run_b = first.run(task.task_id, split), second[(task.task_id, split)]
             comparer = SampleComparer(dataset=dataset, entry_point=task.entry_point, atol=task.atol)
             for index, (a, b) in enumerate(zip(run_a.outcomes, run_b.outcomes)):
+                a, b = settled(a), settled(b)  # a value kept encoded, decoded (or unserializable) to be compared
                 if _same_outcome(a, b):
                     continue
                 accepted = a.kind == b.kind == "value" and \

@@ -15,7 +15,7 @@ from audit_lib.atomic_files import atomic_output
 from audit_lib.benchmarks.humaneval_plus.compare import MBPP_ORACLE_ENTRY_POINTS
 from audit_lib.benchmarks.humaneval_plus.data import Dataset, LoadedPlus, PlusTask
 from audit_lib.benchmarks.humaneval_plus.programs import ground_truth_program
-from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, run_programs
+from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, run_programs, settled
 from audit_lib.errors import CorruptFileError
 from audit_lib.sandbox import DIGEST_TAG, ValueDigest, digest_from_json, large_value_digest
 
@@ -119,6 +119,7 @@ def _value_from_json(payload: Any) -> Any:
 
 
 def _outcome_to_json(outcome: InputOutcome, *, may_digest: bool) -> list[Any]:
+    outcome = settled(outcome)  # the cache holds values: one kept encoded is decoded once to be written
     value = _value_to_json(outcome.value, may_digest=may_digest) if outcome.kind == "value" else None
     return [outcome.kind, value, round(outcome.duration_s, 6), outcome.exc_type, outcome.exc_message,
             round(outcome.cpu_s, 6)]
@@ -149,7 +150,8 @@ def write_cache(path: Path, sha256: str, dataset: Dataset, runs: Mapping[tuple[s
                "python": platform.python_version(), "machine": platform.machine(), "tasks": tasks}
     with atomic_output(path) as handle:
         with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=CACHE_GZIP_LEVEL) as zipped:
-            zipped.write(json.dumps(payload).encode("utf-8"))
+            with sandbox.depth_room():  # values nested up to the codec's MAX_DEPTH, two JSON levels per tag
+                zipped.write(json.dumps(payload).encode("utf-8"))
 
 
 def read_cache(path: Path, sha256: str) -> dict[tuple[str, Split], SplitRun]:
@@ -157,9 +159,9 @@ def read_cache(path: Path, sha256: str) -> dict[tuple[str, Split], SplitRun]:
     if not path.is_file():
         return {}
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
+        with gzip.open(path, "rt", encoding="utf-8") as handle, sandbox.depth_room():
             payload = json.load(handle)
-    except (OSError, EOFError, json.JSONDecodeError) as exc:
+    except (OSError, EOFError, json.JSONDecodeError, RecursionError) as exc:
         raise CorruptFileError(f"{path}: ground-truth cache does not read ({exc}); delete it to recompute",
                                file=str(path), row=None, field=None) from exc
     if isinstance(payload.get("format"), int) and payload["format"] < CACHE_FORMAT \

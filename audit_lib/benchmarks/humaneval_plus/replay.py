@@ -23,6 +23,7 @@ from audit_lib.benchmarks.humaneval_plus.runs import (
     SplitRun,
     inputs_of,
     run_program_units,
+    settled,
 )
 
 DEFAULT_MIN_TIME_LIMIT_S = 1.0  # evalplus/config.py DEFAULT_MIN_TIME_LIMIT (evalplus HEAD 26d6d00, PyPI 0.3.1)
@@ -55,6 +56,8 @@ def score_split(task: PlusTask, dataset: Dataset, run: SplitRun, expected: Split
     inputs = inputs_of(task, run.split)
     verdicts = []
     for index, (got, want) in enumerate(zip(run.outcomes, expected.outcomes)):
+        if got.kind == want.kind == "value" and not got.judged:  # compared here: a refused decode is unserializable
+            got, want = settled(got), settled(want)
         if want.kind != "value":
             verdicts.append(InputVerdict(index, False, "no_expected_output", want.describe()))
         elif got.kind != "value":
@@ -95,12 +98,12 @@ def run_candidate(tasks: Sequence[PlusTask], solution_for: Mapping[str, str], da
 
 def run_candidates(units: Sequence[tuple[Hashable, PlusTask, str]], dataset: Dataset, gt: GroundTruth, *,
                    min_time_limit: float = DEFAULT_MIN_TIME_LIMIT_S, executor: Any = None, fast_check: bool = False,
-                   load_within_budget: bool = False, progress_desc: str = "sandbox",
+                   progress_desc: str = "sandbox",
                    splits: Sequence[Split] = SPLITS, progress: bool = True) -> dict[tuple[Hashable, Split], SplitRun]:
     """`run_candidate` for any number of programs per task.
 
-    `(key, task, solution)` units, all in one batch, keyed `(key, split)`. `load_within_budget` replays EvalPlus's load
-    outside the per-input limits (see `runs.run_program_units`).
+    `(key, task, solution)` units, all in one batch, keyed `(key, split)`; each program loads outside the per-input
+    limits, within the sample's budget, as EvalPlus loads it (see `runs.run_program_units`).
     """
     def judge_for(task: PlusTask, split: Split) -> sandbox.CallJudge:
         expected = [o.value if o.kind == "value" else sandbox.NO_EXPECTED for o in gt.run(task.task_id, split).outcomes]
@@ -118,7 +121,7 @@ def run_candidates(units: Sequence[tuple[Hashable, PlusTask, str]], dataset: Dat
                              executor=executor, budget=EVALPLUS_SAMPLE_BUDGET, fast_check=fast_check,
                              judge_for=judge_for, cost_for=canonical_seconds,
                              digest_above_bytes=DIGEST_ABOVE_BYTES, digest_inputs_for=digested_expectations,
-                             load_within_budget=load_within_budget, progress_desc=progress_desc, splits=splits,
+                             progress_desc=progress_desc, splits=splits,
                              progress=progress)
 
 

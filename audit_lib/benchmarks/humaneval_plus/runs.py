@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from audit_lib import sandbox, timing
@@ -57,12 +57,37 @@ class InputOutcome:
 
     def describe(self) -> str:
         if self.kind == "value":
-            return self.preview[:200] if self.judged else safe_repr(self.value, 200)
+            return self.preview[:200] if self.judged else shown_value(self.value, 200)
         if self.kind == "exception":
             return f"{self.exc_type}: {(self.exc_message or '')[:160]}"
         if self.kind == "unserializable" and self.exc_type:
             return f"unserializable {self.exc_type}: {(self.exc_message or '')[:160]}"
         return self.kind
+
+
+def settled(outcome: InputOutcome) -> InputOutcome:
+    """`outcome` with a value the sandbox kept encoded (`sandbox.EncodedValue`) decoded now, or `unserializable`.
+
+    The decode runs within a budget of its own; when it is refused (over that budget, or a malformed value) the
+    outcome becomes `unserializable` with the reason, as it would have been had the job decoded it: never a value,
+    never an exception for the caller."""
+    if outcome.kind != "value" or not isinstance(outcome.value, sandbox.EncodedValue):
+        return outcome
+    try:
+        return replace(outcome, value=outcome.value.decode())
+    except sandbox.BudgetExceeded as exc:
+        refusal = ("BudgetExceeded", f"kept encoded, then refused when decoded: {exc.reason}")
+    except (sandbox.MalformedTaggedValue, ValueError, TypeError, RecursionError) as exc:
+        refusal = ("MalformedResult", f"kept encoded, then refused when decoded: {type(exc).__name__}: {exc}"[:500])
+    return replace(outcome, kind="unserializable", value=None, exc_type=refusal[0], exc_message=refusal[1])
+
+
+def shown_value(value: Any, cap: int) -> str:
+    """`safe_repr` of a value, one kept encoded decoded for it (its size when that is refused)."""
+    try:
+        return safe_repr(sandbox.decoded(value), cap)
+    except (sandbox.BudgetExceeded, sandbox.MalformedTaggedValue, ValueError, RecursionError):
+        return safe_repr(value, cap)
 
 
 @dataclass(frozen=True)
@@ -144,12 +169,11 @@ def run_program_units(units: Sequence[ProgramUnit], timeouts_for: Callable[[Plus
                       cost_for: Callable[[PlusTask, Split], float] | None = None,
                       digest_above_bytes: int | None = None,
                       digest_inputs_for: Callable[[PlusTask, Split], Collection[int] | None] | None = None,
-                      load_within_budget: bool = False) -> dict[tuple[Hashable, Split], SplitRun]:
+                      ) -> dict[tuple[Hashable, Split], SplitRun]:
     """`run_programs` for any number of programs per task.
 
-    Every unit on every input of each split, keyed `(unit.key, split)`, all in one batch. `load_within_budget` gives a
-    program's load the job's whole budget instead of one input's limit (EvalPlus loads a sample outside its per-input
-    limits).
+    Every unit on every input of each split, keyed `(unit.key, split)`, all in one batch. A program's load runs
+    outside every per-input limit, within the job's whole budget (the sandbox's default), as EvalPlus loads a sample.
     """
     splits = tuple(splits)
     jobs = []
@@ -171,8 +195,7 @@ def run_program_units(units: Sequence[ProgramUnit], timeouts_for: Callable[[Plus
                 key=(unit.key, split), program=program.source, entry_point=program.entry_point,
                 inputs=inputs, limits=limits, per_input_timeout_s=tuple(timeouts),
                 stop_after_failure=fast_check, judge=judge, values="preview" if judge is not None else "decoded",
-                digest_above_bytes=digest_above_bytes, digest_inputs=digest_inputs, deepcopy_inputs=False,
-                load_timeout_s=limits.total_timeout_s if load_within_budget else None)))
+                digest_above_bytes=digest_above_bytes, digest_inputs=digest_inputs, deepcopy_inputs=False)))
     task_of = {job.key: task for task, job in jobs}
     if cost_for is not None:
         jobs.sort(key=lambda pair: -cost_for(pair[0], pair[1].key[1]))
@@ -215,4 +238,4 @@ def outcomes_by_task(runs: Mapping[tuple[str, Split], SplitRun]) -> dict[str, di
 
 
 __all__ = ["InputOutcome", "ProgramUnit", "SPLITS", "Split", "SplitRun", "inputs_of", "job_limits",
-           "outcomes_by_task", "run_program_units", "run_programs", "split_run_from_result"]
+           "outcomes_by_task", "run_program_units", "run_programs", "settled", "split_run_from_result"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from audit_lib.benchmarks.humaneval_plus.data import OPENAI_HUMANEVAL, PlusTask
 from audit_lib.benchmarks.humaneval_plus.inputs import Inputs, source_key
-from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of
+from audit_lib.benchmarks.humaneval_plus.runs import SPLITS, InputOutcome, Split, SplitRun, inputs_of, shown_value
 from audit_lib.errors import NoTaskViewError
 from audit_lib.sandbox import safe_repr
 from audit_lib.report.task_view import TaskView, unknown_task, verdict_frame
@@ -120,7 +120,7 @@ def _reason(detail: str, got: InputOutcome, want: InputOutcome) -> str | None:
 
 def outcome_text(outcome: InputOutcome) -> str:
     if outcome.kind == "value" and not outcome.judged:
-        return safe_repr(outcome.value, VALUE_CHARS)
+        return shown_value(outcome.value, VALUE_CHARS)
     return outcome.describe()
 
 

@@ -16,6 +16,7 @@ import sys
 import time
 
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.nesting import depth_room
 from audit_lib.sandbox.zygote.harness_io import (
     exception_fields as _exception_fields,
     flush_std_streams as _flush_std_streams,
@@ -134,7 +135,7 @@ class _Answerer:
     def run(self, indices: range) -> bool:
         """Answer each input of `indices` in turn, until the first failure with `stop_after_failure` (False then)."""
         write_all, dumps, exit_now, perf = _write_all_raw, _json_dumps, _exit_now, time.perf_counter
-        encode, unserializable = sandbox_codec.encode, sandbox_codec.Unserializable
+        encode, unserializable, room = sandbox_codec.encode, sandbox_codec.Unserializable, depth_room
         large_value_digest = sandbox_codec.large_value_digest
         digest_above, digest_inputs = self.digest_above, self.digest_inputs
         setitimer, install = signal.setitimer, signal.signal
@@ -148,7 +149,11 @@ class _Answerer:
             kind, payload = "value", None
             elapsed = 0.0
             try:
-                args = copy.deepcopy(inputs[index]) if deep else inputs[index]
+                if deep:  # decoded plain data, copied with the codec's room: an input as deep as a value may be
+                    with room():
+                        args = copy.deepcopy(inputs[index])
+                else:
+                    args = inputs[index]
                 install(signal.SIGALRM, _on_alarm)  # the previous input may have replaced it
                 began = perf()
                 setitimer(signal.ITIMER_REAL, limit)
@@ -164,20 +169,21 @@ class _Answerer:
                 payload = _exception_fields(exc)
             if kind == "value" and elapsed > limit:
                 kind = "timeout"  # the code swallowed the alarm and finished late
-            if kind == "value":
-                try:
-                    payload = encode(value)
-                except unserializable as exc:
-                    kind, payload = "unserializable", [exc.type_name, exc.reason]
-                except RecursionError:
-                    kind, payload = "unserializable", [_safe_text(lambda: type(value).__name__), "recursive"]
-            text = dumps(payload)
-            # The canonical encoding is never shorter than this one, so a short text needs no digest check.
-            if kind == "value" and digest_above is not None and len(text) > digest_above \
-                    and (digest_inputs is None or index in digest_inputs):
-                digest = large_value_digest(value, payload, digest_above)
-                if digest is not None:
-                    text = dumps(digest.to_json())
+            with room():  # values nested up to MAX_DEPTH; the call itself ran at the limit it was given
+                if kind == "value":
+                    try:
+                        payload = encode(value)
+                    except unserializable as exc:
+                        kind, payload = "unserializable", [exc.type_name, exc.reason]
+                    except RecursionError:
+                        kind, payload = "unserializable", [_safe_text(lambda: type(value).__name__), "recursive"]
+                text = dumps(payload)
+                # The canonical encoding is never shorter than this one, so a short text needs no digest check.
+                if kind == "value" and digest_above is not None and len(text) > digest_above \
+                        and (digest_inputs is None or index in digest_inputs):
+                    digest = large_value_digest(value, payload, digest_above)
+                    if digest is not None:
+                        text = dumps(digest.to_json())
             line = f"{index} {kind} {elapsed!r} ".encode() + text.encode() + b"\n"
             if len(line) > MAX_VALUE_BYTES:
                 line = (f"{index} unserializable {elapsed!r} ".encode()

@@ -19,6 +19,7 @@ from typing import Any
 
 from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.nesting import depth_room
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import REQUEST, VERDICT, read_frame, write_frame
 from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields
@@ -96,7 +97,8 @@ class CallJudge:
 
     def _record(self, index: int, payload: bytes) -> dict:
         self.decoder.charge(payload)
-        parsed = json.loads(payload)
+        with depth_room():  # values nested up to MAX_DEPTH; the comparison runs at the limit it was given
+            parsed = json.loads(payload)
         may_digest = self.digestible is None or index in self.digestible
         output = sandbox_codec.digest_from_json(parsed) if may_digest else None
         if output is None:

@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.nesting import depth_room
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, read_frame, write_frame
 from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields
@@ -98,8 +99,15 @@ def _raised(answer: dict) -> BaseException:
     `type(e) is KeyError`, `e.args[0] == "x"`). Any other is an instance of a class of the reported name under the
     builtin exception classes of its real MRO (those CPython's `except` would match it by), made from the same
     `args`, whose `str()` is the one the program's class gave. Without `args` (more than the job sends, or none
-    that would make one) it is made from the message alone.
+    that would make one) it is made from the message alone. The attributes the program's instance held (`e.code`)
+    and the exceptions it was raised from or during (`__cause__`, `__context__`) are set on it likewise.
     """
+    made = _made_from(answer)
+    _restore_state(made, answer)
+    return made
+
+
+def _made_from(answer: dict) -> BaseException:
     args = _arguments(answer.get("args"))
     message = str(answer.get("message") or "")[:2000]
     exact = _builtin_classes([answer.get("builtin")]) if answer.get("builtin") else None
@@ -123,6 +131,26 @@ def _raised(answer: dict) -> BaseException:
     if len(message) < 2000:  # a longer one was cut: the str of the args is then the better copy
         made._program_str = message
     return made
+
+
+def _restore_state(made: BaseException, answer: dict) -> None:
+    """The attributes the program's instance held, and its cause and context, on the exception made here."""
+    attributes = answer.get("attrs")
+    for name, described in (attributes.items() if isinstance(attributes, dict) else ()):
+        if isinstance(name, str) and isinstance(described, dict) and name not in ("args", "_program_str"):
+            try:
+                setattr(made, name, _bound(described))
+            except Exception:  # noqa: BLE001, S110 - a name its class will not take (a read-only property)
+                pass
+    cause = answer.get("cause")
+    if isinstance(cause, dict):
+        made.__cause__ = _raised(cause)
+    context = answer.get("context")
+    if answer.get("context_is_cause") is True:
+        made.__context__ = made.__cause__
+    elif isinstance(context, dict):
+        made.__context__ = _raised(context)
+    made.__suppress_context__ = answer.get("suppress") is True
 
 
 def _arguments(described: object) -> tuple | None:
@@ -168,11 +196,14 @@ def request(op: str, target: Remote, args: tuple, kwargs: dict) -> Any:
     """Ask the job to do `op` on `target`; its value, decoded, or its exception, raised here."""
     body = {"op": op, "target": target._handle, "args": [_sent(arg) for arg in args],
             "kwargs": {str(key): _sent(value) for key, value in kwargs.items()}}
-    write_frame(RESULT_FD, REQUEST, json.dumps(body).encode())
+    with depth_room():  # values nested up to MAX_DEPTH; the test code itself runs at the limit it was given
+        text = json.dumps(body).encode()
+    write_frame(RESULT_FD, REQUEST, text)
     got = read_frame(GO_FD)
     if got is None or got[0] != ANSWER:
         raise JobGone
-    answer = json.loads(got[1])
+    with depth_room():
+        answer = json.loads(got[1])
     kind = answer.get("kind")
     if kind == "exception":
         _raise_programs(_raised(answer))
@@ -286,7 +317,8 @@ def _judge_one(snippet: str) -> bool:
     got = read_frame(GO_FD)
     if got is None or got[0] != LOAD:
         return False
-    load = json.loads(got[1])
+    with depth_room():
+        load = json.loads(got[1])
     if not load.get("ok"):
         bases = [base.__name__ for base in _builtin_classes(load.get("bases") or [load.get("base")])]
         _verdict("load_error", None, base="AssertionError" if "AssertionError" in bases else bases[0],

@@ -7,6 +7,8 @@ import os
 import struct
 import traceback
 
+from audit_lib.sandbox.nesting import depth_room
+
 RESULT_FD = 3
 # The descriptors of one job, in the order the zygote hands them to a cell's init (SCM_RIGHTS).
 JOB_FDS = ("spec", "out", "err", "res", "ctl", "go")
@@ -60,7 +62,8 @@ def write_all(fd: int, data: bytes) -> None:
 def read_frames(fd: int) -> tuple[dict, bytes]:
     """One message: a JSON header frame and a raw blob frame."""
     raw, blob = read_raw_frames(fd)
-    return json.loads(raw), blob
+    with depth_room():  # a request's inputs and a judge's expected values, nested up to MAX_DEPTH
+        return json.loads(raw), blob
 
 
 def read_raw_frames(fd: int) -> tuple[bytes, bytes]:
@@ -72,5 +75,6 @@ def read_raw_frames(fd: int) -> tuple[bytes, bytes]:
 
 
 def write_frames(fd: int, header: dict, blob: bytes = b"") -> None:
-    encoded = json.dumps(header).encode()
+    with depth_room():
+        encoded = json.dumps(header).encode()
     write_all(fd, FRAME_HEADER.pack(len(encoded)) + encoded + FRAME_HEADER.pack(len(blob)) + blob)

@@ -17,6 +17,7 @@ from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, read_frame, write_frame
 from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields, flush_std_streams as _flush_std_streams, fresh_module as _fresh_module
+from audit_lib.sandbox.nesting import depth_room as _depth_room
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
 # Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
 from builtins import (  # noqa: A004
@@ -34,8 +35,14 @@ _MUTABLE = (list, dict, set, bytearray)
 _args_of = BaseException.__dict__["args"].__get__
 _os_error_filename = OSError.__dict__["filename"].__get__
 _os_error_filename2 = OSError.__dict__["filename2"].__get__
-# More arguments than this and the judge rebuilds the exception from its message alone.
+# More arguments than this and the judge rebuilds the exception from its message alone (attributes: without them).
 MAX_EXCEPTION_ARGS = 64
+# Causes and contexts carried per exception, counted down the chain (a context may loop back to itself).
+MAX_EXCEPTION_CHAIN = 4
+_instance_dict_of = BaseException.__dict__["__dict__"].__get__
+_cause_of = BaseException.__dict__["__cause__"].__get__
+_context_of = BaseException.__dict__["__context__"].__get__
+_suppress_context_of = BaseException.__dict__["__suppress_context__"].__get__
 REMOTE_TAG = "$remote"
 
 
@@ -136,11 +143,13 @@ def _type_text(value: object) -> str:
     return name if _type(name) is str else "?"
 
 
-def _exception_answer(exc: BaseException, server: _Server | None = None) -> dict:
+def _exception_answer(exc: BaseException, server: _Server | None = None, chain: int = 0) -> dict:
     """What the judge rebuilds `exc` from.
 
-    Its class's name and builtin bases, its message (`str()`), and with a `server` its `args` (each a value or a
-    handle); for an exception of an exact builtin class, that class's name (`builtin`)."""
+    Its class's name and builtin bases, its message (`str()`), and with a `server` its `args` and the attributes
+    its instance holds (`e.code` set by its `__init__`; each a value or a handle), and the exceptions it was raised
+    from or during (`__cause__`, `__context__`, up to `MAX_EXCEPTION_CHAIN` deep); for an exception of an exact
+    builtin class, that class's name (`builtin`)."""
     error_type, message = _exception_fields(exc)
     cls = _type(exc)
     bases = builtin_bases(cls)
@@ -154,7 +163,30 @@ def _exception_answer(exc: BaseException, server: _Server | None = None) -> dict
                 answer["args"] = [server.describe_value(arg) for arg in args]
         except BaseException:  # noqa: BLE001, S110 - the judge falls back on the message
             pass
+        try:
+            answer.update(_exception_state(exc, server, chain))
+        except BaseException:  # noqa: BLE001, S110 - the judge makes it without them
+            pass
     return answer
+
+
+def _exception_state(exc: BaseException, server: _Server, chain: int) -> dict:
+    """The attributes `exc`'s instance holds, and its cause and context (read past any property its class defines)."""
+    state: dict = {}
+    attributes = _instance_dict_of(exc)
+    if _type(attributes) is dict and 0 < len(attributes) <= MAX_EXCEPTION_ARGS:
+        state["attrs"] = {name: server.describe_value(value) for name, value in attributes.items()
+                          if _type(name) is str and (not name.startswith("__") or name == "__notes__")}
+    if chain < MAX_EXCEPTION_CHAIN:
+        cause, context = _cause_of(exc), _context_of(exc)
+        if cause is not None and cause is not exc:
+            state["cause"] = _exception_answer(cause, server, chain + 1)
+        if context is not None and context is cause:  # `raise ... from e` inside `except ... as e`: one exception
+            state["context_is_cause"] = True
+        elif context is not None and context is not exc:
+            state["context"] = _exception_answer(context, server, chain + 1)
+        state["suppress"] = _suppress_context_of(exc) is True
+    return state
 
 
 def _constructor_args(exc: BaseException) -> tuple:
@@ -185,17 +217,22 @@ def serve(program: str, names: list[str]) -> None:
             pass
         return
     _flush_std_streams(streams)
-    write_frame(RESULT_FD, LOAD, _json_dumps(load).encode())
+    with _depth_room():
+        body = _json_dumps(load).encode()
+    write_frame(RESULT_FD, LOAD, body)
     while True:
         got = read_frame(GO_FD)
         if got is None:
             return
         try:
-            answer = server.answer(_raw_decode(got[1].decode())[0])
+            with _depth_room():  # parsing and writing values nested up to MAX_DEPTH; the call itself runs outside
+                asked = _raw_decode(got[1].decode())[0]
+            answer = server.answer(asked)
         except BaseException as exc:  # noqa: BLE001
             answer = _exception_answer(exc, server)
         try:
-            body = _json_dumps(answer).encode()
+            with _depth_room():
+                body = _json_dumps(answer).encode()
         except BaseException as exc:  # noqa: BLE001 - e.g. an exception message that will not encode
             body = _json_dumps(_exception_answer(exc)).encode()
         _flush_std_streams(streams)

@@ -74,7 +74,7 @@ def _score_runs(chosen: Sequence[Sample], by_id: Mapping[str, PlusTask], dataset
     units = [((s.task_id, s.index), by_id[s.task_id], solution_of(s, by_id[s.task_id])) for s in chosen]
     text_of = {key: text for key, _task, text in units}
     runs = run_candidates(units, dataset, gt, min_time_limit=min_time_limit, executor=executor, fast_check=True,
-                          load_within_budget=True, progress_desc="your samples")
+                          progress_desc="your samples")
     rule = timing.evalplus_limit_rule(min_time_limit)
     verdicts = []
     for sample in chosen:
@@ -151,8 +151,7 @@ def settle_alone(clock: ClockSplit, dataset: Dataset, gt: GroundTruth, rule: tim
     if all(v.passed or v.index == first.index for v in clock.scored):
         return _timing_verdict("pass", task, split, gt, rerun.index, (rerun, limit), state, "value")
     again = run_candidates([(clock.key, task, clock.solution)], dataset, gt, min_time_limit=min_time_limit,
-                           fast_check=True, load_within_budget=True, splits=(split,),
-                           progress=False)[(clock.key, split)]
+                           fast_check=True, splits=(split,), progress=False)[(clock.key, split)]
     scored = score_split(task, dataset, again, gt.run(task.task_id, split))
     verdict = judge_split(task, split, again, scored, gt)
     if verdict is not None and verdict.status == "fail":

@@ -16,6 +16,7 @@ import pytest
 
 from audit_lib.benchmarks.humaneval_plus.data import HumanEvalTask, PlusTask
 from audit_lib.benchmarks.humaneval_plus.groundtruth import GroundTruth, compute_ground_truth
+from audit_lib.benchmarks.humaneval_plus.replay import run_candidate
 from audit_lib.benchmarks.humaneval_plus.samples.evalplus_scoring import score_evalplus
 from audit_lib.benchmarks.humaneval_plus.samples.humaneval_scoring import score_human_eval
 from audit_lib.benchmarks.humaneval_plus.samples.sample_files import read_samples
@@ -92,6 +93,26 @@ def test_evalplus_verdicts_match_upstream_untrusted_check(tmp_path: Path, ground
     table = [(name, want, theirs, mine) for (name, _p, want), theirs, mine in zip(EVALPLUS_CASES, upstream, ours)]
     assert [(name, theirs) for name, want, theirs, _ in table] == [(name, want) for name, want, _, _ in table]
     assert [(name, mine) for name, _w, _t, mine in table] == [(name, theirs) for name, _w, theirs, _ in table]
+
+
+LOAD_CASES = [
+    ("module-level work beyond one input's limit", BUSY_LOAD + PROMPT + "    return a + b\n"),
+    ("a load beyond the whole sample's budget", "while True:\n    pass\n" + PROMPT + "    return a + b\n"),
+]
+
+
+def test_the_audits_replay_loads_a_program_as_evalplus_does(ground_truth: GroundTruth) -> None:
+    """The audits' own replay (`replay.run_candidate`, the original solutions' and harness drivers' path) loads a
+    program outside every per-input limit, within the sample's budget, as `untrusted_check` does."""
+    solutions = [program for _name, program in LOAD_CASES]
+    upstream = _upstream(ADD, ground_truth, solutions, [a + b for a, b in BASE])
+    assert upstream == ["pass", "fail"]  # both sides of the budget
+    ours = [run_candidate([ADD], {ADD.task_id: solution}, "humaneval", ground_truth, min_time_limit=MIN_TIME_LIMIT,
+                          fast_check=True)[(ADD.task_id, "base")] for solution in solutions]
+    verdicts = ["pass" if run.load_error is None and all(o.verdict == "match" for o in run.outcomes) else "fail"
+                for run in ours]
+    assert list(zip([name for name, _p in LOAD_CASES], verdicts)) \
+        == list(zip([name for name, _p in LOAD_CASES], upstream)), [run.load_error for run in ours]
 
 
 def test_deliberate_deviation_numpy_float_on_the_tolerance_path(tmp_path: Path, ground_truth: GroundTruth) -> None:

@@ -98,8 +98,13 @@ def test_ctrl_c_stops_the_hog_and_the_audit_run(tmp_path: Path, hog_pids: list[t
     # the "runner" interrupts this process like a Ctrl-C would, then would run for a minute
     runner = (f"import os, signal, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
               "os.kill(os.getppid(), signal.SIGINT); time.sleep(60)")
-    with pytest.raises(KeyboardInterrupt):
-        bench.run_under_hog("hog", [sys.executable, "-c", runner], tmp_path, 2)
+    # Python's own Ctrl-C handler, whatever this process inherited: a suite started with `&` ignores SIGINT
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            bench.run_under_hog("hog", [sys.executable, "-c", runner], tmp_path, 2)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     [pids] = hog_pids
     assert [pid for pid in pids if hog_running(pid)] == []
     runner_pid = int(pid_file.read_text())

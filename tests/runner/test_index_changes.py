@@ -266,3 +266,42 @@ def test_observed_mappings_differ_key_by_key_with_absent_keys_named() -> None:
     # a mapping that became a number is no key-by-key change
     assert "<div>observed was:</div>" in index_changes.check_change_markup(CheckChange("a", "c", "pass", "pass",
                                                                                        old, 7))
+
+
+def test_an_audit_s_note_says_what_it_was_compared_with_and_what_changed() -> None:
+    note = index_changes.audit_change_note
+    assert note(None, "alpha") == "" and note({"previous_run": None, "audits": {}}, "alpha") == ""
+    assert note(SINCE, "not_run_now") == ""
+    assert note(SINCE, "gamma") == "new since the previous run: nothing to compare"
+    assert note(SINCE, "delta") == "failed this run: the last good findings are shown, nothing new to compare"
+    assert note(SINCE, "eps") == "its recorded findings could not be read: ParameterError: <bad>"
+    assert note({"previous_run": "r", "audits": {"x": {"state": "unreadable"}}}, "x") == \
+        "its recorded findings could not be read: "
+    assert note(SINCE, "alpha") == "2 checks changed since the previous run"
+    assert note(SINCE, "quiet") == "no check changed since the previous run"
+    older = {"previous_run": "2024-05-02T00-00-00Z", "audits": {"beta": {
+        "state": "compared", "baseline_run": "2024-05-01T12-34-56Z", "changes": [
+            {"audit": "beta", "check": "b1", "old_status": "quirk", "new_status": None},
+            {"audit": "beta", "check": "b2", "old_status": "quirk", "new_status": None},
+            {"audit": "beta", "check": "b3", "old_status": None, "new_status": "quirk"}]},
+        "one": {"state": "compared", "baseline_run": "2024-05-02T00-00-00Z",
+                "changes": [{"audit": "one", "check": "c", "old_status": "pass", "new_status": "quirk"}]}}}
+    assert note(older, "beta") == "3 checks changed since its last recorded run (2024-05-01 12:34:56 UTC); gone: b1, b2"
+    assert note(older, "one") == "1 check changed since the previous run"
+    assert note({"previous_run": "r", "audits": {"x": {"state": "compared", "baseline_run": "r"}}}, "x") == \
+        "no check changed since the previous run"
+
+
+def test_several_audits_in_one_state_are_listed_together() -> None:
+    since = {"previous_run": "2024-05-01T12-34-56Z",
+             "audits": {"a": {"state": "new"}, "b": {"state": "new"}, "c": {"state": "unreadable"}}}
+    assert index_changes.since_previous_markup(since) == (
+        '<section class="since" id="since-previous"><p><b>Since the previous run (2024-05-01 12:34:56 UTC):</b> '
+        "no check changed · new audits: a, b · history unreadable: c</p><details><summary>which checks</summary>"
+        "<ul><li><code>c</code>: </li></ul></details></section>")
+
+
+def test_a_long_observed_value_is_cut_at_the_change_limit() -> None:
+    markup = index_changes.check_change_markup(CheckChange("a", "c", "pass", "pass", "y" * 300, "z" * 300))
+    # shown cut, the whole value in the hover title
+    assert '">' + "y" * 159 + "…</span>" in markup and '">' + "z" * 159 + "…</span>" in markup

@@ -173,9 +173,10 @@ def test_a_bad_parameters_cell_error_names_the_file_line_and_parameter(tmp_path:
 
 
 def test_an_annotation_decides_the_type_and_a_comment_is_its_help(tmp_path: Path) -> None:
-    path = write_notebook(tmp_path, "annotated", "ratio: float = 1  ## share of rows\n", [])
-    (ratio,) = read_parameters(path)
+    path = write_notebook(tmp_path, "annotated", "ratio: float = 1  ## share of rows\nwidth = 2  #X axis\n", [])
+    ratio, width = read_parameters(path)
     assert (ratio.type_name, ratio.default, ratio.help) == ("float", 1, "share of rows")
+    assert width.help == "X axis"  # only the '#'s go, not what the comment starts with
     assert coerce_value(ratio, "0.5") == 0.5
 
 

@@ -105,6 +105,7 @@ def _c(value: float, form: str, text: str, denominator: float | None = None) -> 
      ParsedGrade(8.0, None, "inline_labelled", (_c(8.0, "inline_labelled", "score of 8"),), (2.0,), "score of 8")),
     ("Clean code, 2 bugs.\n\n  9  \n", ParsedGrade(9.0, None, "bare_final", (_c(9.0, "bare_final", "9"),), (2.0,),
                                                     "9")),
+    ("Clean code.\n3 bugs.\n8", ParsedGrade(8.0, None, "bare_final", (_c(8.0, "bare_final", "8"),), (3.0,), "8")),
     # no grade: the reason, what was offered, every number as verbal where none was in a grade position
     ("Grade: 6 or 7", ParsedGrade(None, "several_candidates", None,
                                   (_c(6.0, "labelled", "Grade: 6 or 7"), _c(7.0, "labelled", "Grade: 6 or 7")), (),
@@ -133,5 +134,5 @@ def test_a_verbal_number_that_repeats_the_grade_is_still_counted() -> None:
 
 def test_a_parsed_grade_has_a_grade_or_a_reason() -> None:
     for grade, reason in ((None, None), (7.0, "no_number")):
-        with pytest.raises(ValueError, match="either a grade or a reason, never both or neither"):
+        with pytest.raises(ValueError, match="^a parsed grade has either a grade or a reason, never both or neither$"):
             ParsedGrade(grade, reason, None)  # type: ignore[arg-type]

@@ -197,7 +197,7 @@ def test_csv_cells_hold_json_for_lists_and_dicts(tmp_path):
     ("See (a. b) then. Rest", "See (a. b) then."),
     ("Nested [x (y. z) w. v] end. Rest", "Nested [x (y. z) w. v] end."),
     ("a) b. c", "a) b."),  # an unmatched closing bracket does not hide later full stops
-    ("Fix X. Then", "Fix X."), ("X marks it. Rest", "X marks it."),
+    ("Fix X. Then", "Fix X."), ("X marks it. Rest", "X marks it."), ("(a X. b) c. d", "(a X. b) c."),
     ("Use e.g. this. Rest", "Use e.g. this."), ("Compare Vs. baseline. Rest", "Compare Vs. baseline."),
     ("", ""), (None, ""),
 ])

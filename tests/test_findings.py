@@ -188,3 +188,74 @@ def test_csv_cells_hold_json_for_lists_and_dicts(tmp_path):
         read = list(csv.DictReader(handle))
     assert read[0] == {"task": "T/0", "tags": '["a", "b"]', "meta": '{"k": 1}', "ratio": "inf", "extra": ""}
     assert read[1] == {"task": "T/1", "tags": "", "meta": "", "ratio": "", "extra": "2.5"}
+
+
+@pytest.mark.parametrize(("summary", "finding"), [
+    ("One. Two.", "One."), ("Ends.", "Ends."), ("Is it? Yes.", "Is it?"), ("Stop! Go.", "Stop!"),
+    ("v0.1 ok.", "v0.1 ok."), ("x .5 y. z", "x .5 y."),
+    ("Spread\n   over  lines. Next", "Spread over lines."),
+    ("See (a. b) then. Rest", "See (a. b) then."),
+    ("Nested [x (y. z) w. v] end. Rest", "Nested [x (y. z) w. v] end."),
+    ("a) b. c", "a) b."),  # an unmatched closing bracket does not hide later full stops
+    ("Fix X. Then", "Fix X."), ("X marks it. Rest", "X marks it."), ("(a X. b) c. d", "(a X. b) c."),
+    ("Use e.g. this. Rest", "Use e.g. this."), ("Compare Vs. baseline. Rest", "Compare Vs. baseline."),
+    ("", ""), (None, ""),
+])
+def test_a_finding_is_the_summary_s_first_sentence(summary, finding):
+    assert Result("quirk", summary=summary).finding == finding
+    assert Check("c", "C", "quirk", summary=summary).finding == finding
+
+
+def test_a_finding_given_is_kept_and_written():
+    result = Result("quirk", summary="Long story. More.", finding="The point.")
+    assert result.finding == "The point."
+    assert Check.of("c", "C", result).to_json()["finding"] == "The point."
+
+
+def test_check_ids_may_hold_dots_dashes_and_underscores_but_nothing_else():
+    for good in ("a_b", "a.b", "a-b", "Mini.tasks_lost-2"):
+        assert Check(good, "T", "pass").id == good
+    for bad in ("", "a b", "a/b"):
+        with pytest.raises(ValueError, match="must be a non-empty identifier"):
+            Check(bad, "T", "pass")
+    with pytest.raises(ValueError, match="status 'bogus' is not one of"):
+        Result("bogus")
+
+
+def test_evidence_rows_are_frozen_as_plain_dicts():
+    import types
+
+    row = types.MappingProxyType({"task": 1})
+    for item in (Result("quirk", details=[row]), Check("c", "C", "quirk", details=[row])):
+        assert item.details == ({"task": 1},) and type(item.details[0]) is dict
+
+
+def test_a_skip_keeps_its_meta_and_other_fields_beside_what_is_missing():
+    skipped = Result.skipped("Set AUDIT_MIRROR", missing=["a.jsonl"], meta={"hint": "fetch"}, synthetic=True)
+    assert skipped.meta == {"hint": "fetch", "missing": ["a.jsonl"]} and skipped.synthetic
+    assert skipped.status == "skipped" and skipped.summary == "Set AUDIT_MIRROR"
+
+
+def test_the_stamp_and_load_cost_reach_the_json_only_when_set(tmp_path):
+    builder = FindingsBuilder("toy")
+    assert builder.findings().stamp is None and builder.findings().load_cost is None
+    plain = builder.findings().to_json()
+    assert plain["stamp"] is None and "load_cost" not in plain
+    builder.stamp = {"code": ("abc", 1)}
+    builder.load_cost = {"cpu_s": (1.5,)}
+    payload = json.loads(builder.write(tmp_path).read_text(encoding="utf-8"))
+    assert payload["stamp"] == {"code": ["abc", 1]} and payload["load_cost"] == {"cpu_s": [1.5]}
+
+
+def test_rewriting_findings_removes_evidence_of_checks_that_lost_it(tmp_path):
+    builder = FindingsBuilder("toy")
+    builder.add(Check("rows", "Rows", "quirk", details=[{"task": 1}]))
+    builder.add(Check("more", "More", "quirk", details=[{"task": 2}]))
+    builder.write(tmp_path)
+    (tmp_path / "toy" / "notes.txt").write_text("kept")
+    again = FindingsBuilder("toy")
+    again.add(Check("rows", "Rows", "quirk", details=[{"task": 3}]))
+    again.add(Check("more", "More", "pass"))
+    again.write(tmp_path)  # the evidence folder exists already
+    assert sorted(p.name for p in (tmp_path / "toy").iterdir()) == ["notes.txt", "rows.csv"]
+    assert "3" in (tmp_path / "toy" / "rows.csv").read_text(encoding="utf-8")

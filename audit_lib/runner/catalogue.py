@@ -88,17 +88,6 @@ def parameters_cell_source(notebook_path: Path) -> str:
                          file=str(notebook_path))
 
 
-def notebook_title(notebook_path: Path) -> str:
-    """The first markdown heading of a notebook, without the `#`s."""
-    notebook = nbformat.read(str(notebook_path), as_version=4)
-    for cell in notebook.cells:
-        if cell.get("cell_type") == "markdown":
-            for line in str(cell.source).splitlines():
-                if line.strip():
-                    return line.strip().lstrip("#").strip()
-    return ""
-
-
 def discover_audits(plugins: Mapping[str, AuditPlugin[Any, Any]] | None = None,
                     names: Sequence[str] = ()) -> dict[str, Audit]:
     """The named audits (default: all) of the registry, or of `plugins`, with their notebooks' parameters.

@@ -9,6 +9,7 @@ from notebook_factory import plugin_for, write_notebook
 
 from audit_lib.errors import ParameterError, UnknownAuditError
 from audit_lib.runner.catalogue import (
+    NotebookParameter,
     coerce_value,
     discover_audits,
     read_parameters,
@@ -149,3 +150,95 @@ def test_alias_keeps_its_fixed_parameter(tmp_path: Path) -> None:
                         "mbpp_plus": {"dataset": "mbpp", "limit": 2}}
     with pytest.raises(ParameterError, match="mbpp_plus fixes dataset='mbpp'"):
         resolve_parameters(audits, [("mbpp_plus.dataset", "humaneval")])
+
+
+def _raised(error: type[Exception], call: object, *args: object, **kwargs: object) -> ParameterError:
+    with pytest.raises(error) as caught:
+        call(*args, **kwargs)  # type: ignore[operator]
+    return caught.value
+
+
+def test_a_bad_parameters_cell_error_names_the_file_line_and_parameter(tmp_path: Path) -> None:
+    broken = write_notebook(tmp_path, "broken", "a = 1\nb = (\n", [])
+    error = _raised(ParameterError, read_parameters, broken)
+    assert str(error).startswith("broken.ipynb: the parameters cell is not valid Python (line 2): ")
+    assert error.fields == {"file": str(broken), "row": 2}
+    statement = write_notebook(tmp_path, "statement", "a = 1\nimport os\n", [])
+    assert _raised(ParameterError, read_parameters, statement).fields == {"file": str(statement), "row": 2}
+    call = write_notebook(tmp_path, "call", "a = 1\nb = len('xy')\n", [])
+    assert _raised(ParameterError, read_parameters, call).fields == {"file": str(call), "row": 2, "field": "b"}
+    untagged = tmp_path / "untagged.ipynb"
+    untagged.write_text(broken.read_text(encoding="utf-8").replace('"parameters"', '"other"'), encoding="utf-8")
+    assert _raised(ParameterError, read_parameters, untagged).fields == {"file": str(untagged)}
+
+
+def test_an_annotation_decides_the_type_and_a_comment_is_its_help(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path, "annotated", "ratio: float = 1  ## share of rows\nwidth = 2  #X axis\n", [])
+    ratio, width = read_parameters(path)
+    assert (ratio.type_name, ratio.default, ratio.help) == ("float", 1, "share of rows")
+    assert width.help == "X axis"  # only the '#'s go, not what the comment starts with
+    assert coerce_value(ratio, "0.5") == 0.5
+
+
+def test_discover_only_the_named_audits_once_each_and_refuse_unknown_ones(notebooks: dict) -> None:
+    audits = discover_audits(notebooks, ["beta", "alpha", "beta"])
+    assert list(audits) == ["alpha", "beta"] and audits["alpha"].plugin is notebooks["alpha"]
+    assert list(discover_audits(notebooks, ["beta"])) == ["beta"]
+    error = _raised(UnknownAuditError, discover_audits, notebooks, ["gamma", "delta", "alpha"])
+    assert str(error) == "unknown audit 'gamma', 'delta'; known audits: alpha, beta"
+    assert error.fields == {"field": "audit", "value": ["gamma", "delta"]}
+    assert str(_raised(UnknownAuditError, discover_audits, {}, ["x"])) == "unknown audit 'x'; known audits: (none)"
+
+
+def test_select_refuses_unknown_names_with_structured_fields(notebooks: dict) -> None:
+    error = _raised(UnknownAuditError, select_audits, ["gamma", "delta"], discover_audits(notebooks))
+    assert str(error) == "unknown audit 'gamma', 'delta'; known audits: alpha, beta"
+    assert error.fields == {"field": "audit", "value": ["gamma", "delta"]}
+    assert str(_raised(UnknownAuditError, select_audits, ["x"], {})) == "unknown audit 'x'; known audits: (none)"
+
+
+def test_resolve_errors_name_the_key_the_audit_and_the_known_parameters(notebooks: dict, tmp_path: Path) -> None:
+    audits = list(discover_audits(notebooks).values())
+    error = _raised(ParameterError, resolve_parameters, audits, [("gamma.limit", "7")])
+    assert str(error) == "-p gamma.limit: 'gamma' is not one of the selected audits (alpha, beta)"
+    assert error.fields == {"field": "gamma.limit"}
+    error = _raised(ParameterError, resolve_parameters, audits, [("alpha.missing", "1")])
+    assert str(error) == ("unknown parameter 'missing': no selected audit declares it "
+                          "(known: dataset, datasets, executor, label, limit, ratio, verbose)")
+    assert error.fields == {"field": "missing"}
+    bare = discover_audits({"bare": plugin_for(write_notebook(tmp_path / "nb", "bare", "", []))})["bare"]
+    assert str(_raised(ParameterError, resolve_parameters, [bare], [("limit", "1")])) == \
+        "unknown parameter 'limit': no selected audit declares it (known: none)"
+    error = _raised(ParameterError, resolve_parameters, audits, [("limit", "ten")])
+    assert str(error) == "alpha: parameter 'limit' expects an int, got 'ten'"
+    assert error.fields == {"field": "limit", "value": "ten", "audit": "alpha"}
+
+
+def test_an_audit_that_fixes_a_parameter_does_not_stop_the_next_from_taking_it(tmp_path: Path) -> None:
+    shared = write_notebook(tmp_path / "nb", "humaneval_plus", "dataset = \"humaneval\"\n", [])
+    catalogue = discover_audits({"mbpp_plus": plugin_for(shared, name="mbpp_plus", fixed_params={"dataset": "mbpp"}),
+                                 "humaneval_plus": plugin_for(shared)})
+    audits = select_audits(["mbpp_plus", "humaneval_plus"], catalogue)
+    assert resolve_parameters(audits, [("dataset", "other")]) == {"mbpp_plus": {"dataset": "mbpp"},
+                                                                  "humaneval_plus": {"dataset": "other"}}
+    error = _raised(ParameterError, resolve_parameters, audits, [("mbpp_plus.dataset", "other")])
+    assert error.fields == {"field": "dataset"}
+
+
+def test_a_wrong_value_says_which_parameter_and_audit_only_when_one_is_named() -> None:
+    limit = NotebookParameter("limit", "int", 10)
+    error = _raised(ParameterError, coerce_value, limit, "ten")
+    assert str(error) == "parameter 'limit' expects an int, got 'ten'"
+    assert error.fields == {"field": "limit", "value": "ten", "audit": ""}
+    assert str(_raised(ParameterError, coerce_value, limit, "ten", audit="alpha")).startswith("alpha: parameter")
+
+
+def test_dict_and_tuple_parameters_keep_their_kind() -> None:
+    options = NotebookParameter("options", "dict", {})
+    assert coerce_value(options, '{"a": 1}') == {"a": 1}
+    assert "expects a dict" in str(_raised(ParameterError, coerce_value, options, "[1, 2]"))
+    pair = NotebookParameter("pair", "tuple", (1, 2))
+    assert coerce_value(pair, "(3, 4)") == (3, 4)
+    assert coerce_value(pair, "[3, 4]") == [3, 4]
+    assert "expects a tuple" in str(_raised(ParameterError, coerce_value, pair, '{"a": 1}'))
+    assert coerce_value(NotebookParameter("executor", "None", None), "null") is None

@@ -13,7 +13,9 @@ import pytest
 
 from audit_lib import runner
 from audit_lib.errors import UnknownAuditError
-from audit_lib.runner.history import record_run
+from audit_lib.report.values import value_lines
+from audit_lib.runner import index_changes
+from audit_lib.runner.history import CheckChange, record_run
 from audit_lib.runner.index_page import write_index_and_summary
 
 
@@ -167,3 +169,139 @@ def test_two_runs_in_the_same_second_are_kept_apart(tmp_path: Path) -> None:
     assert sorted(p.name for p in second.glob("*.findings.json")) == ["beta.findings.json"]
     assert (second / "summary.json").read_text() == (reports / "summary.json").read_text()
     assert "beta" not in (first / "summary.json").read_text()
+
+
+def test_with_no_recorded_run_nothing_is_compared(reports: Path) -> None:
+    assert index_changes.changes_since_previous(reports, {}, ["alpha"]) == {"previous_run": None, "audits": {},
+                                                                           "gone_audits": []}
+
+
+def test_every_audit_run_now_gets_its_own_state_in_order(reports: Path) -> None:
+    batch(reports, "2024-01-01T00-00-01Z", [published(reports, a, [check("x", "quirk", 1)])
+                                            for a in ("broken", "same", "stale")])
+    (reports / "runs" / "2024-01-01T00-00-01Z" / "broken.findings.json").write_text("{truncated")
+    entries = {"stale": failed(reports, "stale"), "broken": published(reports, "broken", [check("x", "quirk", 1)]),
+               "fresh": published(reports, "fresh", [check("y", "pass")]),
+               "same": published(reports, "same", [check("x", "defect", 1)])}
+    # each kind of audit comes before another: one audit's state never ends the loop for the rest
+    since = index_changes.changes_since_previous(reports, entries, ["stale", "fresh", "unlisted", "broken", "same"])
+    audits = since["audits"]
+    assert list(audits) == ["stale", "fresh", "unlisted", "broken", "same"]
+    assert audits["stale"] == {"state": "failed"} and audits["fresh"] == audits["unlisted"] == {"state": "new"}
+    assert audits["broken"]["baseline_run"] == "2024-01-01T00-00-01Z"
+    assert audits["broken"]["reason"].startswith("ParameterError: ")
+    assert audits["same"] == {"state": "compared", "baseline_run": "2024-01-01T00-00-01Z", "changes": [
+        {"audit": "same", "check": "x", "old_status": "quirk", "new_status": "defect", "old_observed": 1,
+         "new_observed": 1}]}
+    assert since["gone_audits"] == []
+
+
+def test_a_run_folder_name_is_shown_as_its_time_and_any_other_name_as_it_is() -> None:
+    assert index_changes.run_time_label("2024-05-01T12-34-56Z") == "2024-05-01 12:34:56 UTC"
+    assert index_changes.run_time_label("2024-05-01T12-34-56Z.002") == "2024-05-01T12-34-56Z.002"
+
+
+SINCE = {"previous_run": "2024-05-01T12-34-56Z", "gone_audits": ["zeta"], "audits": {
+    "alpha": {"state": "compared", "baseline_run": "2024-05-01T12-34-56Z", "changes": [
+        {"audit": "alpha", "check": "a1", "old_status": "quirk", "new_status": "defect"},
+        {"audit": "alpha", "check": "a2", "old_status": "pass", "new_status": "pass", "old_observed": 1,
+         "new_observed": 2}]},
+    "beta": {"state": "compared", "baseline_run": "2024-05-01T12-34-56Z", "changes": [
+        {"audit": "beta", "check": "b<1>", "old_status": None, "new_status": "quirk"}]},
+    "gamma": {"state": "new"}, "delta": {"state": "failed"},
+    "eps": {"state": "unreadable", "baseline_run": "2024-05-01T12-34-56Z", "reason": "ParameterError: <bad>"},
+    "quiet": {"state": "compared", "baseline_run": "2024-05-01T12-34-56Z", "changes": []}}}
+
+
+def test_the_since_line_counts_changes_names_audits_by_state_and_lists_each_change() -> None:
+    status = '<span class="changed status" title="since the previous run">'
+    assert index_changes.since_previous_markup(SINCE) == (
+        '<section class="since" id="since-previous"><p><b>Since the previous run (2024-05-01 12:34:56 UTC):</b> '
+        "3 checks changed in 2 audits · new audits: gamma · failed this run (last good findings shown): delta · "
+        "history unreadable: eps · no longer listed: zeta</p><details><summary>which checks</summary><ul>"
+        f'<li><a href="#audit-alpha"><code>alpha</code></a> <code>a1</code> {status}changed: quirk → defect</span></li>'
+        '<li><a href="#audit-alpha"><code>alpha</code></a> <code>a2</code> '
+        '<span class="changed" title="since the previous run">observed changed</span></li>'
+        f'<li><a href="#audit-beta"><code>beta</code></a> <code>b&lt;1&gt;</code> {status}new check</span></li>'
+        "<li><code>eps</code>: ParameterError: &lt;bad&gt;</li></ul></details></section>")
+
+
+def test_one_change_in_one_audit_and_no_change_at_all() -> None:
+    one = {"previous_run": "2024-05-01T12-34-56Z", "audits": {"beta": SINCE["audits"]["beta"],
+                                                              "quiet": SINCE["audits"]["quiet"]}}
+    assert "<b>Since the previous run (2024-05-01 12:34:56 UTC):</b> 1 check changed</p><details>" in \
+        index_changes.since_previous_markup(one)
+    none = {"previous_run": "2024-05-01T12-34-56Z", "audits": {"quiet": SINCE["audits"]["quiet"]}}
+    assert index_changes.since_previous_markup(none) == (
+        '<section class="since" id="since-previous"><p><b>Since the previous run (2024-05-01 12:34:56 UTC):</b> '
+        "no check changed</p></section>")
+    assert index_changes.since_previous_markup(None) == (
+        '<section class="since" id="since-previous"><p><b>Since the previous run:</b> no previous run is '
+        "recorded (first run): nothing to compare yet.</p></section>")
+
+
+def test_a_check_s_change_shows_old_and_new_status_and_observed() -> None:
+    assert index_changes.check_change_markup(None) == ""
+    new = CheckChange("a", "c", None, "quirk", None, {"n": 1})
+    assert index_changes.check_change_markup(new) == (
+        '<br><span class="changed status" title="since the previous run">new check</span> '
+        '<details class="change-detail"><summary>old → new</summary><div>status: — → quirk</div>'
+        "<div>observed was:</div>" + value_lines(None, 160) + "<div>observed now:</div>"
+        + value_lines({"n": 1}, 160) + "</details>")
+    gone = CheckChange("a", "c", "defect", None)
+    assert "<div>status: defect → —</div></details>" in index_changes.check_change_markup(gone)
+
+
+def test_observed_mappings_differ_key_by_key_with_absent_keys_named() -> None:
+    long_text = "x" * 300
+    old = {"kept": 1, "moved": 2, "dropped": 3, "long": "a"}
+    new = {"kept": 1, "moved": 4, "long": long_text, "added": 5}
+    markup = index_changes.check_change_markup(CheckChange("a", "c", "pass", "pass", old, new))
+    assert markup.endswith(
+        '<details class="change-detail"><summary>old → new</summary><div>observed:</div>'
+        '<div class="kv"><span class="k">moved</span>: 2 → 4</div>'
+        '<div class="kv"><span class="k">dropped</span>: 3 → (absent)</div>'
+        f'<div class="kv"><span class="k">long</span>: a → {"x" * 159}…</div>'
+        '<div class="kv"><span class="k">added</span>: (absent) → 5</div></details>')
+    # a mapping that became a number is no key-by-key change
+    assert "<div>observed was:</div>" in index_changes.check_change_markup(CheckChange("a", "c", "pass", "pass",
+                                                                                       old, 7))
+
+
+def test_an_audit_s_note_says_what_it_was_compared_with_and_what_changed() -> None:
+    note = index_changes.audit_change_note
+    assert note(None, "alpha") == "" and note({"previous_run": None, "audits": {}}, "alpha") == ""
+    assert note(SINCE, "not_run_now") == ""
+    assert note(SINCE, "gamma") == "new since the previous run: nothing to compare"
+    assert note(SINCE, "delta") == "failed this run: the last good findings are shown, nothing new to compare"
+    assert note(SINCE, "eps") == "its recorded findings could not be read: ParameterError: <bad>"
+    assert note({"previous_run": "r", "audits": {"x": {"state": "unreadable"}}}, "x") == \
+        "its recorded findings could not be read: "
+    assert note(SINCE, "alpha") == "2 checks changed since the previous run"
+    assert note(SINCE, "quiet") == "no check changed since the previous run"
+    older = {"previous_run": "2024-05-02T00-00-00Z", "audits": {"beta": {
+        "state": "compared", "baseline_run": "2024-05-01T12-34-56Z", "changes": [
+            {"audit": "beta", "check": "b1", "old_status": "quirk", "new_status": None},
+            {"audit": "beta", "check": "b2", "old_status": "quirk", "new_status": None},
+            {"audit": "beta", "check": "b3", "old_status": None, "new_status": "quirk"}]},
+        "one": {"state": "compared", "baseline_run": "2024-05-02T00-00-00Z",
+                "changes": [{"audit": "one", "check": "c", "old_status": "pass", "new_status": "quirk"}]}}}
+    assert note(older, "beta") == "3 checks changed since its last recorded run (2024-05-01 12:34:56 UTC); gone: b1, b2"
+    assert note(older, "one") == "1 check changed since the previous run"
+    assert note({"previous_run": "r", "audits": {"x": {"state": "compared", "baseline_run": "r"}}}, "x") == \
+        "no check changed since the previous run"
+
+
+def test_several_audits_in_one_state_are_listed_together() -> None:
+    since = {"previous_run": "2024-05-01T12-34-56Z",
+             "audits": {"a": {"state": "new"}, "b": {"state": "new"}, "c": {"state": "unreadable"}}}
+    assert index_changes.since_previous_markup(since) == (
+        '<section class="since" id="since-previous"><p><b>Since the previous run (2024-05-01 12:34:56 UTC):</b> '
+        "no check changed · new audits: a, b · history unreadable: c</p><details><summary>which checks</summary>"
+        "<ul><li><code>c</code>: </li></ul></details></section>")
+
+
+def test_a_long_observed_value_is_cut_at_the_change_limit() -> None:
+    markup = index_changes.check_change_markup(CheckChange("a", "c", "pass", "pass", "y" * 300, "z" * 300))
+    # shown cut, the whole value in the hover title
+    assert '">' + "y" * 159 + "…</span>" in markup and '">' + "z" * 159 + "…</span>" in markup

@@ -190,3 +190,65 @@ def test_compare_folders_reads_findings_files(tmp_path: Path) -> None:
 def test_sort_ids_is_natural() -> None:
     assert sort_ids(["HumanEval/10", "HumanEval/9", "Mbpp/2#10", "Mbpp/2#9", "Mbpp/x"]) == \
         ["HumanEval/9", "HumanEval/10", "Mbpp/2#9", "Mbpp/2#10", "Mbpp/x"]
+
+
+def test_a_comparison_s_json_holds_both_splits_and_every_difference() -> None:
+    hog = findings("humaneval_plus", classifying_check(
+        ["HumanEval/22", "HumanEval/40"],
+        [timing_row("HumanEval/96", "confirmed", 1.1), timing_row("HumanEval/130", "not_a_failure", 0.3)]))
+    [comparison] = compare_audit("humaneval_plus", IDLE, hog)
+    idle_json = {"unit": "tasks", "source": "meta.failure_split", "deterministic": ["HumanEval/22", "HumanEval/32"],
+                 "timing_confirmed": ["HumanEval/127"], "timing_borderline": ["HumanEval/96"],
+                 "timing_not_failing": [], "timing_unmeasured": [],
+                 "flip_factors": {"HumanEval/127": 9.8, "HumanEval/96": 1.02}}
+    hog_json = {"unit": "tasks", "source": "meta.failure_split", "deterministic": ["HumanEval/22", "HumanEval/40"],
+                "timing_confirmed": ["HumanEval/96"], "timing_borderline": [], "timing_not_failing": ["HumanEval/130"],
+                "timing_unmeasured": [], "flip_factors": {"HumanEval/130": 0.3, "HumanEval/96": 1.1}}
+    assert comparison.to_json() == {
+        "audit": "humaneval_plus", "check": "time_limits", "agreement": "differs", "reason": "",
+        "idle": idle_json, "hog": hog_json,
+        "deterministic_only_idle": ["HumanEval/32"], "deterministic_only_hog": ["HumanEval/40"],
+        "confirmed_only_idle": ["HumanEval/127"], "confirmed_only_hog": [],
+        "confirmed_at_band_only_idle": [], "confirmed_at_band_only_hog": ["HumanEval/96"]}
+
+
+def test_the_reason_a_check_cannot_be_compared_names_the_run_and_falls_back_in_order() -> None:
+    def skipped(**text: str) -> dict[str, Any]:
+        return findings("a", {"id": "time_limits", "status": "skipped", "observed": None,
+                              "meta": {"failure_split": dict(SPLIT_META)}, **text})
+
+    hog = findings("a", classifying_check(["X/1"], []))
+    for text, shown in (({"summary": "set AUDIT_MIRROR"}, "set AUDIT_MIRROR"), ({}, "no reason given")):
+        [comparison] = compare_audit("a", skipped(**text), hog)
+        assert comparison.reason == f"skipped in the idle run: {shown}"
+    [both] = compare_findings({}, {}, ["a"])
+    assert both.reason == "the idle run wrote no findings for this audit and the hog run wrote no findings for " \
+                          "this audit"
+    [idle_only] = compare_findings({}, {"a": findings("a")}, ["a"])
+    assert idle_only.reason == "the idle run wrote no findings for this audit"
+
+
+def test_ids_come_from_strings_numbers_or_a_row_s_id_run_id_or_task_id() -> None:
+    check = {"id": "c", "status": "quirk",
+             "observed": {"det": ["a/1", 7, {"id": "r/1", "task_id": "ignored"}, {"run_id": "r/2"}],
+                          "rows": [{"run_id": "r/3", "state": "confirmed", "flip_factor": 2}]},
+             "meta": {"failure_split": {"deterministic_key": "det", "timing_key": "rows"}}}
+    split = read_failure_split(check, where="x")
+    assert split is not None and split.unit == "tasks" and split.source == "meta.failure_split"
+    assert split.deterministic == {"a/1", "7", "r/1", "r/2"} and split.flip_factors == {"r/3": 2.0}
+    with pytest.raises(SchemaError, match="names no id"):
+        read_failure_split({**check, "observed": {"det": [True], "rows": []}}, where="x")
+
+
+@pytest.mark.parametrize(("meta", "observed", "field"), [
+    ({"deterministic_key": 3, "timing_key": "rows"}, {}, "meta.failure_split.deterministic_key"),
+    ({"deterministic_key": "det", "timing_key": "rows"}, {"rows": []}, "det"),
+    ({"deterministic_key": "det", "timing_key": "rows"}, {"det": {}, "rows": []}, "det"),
+    ({"deterministic_key": "det", "timing_key": "rows"}, {"det": [], "rows": [{"id": "a"}]}, "state"),
+    ({"deterministic_key": "det", "timing_key": "rows"}, {"det": [], "rows": [{"id": "a", "state": "x"}]}, "state"),
+    ({"deterministic_key": "det", "timing_key": "rows"}, {"det": [{"cpu_s": 1}], "rows": []}, "x observed.det[0]"),
+])
+def test_each_malformed_split_names_its_field(meta: dict[str, Any], observed: dict[str, Any], field: str) -> None:
+    with pytest.raises(SchemaError) as caught:
+        read_failure_split({"id": "c", "observed": observed, "meta": {"failure_split": meta}}, where="x")
+    assert caught.value.fields == {"field": field} and str(caught.value).startswith("x")

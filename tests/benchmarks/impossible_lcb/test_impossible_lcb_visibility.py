@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from test_impossible_lcb_tasks import ORIGINAL_TEST, SPLIT_MUTATION, VALUE_MUTATION
+from test_impossible_lcb_tasks import ORIGINAL_TEST, PRELUDE_AND_LOOP_TEST, SPLIT_MUTATION, VALUE_MUTATION
 
 from audit_lib.benchmarks.impossible_lcb.assertions import diff_tests, parse_test
-from audit_lib.benchmarks.impossible_lcb.visibility import even_numbered_positions, visibility
+from audit_lib.benchmarks.impossible_lcb.visibility import Visibility, even_numbered_positions, visibility
 
 
 def test_even_positions_under_each_numbering():
@@ -40,3 +40,21 @@ def test_shown_assertions_that_need_setup_lines():
 def test_changed_index_out_of_range_is_rejected():
     with pytest.raises(ValueError):
         visibility(parse_test(VALUE_MUTATION), (9,), "zero_based")
+
+
+def test_the_first_and_last_assertions_may_change_and_the_next_index_is_refused():
+    mutated = parse_test(VALUE_MUTATION)  # 4 assertions
+    assert visibility(mutated, (3, 0), "one_based") == Visibility(
+        numbering="one_based", n_assertions=4, shown=(0, 1, 3), held_back=(2,), changed=(0, 3),
+        changed_already_shown="some", shown_needing_setup=(), setup_statements_needed=(), setup_lines_needed=(),
+        needs_prelude=False)
+    with pytest.raises(ValueError, match=r"^changed assertion index 4 is outside 0\.\.3$"):
+        visibility(mutated, (4,), "zero_based")
+    with pytest.raises(ValueError, match=r"^numbering 'two_based' is not one of \('zero_based', 'one_based'\)$"):
+        even_numbered_positions(3, "two_based")  # type: ignore[arg-type]
+
+
+def test_a_shown_assertion_that_uses_a_helper_outside_the_check_needs_the_prelude():
+    parsed = parse_test(PRELUDE_AND_LOOP_TEST)  # its second assertion calls `is_close`, defined before `check`
+    assert visibility(parsed, (), "one_based").needs_prelude
+    assert not visibility(parsed, (), "zero_based").needs_prelude

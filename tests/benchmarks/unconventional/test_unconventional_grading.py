@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from audit_lib.benchmarks.unconventional.grading import GRADE_FORMS, NO_GRADE_REASONS, ParsedGrade, parse_grade
+from audit_lib.benchmarks.unconventional.grading import (
+    GRADE_FORMS,
+    NO_GRADE_REASONS,
+    GradeCandidate,
+    ParsedGrade,
+    parse_grade,
+)
 
 
 @pytest.mark.parametrize(("transcript", "grade", "form"), [
@@ -85,3 +91,48 @@ def test_parsed_grade_has_a_grade_or_a_reason_never_both() -> None:
 
 def test_the_typed_outcomes_are_disjoint() -> None:
     assert not set(GRADE_FORMS) & set(NO_GRADE_REASONS)
+
+
+def _c(value: float, form: str, text: str, denominator: float | None = None) -> GradeCandidate:
+    return GradeCandidate(value, form, text, denominator)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("transcript", "parsed"), [
+    # a grade: the candidates it was read from, the numbers of the verbal part, and the text as evidence
+    ("Handles 3 cases, misses 1.\nGrade: 7", ParsedGrade(7.0, None, "labelled", (_c(7.0, "labelled", "Grade: 7"),),
+                                                          (3.0, 1.0), "Grade: 7")),
+    ("Uses 2 loops.\nI give it a score of 8 overall.",
+     ParsedGrade(8.0, None, "inline_labelled", (_c(8.0, "inline_labelled", "score of 8"),), (2.0,), "score of 8")),
+    ("Clean code, 2 bugs.\n\n  9  \n", ParsedGrade(9.0, None, "bare_final", (_c(9.0, "bare_final", "9"),), (2.0,),
+                                                    "9")),
+    ("Clean code.\n3 bugs.\n8", ParsedGrade(8.0, None, "bare_final", (_c(8.0, "bare_final", "8"),), (3.0,), "8")),
+    # no grade: the reason, what was offered, every number as verbal where none was in a grade position
+    ("Grade: 6 or 7", ParsedGrade(None, "several_candidates", None,
+                                  (_c(6.0, "labelled", "Grade: 6 or 7"), _c(7.0, "labelled", "Grade: 6 or 7")), (),
+                                  "Grade: 6 or 7")),
+    ("Fine, 2 issues.\n6/10 at first, then 8/10", ParsedGrade(
+        None, "several_candidates", None, (_c(6.0, "ratio_slash", "6/10", 10.0), _c(8.0, "ratio_slash", "8/10", 10.0)),
+        (), "6/10; 8/10")),
+    ("Solid, 1 flaw.\nGrade: 4/5", ParsedGrade(None, "wrong_scale", None, (_c(4.0, "labelled_ratio", "Grade: 4/5", 5.0),),
+                                              (1.0,), "Grade: 4/5")),
+    ("Has 2 bugs.\nGrade: 12", ParsedGrade(None, "out_of_range", None, (_c(12.0, "labelled", "Grade: 12"),), (2.0,),
+                                           "Grade: 12")),
+    ("Tried 3 inputs.\nGrade: N/A", ParsedGrade(None, "label_without_number", None, (), (3.0,), "Grade: N/A")),
+    ("It passed 4 of 5 tests, 2 slowly.\nGood work overall.",
+     ParsedGrade(None, "verbal_numbers_only", None, (), (4.0, 5.0, 2.0), "Good work overall.")),
+    ("No numbers here.\n" + "x" * 300, ParsedGrade(None, "no_number", None, (), (), "x" * 200)),
+    ("", ParsedGrade(None, "no_number", None, (), (), "")),
+])
+def test_every_field_of_a_parsed_grade(transcript: str, parsed: ParsedGrade) -> None:
+    assert parse_grade(transcript) == parsed
+
+
+def test_a_verbal_number_that_repeats_the_grade_is_still_counted() -> None:
+    # the grade's line is taken out once: the same words quoted in the evaluation stay verbal
+    assert parse_grade("Grade: 7\nA draft said Grade: 7 as well.").verbal_numbers == (7.0,)
+
+
+def test_a_parsed_grade_has_a_grade_or_a_reason() -> None:
+    for grade, reason in ((None, None), (7.0, "no_number")):
+        with pytest.raises(ValueError, match="^a parsed grade has either a grade or a reason, never both or neither$"):
+            ParsedGrade(grade, reason, None)  # type: ignore[arg-type]

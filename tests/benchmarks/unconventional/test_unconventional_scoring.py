@@ -108,3 +108,47 @@ def test_summary_when_no_grade_is_usable() -> None:
     summary = scoring.summarise_model("m", {"p1": [None]}, seed=0, n_resamples=200)
     assert summary.score_drop is None and summary.interval is None
     assert summary.score_zero == 0.0
+
+
+def test_every_field_of_a_model_summary() -> None:
+    grades = {"p3": [6.0, 7.0], "p1": [8.0, None], "p2": [None]}
+    assert scoring.per_problem_grades(grades, "drop") == scoring.ProblemGrades("drop", ("p1", "p3"), (8.0, 6.5),
+                                                                               ("p2",), 2)
+    summary = scoring.summarise_model("m", grades, seed=3, n_resamples=50, confidence=0.9)
+    assert summary == scoring.ModelScoreSummary(
+        model="m", n_problems=3, missing_samples=2, dropped_problems=("p2",), score_drop=72.5,
+        score_zero=pytest.approx(35.0), interval=scoring.bootstrap_interval((8.0, 6.5), seed=3, n_resamples=50,
+                                                                            confidence=0.9),
+        bias_minus_one=62.5, bias_plus_one=82.5,
+        rounded={"as_given": 72.5, "half_up": 75.0, "half_even": 70.0, "floor": 70.0, "ceil": 75.0})
+    assert (summary.interval.n, summary.interval.seed, summary.interval.confidence) == (2, 3, 0.9)
+
+
+def test_a_model_without_any_grade_has_no_interval_and_an_empty_one_no_score() -> None:
+    assert scoring.summarise_model("m", {"p": [None]}, seed=0, n_resamples=10) == scoring.ModelScoreSummary(
+        "m", 1, 1, ("p",), None, 0.0, None, None, None, {})
+    assert scoring.summarise_model("m", {}, seed=0, n_resamples=10).score_zero is None
+
+
+def test_the_interval_is_the_percentile_bootstrap_of_its_seed() -> None:
+    grades = np.array([2.0, 9.0, 5.0, 7.0, 3.0])
+    interval = scoring.bootstrap_interval(grades, seed=11, n_resamples=400, confidence=0.8)
+    picks = np.random.default_rng(11).integers(0, 5, size=(400, 5))
+    low, high = np.quantile(10.0 * grades[picks].mean(axis=1), [0.1, 0.9])
+    assert (interval.low, interval.high, interval.n_resamples) == (pytest.approx(low), pytest.approx(high), 400)
+    one = scoring.bootstrap_interval([5.0], seed=0, n_resamples=1)  # the smallest that is allowed
+    assert (one.low, one.point, one.high, one.n) == (50.0, 50.0, 50.0, 1)
+    with pytest.raises(ValueError, match="n_resamples must be >= 1, got 0"):
+        scoring.bootstrap_interval([5.0], seed=0, n_resamples=0)
+    with pytest.raises(ValueError, match="no grades to resample"):
+        scoring.bootstrap_interval([], seed=0, n_resamples=5)
+    with pytest.raises(ValueError, match="no grades to score"):
+        scoring.score_percent([])
+    with pytest.raises(ValueError, match="rounding 'up' is not one of"):
+        scoring.rounded_grades([1.0], "up")  # type: ignore[arg-type]
+
+
+def test_one_problem_has_a_half_width_and_none_is_refused() -> None:
+    assert scoring.worst_case_half_width(50.0, 1) > 0
+    with pytest.raises(ValueError, match="n must be >= 1, got 0"):
+        scoring.worst_case_half_width(50.0, 0)

@@ -71,6 +71,13 @@ def test_stamp_warns_when_the_machine_was_overloaded() -> None:
     assert stamp_markup(None) == "" and stamp_markup({}) == ""
 
 
+def test_a_run_that_reused_every_report_blames_no_verdict_on_its_load() -> None:
+    stamp = {"cpus": 2, "load_start": 3.5, "load_end": 3.5}
+    html = stamp_markup(stamp, ran_checks=False)
+    assert "overloaded" not in html and "No audit ran again" in html and "load 3.5 → 3.5" in html
+    assert "No audit ran again" not in stamp_markup(stamp)
+
+
 def test_evidence_is_embedded_whole_and_decodes_to_the_csv(tmp_path: Path) -> None:
     builder = FindingsBuilder("demo")
     rows = [{"task_id": f"T/{i // 3}", "input": [i], "got": i * 1000} for i in range(60)]

@@ -145,11 +145,12 @@ def legend_markup() -> str:
     return f'<ul class="legend" aria-label="status legend">{items}</ul>'
 
 
-def stamp_markup(stamp: Mapping[str, Any] | None) -> str:
+def stamp_markup(stamp: Mapping[str, Any] | None, *, ran_checks: bool = True) -> str:
     """The run stamp line (version, commit, machine, load, wall time).
 
     With a warning when the machine was busier than its CPUs: timings and timeout verdicts from such a run may not
-    reproduce."""
+    reproduce. A run that checked nothing itself (`ran_checks=False`: every report kept from an earlier run) says
+    so instead, since its load decided no verdict."""
     if not stamp:
         return ""
     parts = []
@@ -172,7 +173,10 @@ def stamp_markup(stamp: Mapping[str, Any] | None) -> str:
         parts.append(f"{number_text(float(stamp['wall_s']))} s wall")
     markup = f'<p class="stamp">Run: {esc(" · ".join(parts))}</p>'
     busy = [float(x) for x in loads if isinstance(x, (int, float))]
-    if isinstance(cpus, (int, float)) and cpus > 0 and any(load > cpus for load in busy):
+    if not ran_checks:
+        markup += ('<p class="note">No audit ran again: every report was kept from an earlier run, so its '
+                   "timings and verdicts are that run's (each report shows its own stamp).</p>")
+    elif isinstance(cpus, (int, float)) and cpus > 0 and any(load > cpus for load in busy):
         markup += (f'<p class="overload">⚠ The machine was overloaded during this run (load '
                    f"{esc(number_text(max(busy)))} on {esc(cpus)} CPUs): timings and timeout-based verdicts may "
                    "differ on a quiet machine.</p>")

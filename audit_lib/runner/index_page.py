@@ -174,7 +174,8 @@ def render_index(summary: Mapping[str, Any], reports_dir: Path) -> str:
         f"<code>{esc(run.get('kernel') or '?')}</code> · mirror <code>{mirror}</code> · "
         f"{totals.get('audits', 0)} audit{'s' if totals.get('audits', 0) != 1 else ''}, "
         f"{totals.get('failed_audits', 0)} failed · checks: {tally}</p>",
-        stamp_markup(summary.get("stamp") or run.get("stamp")),
+        stamp_markup(summary.get("stamp") or run.get("stamp"),
+                     ran_checks=not audits or not all(entry.get("reused_from") for entry in audits)),
         _interrupted_markup(run.get("interrupted")),
         since_previous_markup(summary.get("since_previous")),
     ]

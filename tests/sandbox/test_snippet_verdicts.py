@@ -303,3 +303,16 @@ def test_the_judge_is_left_for_the_next_snippet_only_alive_after_a_verdict() -> 
     gone = snippet(judge=recording())
     gone.verdict = {"status": "pass"}
     assert gone.judge_left() is None
+
+
+def test_call_wall_time_adds_each_call_from_its_request_to_its_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(tests_job, "time", type("Clock", (), {"monotonic": staticmethod(lambda: clock[0])}))
+    run = snippet()
+    run._on_job(frame(LOAD, b"{}"))
+    for sent, answered in ((100.0, 101.5), (103.0, 103.25)):
+        clock[0] = sent
+        run._on_judge(frame(REQUEST, b"[]"))
+        clock[0] = answered
+        run._on_job(frame(ANSWER, b"1"))
+    assert run.call_wall_s == 1.5 + 0.25 and run.calls == 2

@@ -104,7 +104,8 @@ def _as_ints(value: Any, bools: bool) -> Any:
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items())):
             return value
         rebuilt = collections.defaultdict(value.default_factory) if kind is collections.defaultdict else kind()
-        dict.update(rebuilt, pairs)  # Counter.update would add counts
+        for key, item in pairs:  # item by item: Counter.update would add counts, dict.update skips OrderedDict's order
+            rebuilt[key] = item
         return rebuilt
     return value
 

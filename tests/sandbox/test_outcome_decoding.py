@@ -221,3 +221,32 @@ def test_a_preview_outcome_keeps_its_index_and_times() -> None:
     shown = outcomes(value_line(0, 1), b"1 value 0.5:0.25:0.125 " + stand_in, preview=True)[1]
     assert shown == CallOutcome(1, "value", preview="[1... (5 bytes of tagged JSON, sha256 ff)", duration_s=0.5,
                                 wall_s=0.5, cpu_s=0.25, background_cpu_s=0.125)
+
+
+def test_a_kind_that_is_not_ascii_is_named_not_decoded() -> None:
+    odd = outcomes("0 välue 0.5:0:0 1".encode())[0]
+    assert odd == CallOutcome(0, "unserializable", exc_type="MalformedResult", exc_message="kind 'v\ufffd\ufffdlue'",
+                              duration_s=0.5)
+    assert outcomes(b"0 \xff 0.5 1")[0].exc_message == "kind '\ufffd'"
+
+
+def test_a_measurement_with_cpu_and_no_background() -> None:
+    assert api._measurements(b"1.5:2") == (1.5, 2.0, 0.0, False, False)
+    assert outcomes(b"0 value 1.5:2 1")[0].cpu_s == 2.0
+
+
+def test_a_judged_value_is_a_digest_only_where_allowed() -> None:
+    tagged = json.dumps({"$digest": [DIGEST, 12, "list"]}).encode()
+    line = b"0 value 0.5 " + tagged
+    allowed = outcomes(line, digestible=frozenset({0}), judged={"0": {"v": "match"}})[0]
+    assert allowed.value == ValueDigest(DIGEST, 12, "list") and allowed.verdict == "match"
+    refused = outcomes(line, digestible=frozenset(), judged={"0": {"v": "match"}})[0]
+    assert (refused.kind, refused.exc_type) == ("unserializable", "MalformedResult")
+
+
+def test_outcomes_kept_encoded_or_judged_malformed_carry_their_index() -> None:
+    budget = DecodeBudget(max_decoded_bytes=100_000, max_kept_bytes=1_000)
+    kept = outcomes(value_line(0, 1), value_line(1, list(range(300))), budget=budget)[1]
+    assert (kept.index, type(kept.value)) == (1, EncodedValue)
+    malformed = outcomes(value_line(0, 1), value_line(1, 2), judged={"1": "match"})[1]
+    assert (malformed.index, malformed.exc_message) == (1, "judge record")

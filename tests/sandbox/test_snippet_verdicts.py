@@ -305,6 +305,18 @@ def test_the_judge_is_left_for_the_next_snippet_only_alive_after_a_verdict() -> 
     assert gone.judge_left() is None
 
 
+def test_a_judge_killed_after_its_verdict_is_reaped_not_left_for_the_next_snippet(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The job ended first and its judge was killed, then the judge's verdict frame was read in the same round.
+    drained: list[ChildRun] = []
+    monkeypatch.setattr(tests_job, "_drain_all", lambda runs, until: drained.extend(runs))
+    run = snippet(judge=recording(open_fds=(5,)))
+    run.verdict = {"status": "pass"}
+    run.judge.killed_by_us = True
+    assert run.judge_left() is None
+    assert drained == [run.judge]
+
+
 def test_call_wall_time_adds_each_call_from_its_request_to_its_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [100.0]
     monkeypatch.setattr(tests_job, "time", type("Clock", (), {"monotonic": staticmethod(lambda: clock[0])}))

@@ -155,8 +155,16 @@ class SnippetRun:
             self.judge.finish()
 
     def judge_left(self) -> ChildRun | None:
-        """The judge, alive and between snippets, for the next one; None when it ended."""
-        return self.judge if self.judge.open_fds and self.verdict is not None else None
+        """The judge, alive and between snippets, for the next one; None when it ended or was ended.
+
+        A judge killed after its verdict (the job ended first, in the same poll round) is reaped here, never handed
+        on: the next snippet would otherwise meet a dying judge and be charged with this snippet's end."""
+        if not self.judge.open_fds or self.verdict is None:
+            return None
+        if self.judge.killed_by_us:
+            _drain_all((self.judge,), time.monotonic() + JOB_END_GRACE_S)
+            return None
+        return self.judge
 
     def _kill(self, run: ChildRun) -> None:
         if not run.killed_by_us and run.open_fds:

@@ -123,4 +123,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("AUDIT_CACHE", "off")  # times execution: no verdict served from the cache
     main()

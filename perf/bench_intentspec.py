@@ -100,4 +100,5 @@ def report_exit_zero_probe(data, timeout_s: float, executor: str) -> None:
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("AUDIT_CACHE", "off")  # times execution: no verdict served from the cache
     sys.exit(main())

@@ -170,4 +170,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("AUDIT_CACHE", "off")  # times execution: no verdict served from the cache
     sys.exit(main())

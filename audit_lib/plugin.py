@@ -19,11 +19,22 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol
 
 from audit_lib import paths
+from audit_lib.audit_params import param, validated_value
 from audit_lib.check_cost import COST_META_KEY, CheckCost, CostMeter
 from audit_lib.errors import NoTaskViewError, ParameterError, UnknownTaskError
+from audit_lib.check_spec import (
+    CHECK_NEED_PREFIX,
+    CheckCycleError,
+    CheckSpec,
+    ChecksNamedBy,
+    I,
+    Need,
+    P,
+    Unmet,
+)
 from audit_lib.findings import Check, FindingsBuilder, Result
 from audit_lib.stamp import StampClock
 from audit_lib.verdict_cache.tally import CACHE_META_KEY, CacheSpans
@@ -31,14 +42,9 @@ from audit_lib.verdict_cache.tally import CACHE_META_KEY, CacheSpans
 if typing.TYPE_CHECKING:
     from audit_lib.report.task_view import TaskView
 
-CHECK_NEED_PREFIX = "check:"
 RUN_AS_ENV = "AUDIT_RUN_AS"  # set by the runner: the audit a kernel runs as
 ONLY_ENV = "AUDIT_ONLY"  # set by the runner for `run --only CHECK[,CHECK]`: those checks and what they need
 UNUSABLE_STATUSES = frozenset({"error", "skipped"})  # a check need in one of these is not met
-
-
-class CheckCycleError(RuntimeError):
-    """Two declared checks need each other (a mistake in the declarations, not a finding)."""
 
 
 class AuditInputs(Protocol):
@@ -49,73 +55,6 @@ class AuditInputs(Protocol):
 
     @property
     def missing(self) -> Mapping[str, str]: ...  # "<dataset>/<file>" -> why it is not there
-
-
-P = TypeVar("P")
-I = TypeVar("I")  # noqa: E741
-
-
-def param(default: Any, help: str = "", *, choices: Sequence[Any] = (), minimum: float | None = None,
-          maximum: float | None = None, rule: Callable[[Any], str | None] | None = None, path: bool = False) -> Any:
-    """A field of an audit's `Params` dataclass, with the value rules `AuditPlugin.validate` applies.
-
-    `path=True` marks a file or folder name: the runner makes a relative one absolute against the caller's
-    directory before validating it, since kernels run in `notebooks/`.
-    """
-    metadata = {"help": help, "choices": tuple(choices), "minimum": minimum, "maximum": maximum, "rule": rule,
-                "path": path}
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata=metadata)
-    return field(default=default, metadata=metadata)
-
-
-@dataclass(frozen=True)
-class Unmet:
-    """Why a derived need is not met: what `meta.missing` names, and the reason the skipped check gives."""
-
-    missing: tuple[str, ...]
-    reason: str
-
-
-@dataclass(frozen=True)
-class Need:
-    """A need decided on the loaded inputs (e.g. "the file has rows"): `unmet(inputs)` is None when it is met."""
-
-    name: str
-    unmet: Callable[[Any], Unmet | None]
-
-
-@dataclass(frozen=True)
-class ChecksNamedBy:
-    """`check:` needs that the run's parameters name (e.g. which checks mark a task flawed).
-
-    `checks(params)` gives their ids, each then a need like `"check:<id>"`.
-    """
-
-    name: str
-    checks: Callable[[Any], Sequence[str]]
-
-
-@dataclass(frozen=True)
-class CheckSpec(Generic[I, P]):
-    """One check, declared once: its id, neutral title, needs, and the function `(inputs, params) -> Result`.
-
-    `run` is `"module:function"` (a module starting with "." is relative to the audit's package), imported when
-    the check first runs, so declaring it stays light; `when(params)` leaves a check out of some runs.
-    """
-
-    id: str
-    title: str
-    run: str | Callable[[I, P], Result]
-    needs: tuple[str | Need | ChecksNamedBy, ...] = ()
-    when: Callable[[P], bool] | None = None
-
-    def function(self, package: str = "") -> Callable[[I, P], Result]:
-        """The check function (`run` imported when it is a name)."""
-        if callable(self.run):
-            return self.run
-        module, _, name = self.run.partition(":")
-        return getattr(importlib.import_module(module, package or None), name)
 
 
 @dataclass(frozen=True)
@@ -167,7 +106,7 @@ class AuditPlugin(Generic[I, P]):
         for spec in dataclasses.fields(self.params):  # type: ignore[arg-type]
             if spec.name not in merged:
                 continue
-            values[spec.name] = _validated(self.name, spec, hints[spec.name], merged[spec.name])
+            values[spec.name] = validated_value(self.name, spec, hints[spec.name], merged[spec.name])
         return self.params(**values)
 
     def title_for(self, params: Mapping[str, Any]) -> str:
@@ -202,50 +141,6 @@ class AuditPlugin(Generic[I, P]):
                     return other.session(namespace, out_dir=out_dir)
         raw = {name: namespace[name] for name in self.parameter_names() if name in namespace}
         return AuditSession(self, self.validate(raw), out_dir=out_dir)
-
-
-def _validated(audit: str, spec: dataclasses.Field, kind: Any, value: Any) -> Any:
-    def refuse(rule: str) -> ParameterError:
-        return ParameterError(f"{audit}: parameter {spec.name!r} {rule}, got {value!r}", audit=audit,
-                              field=spec.name, value=repr(value)[:200])
-
-    origin = typing.get_origin(kind) or kind
-    if origin is bool:
-        if not isinstance(value, bool):
-            raise refuse("must be true or false")
-    elif origin is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise refuse("must be an integer")
-    elif origin is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise refuse("must be a number")
-        value = float(value)
-    elif origin is str:
-        if not isinstance(value, str):
-            raise refuse("must be a string")
-    elif origin in (list, tuple):
-        if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
-            raise refuse("must be a list of strings")
-        value = list(value) if origin is list else tuple(value)
-    meta = spec.metadata
-    if meta.get("choices") and value not in meta["choices"]:
-        raise refuse("must be one of " + ", ".join(repr(c) for c in meta["choices"]))
-    if meta.get("minimum") is not None and value < meta["minimum"]:
-        raise refuse(f"must be at least {meta['minimum']}")
-    if meta.get("maximum") is not None and value > meta["maximum"]:
-        raise refuse(f"must be at most {meta['maximum']}")
-    if spec.name == "executor":
-        from audit_lib.sandbox import resolve_executor_name
-
-        try:
-            resolve_executor_name(value)
-        except ParameterError:
-            raise refuse("must be 'local', 'dask-local' or 'dask://HOST:PORT'") from None
-    rule = meta.get("rule")
-    problem = rule(value) if rule is not None else None
-    if problem:
-        raise refuse(problem)
-    return value
 
 
 class AuditSession(Generic[I, P]):

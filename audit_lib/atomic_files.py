@@ -13,8 +13,12 @@ SHARED_FILE_MODE = 0o644  # temporary files are created 0600; caches and reports
 
 
 @contextlib.contextmanager
-def atomic_output(target: str | os.PathLike[str], mode: str = "wb", **open_kwargs: Any) -> Iterator[IO[Any]]:
-    """Yield a temporary file beside `target`; on success fsync it and rename it into place, else delete it."""
+def atomic_output(target: str | os.PathLike[str], mode: str = "wb", *, durable: bool = True,
+                  **open_kwargs: Any) -> Iterator[IO[Any]]:
+    """Yield a temporary file beside `target`; on success fsync it and rename it into place, else delete it.
+
+    `durable=False` skips the fsync, for a cache whose reader takes a damaged entry for a miss: after a crash the
+    renamed file may be empty, never half of another write."""
     target_path = Path(target)
     target_path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temp_name = tempfile.mkstemp(dir=target_path.parent, prefix=f".{target_path.name}.", suffix=".part")
@@ -22,7 +26,8 @@ def atomic_output(target: str | os.PathLike[str], mode: str = "wb", **open_kwarg
         with open(descriptor, mode, **open_kwargs) as handle:
             yield handle
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(temp_name, SHARED_FILE_MODE)
         os.replace(temp_name, target_path)
     except BaseException:
@@ -35,6 +40,6 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
         handle.write(text)
 
 
-def atomic_write_bytes(target: str | os.PathLike[str], payload: bytes) -> None:
-    with atomic_output(target) as handle:
+def atomic_write_bytes(target: str | os.PathLike[str], payload: bytes, *, durable: bool = True) -> None:
+    with atomic_output(target, durable=durable) as handle:
         handle.write(payload)

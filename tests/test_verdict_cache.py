@@ -306,3 +306,17 @@ def test_the_folder_stays_under_its_cap_evicting_the_least_recently_used(tmp_pat
     assert store.evict() > 0
     assert store.size() <= 10_000 * 0.8
     assert store.read(names[0]) is not None and store.read(names[1]) is None and store.read(names[-1]) is not None
+
+
+def test_a_cache_entry_is_renamed_into_place_without_an_fsync(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # A cache entry is only a saving: one lost or damaged by a crash is a miss, so its write waits for no disk.
+    from audit_lib import atomic_files
+
+    synced: list[int] = []
+    monkeypatch.setattr(atomic_files.os, "fsync", synced.append)
+    store = VerdictStore(tmp_path / "verdicts", 1 << 20)
+    store.write("ab" * 32, "engine", {"run": "r"}, {"outcomes": []})
+    assert synced == [] and store.read("ab" * 32) is not None
+    atomic_files.atomic_write_bytes(tmp_path / "findings.json", b"{}")  # what a report keeps is still synced
+    assert len(synced) == 1

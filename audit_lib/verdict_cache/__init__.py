@@ -142,5 +142,5 @@ def active_cache() -> VerdictCache:
     return VerdictCache(cache_folder(), read=reading, write=enabled, max_bytes=cap_mb << 20)
 
 
-__all__ = ["CACHE_SWITCH_ENV", "CAP_ENV", "caching_enabled", "fresh_runs", "CacheCounts", "CacheSpans", "NO_CACHE_ENV", "RUN_ID_ENV", "Served", "VerdictCache",
-           "active_cache", "cache_folder", "counts_now", "run_stamp"]
+__all__ = ["CACHE_SWITCH_ENV", "CAP_ENV", "CacheCounts", "CacheSpans", "NO_CACHE_ENV", "RUN_ID_ENV", "Served",
+           "VerdictCache", "active_cache", "cache_folder", "caching_enabled", "counts_now", "fresh_runs", "run_stamp"]

@@ -64,7 +64,7 @@ class VerdictStore:
         text = json.dumps({"format": FORMAT, "key": key, "engine": engine, "stamp": stamp, "entry": entry},
                           separators=(",", ":"), allow_nan=False)
         blob = gzip.compress(text.encode("utf-8", "surrogatepass"), compresslevel=1, mtime=0)
-        atomic_write_bytes(self.path_for(key), blob)
+        atomic_write_bytes(self.path_for(key), blob, durable=False)  # a damaged entry is only a miss
         return len(blob)
 
     def size(self) -> int:

@@ -101,8 +101,8 @@ def run_many(jobs: Iterable[Job], executor: str | cf.Executor | None = None, *, 
 
     A job whose deterministic verdict an earlier run stored is answered from `audit_lib.verdict_cache` without
     running; every fresh deterministic result is stored there. Progress (`audit_lib.work_progress`: the batch
-    runner's line, a Jupyter or terminal bar) counts finished jobs,
-    or with `progress_weight` what each job stands for (its inputs, say) in `progress_unit`s.
+    runner's line, a Jupyter or terminal bar) counts finished jobs, or with `progress_weight` what each job stands
+    for (its inputs, say) in `progress_unit`s.
     """
     from audit_lib.verdict_cache import active_cache  # noqa: PLC0415 - the cache builds on this package
 
@@ -115,32 +115,34 @@ def run_many(jobs: Iterable[Job], executor: str | cf.Executor | None = None, *, 
         pending: dict[cf.Future, tuple[Job, str | None]] = {}
         job_iter = iter(jobs)
         exhausted = False
-        while True:
-            while not exhausted and len(pending) < limit:
-                job = next(job_iter, _EXHAUSTED)
-                if job is _EXHAUSTED:
-                    exhausted = True
-                    break
-                cache_key, served = cache.lookup(job)
-                if served is not None:
+        try:
+            while True:
+                while not exhausted and len(pending) < limit:
+                    job = next(job_iter, _EXHAUSTED)
+                    if job is _EXHAUSTED:
+                        exhausted = True
+                        break
+                    cache_key, served = cache.lookup(job)
+                    if served is not None:
+                        bar.update(weight(job))
+                        yield job.key, served.result
+                        continue
+                    pending[pool.submit(_run_job, job)] = (job, cache_key)
+                if not pending:
+                    return
+                done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    job, cache_key = pending.pop(future)
+                    try:
+                        result = future.result()
+                    except Exception as exc:  # noqa: BLE001 - the executor, not the sandbox, failed
+                        result = job.harness_error(f"executor failed to run the job: {type(exc).__name__}: {exc}")
+                    else:
+                        cache.record(job, cache_key, result)
                     bar.update(weight(job))
-                    yield job.key, served.result
-                    continue
-                pending[pool.submit(_run_job, job)] = (job, cache_key)
-            if not pending:
-                cache.finish_batch()
-                return
-            done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
-            for future in done:
-                job, cache_key = pending.pop(future)
-                try:
-                    result = future.result()
-                except Exception as exc:  # noqa: BLE001 - the executor, not the sandbox, failed
-                    result = job.harness_error(f"executor failed to run the job: {type(exc).__name__}: {exc}")
-                else:
-                    cache.record(job, cache_key, result)
-                bar.update(weight(job))
-                yield job.key, result
+                    yield job.key, result
+        finally:
+            cache.finish_batch()  # evict past the cap, also when the caller stops early
 
 
 def _one(_job: Job) -> int:

@@ -26,10 +26,10 @@ from audit_lib.runner.history import record_run
 from audit_lib.runner.index_page import write_index_and_summary
 from audit_lib.runner.junit import write_junit
 from audit_lib.runner.lock import reports_lock
-from audit_lib.runner import reuse
 from audit_lib.runner.order import longest_first, previous_durations
 from audit_lib.runner.plan import DEFAULT_CELL_TIMEOUT_S, STAGING_DIR_NAME, AuditJob, plan_jobs, staging_root_for
 from audit_lib.runner.progress import ProgressDisplay
+from audit_lib.runner import reuse
 from audit_lib.stamp import StampClock
 from audit_lib.verdict_cache import NO_CACHE_ENV, caching_enabled
 from audit_lib.worker_budget import budget_size, create_budget

@@ -22,7 +22,9 @@ from typing import Any
 
 from audit_lib import paths
 from audit_lib.atomic_files import atomic_write_text
+from audit_lib.data.fetch import sha256_of
 from audit_lib.runner.plan import AuditJob
+from audit_lib.verdict_cache.keys import environment_text, tree_digest
 
 REUSE_DIR_NAME = ".reuse"
 RECORD_FORMAT = 1
@@ -51,7 +53,7 @@ def fingerprint(job: AuditJob, *, code_digest: str | None = None, memo: dict[str
     digest = hashlib.sha256()
     about = {"audit": job.audit, "params": _jsonable(job.params), "with_code": job.with_code,
              "kernel": job.kernel_name, "env": {name: job.env.get(name) for name in BEHAVIOUR_ENV},
-             "notebook": _file_digest(Path(job.notebook))}
+             "notebook": sha256_of(Path(job.notebook))}
     digest.update(json.dumps(about, sort_keys=True, default=str).encode())
     digest.update((code_digest or package_digest()).encode())
     mirror = job.env.get("AUDIT_MIRROR")
@@ -72,25 +74,12 @@ def _memo_digest(path: Path, memo: dict[str, str]) -> str:
 
 def package_digest() -> str:
     """The package's files, pyproject.toml and the environment the kernels run in."""
-    from audit_lib.verdict_cache.keys import environment_text  # noqa: PLC0415
-
     root = paths.project_root()
     digest = hashlib.sha256(tree_digest(Path(__file__).resolve().parent.parent).encode())
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
-        digest.update(_file_digest(pyproject).encode())
+        digest.update(sha256_of(pyproject).encode())
     digest.update(environment_text().encode())
-    return digest.hexdigest()
-
-
-def tree_digest(path: Path) -> str:
-    """sha256 of a file's bytes, or of a folder's files (relative names and bytes; caches left out)."""
-    if path.is_file():
-        return _file_digest(path)
-    digest = hashlib.sha256()
-    for item in sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                       and p.suffix != ".pyc"):
-        digest.update(item.relative_to(path).as_posix().encode() + b"\0" + _file_digest(item).encode())
     return digest.hexdigest()
 
 
@@ -108,7 +97,7 @@ def reusable(job: AuditJob, current: str) -> ReusedReport | None:
         return None
     for name, sha256 in files.items():
         target = reports / str(name)
-        if not target.is_file() or _file_digest(target) != sha256:
+        if not target.is_file() or sha256_of(target) != sha256:
             return None
     findings = _read_findings(reports / f"{job.audit}.findings.json")
     if findings is None or any(check.get("status") == "error" for check in findings.get("checks", [])):
@@ -117,7 +106,7 @@ def reusable(job: AuditJob, current: str) -> ReusedReport | None:
         return None  # a file a check skipped for lack of (or refused) is now there, or another copy
     for item in findings.get("provenance") or []:
         location, sha256 = item.get("location"), item.get("sha256")
-        if location and sha256 and (not Path(location).is_file() or _file_digest(Path(location)) != sha256):
+        if location and sha256 and (not Path(location).is_file() or sha256_of(Path(location)) != sha256):
             return None
     kinds = {f"{job.audit}.findings.json": "findings", f"{job.audit}.html": "html", f"{job.audit}.ipynb": "notebook"}
     return ReusedReport(job.audit, str(record.get("run_id")), {kinds[name]: name for name in files if name in kinds})
@@ -127,7 +116,7 @@ def remember(job: AuditJob, current: str, files: Mapping[str, str]) -> None:
     """Record a successful run's report for the next run to reuse."""
     reports = Path(job.reports_dir)
     names = [name for kind, name in files.items() if kind in ("findings", "html", "notebook")]
-    digests = {name: _file_digest(reports / name) for name in names if (reports / name).is_file()}
+    digests = {name: sha256_of(reports / name) for name in names if (reports / name).is_file()}
     findings = _read_findings(reports / files["findings"]) if "findings" in files else None
     if findings is None or len(digests) != len(names):
         forget(job)
@@ -154,19 +143,11 @@ def _absent_inputs(findings: Mapping[str, Any]) -> dict[str, str | None]:
             named.update(str(key) for key in meta.get("missing") or () if ":" not in str(key))
             named.update(str(key) for key in meta.get("rejected") or {})
     cache = paths.data_cache_dir()
-    return {key: _file_digest(cache / key) if (cache / key).is_file() else None for key in sorted(named)}
+    return {key: sha256_of(cache / key) if (cache / key).is_file() else None for key in sorted(named)}
 
 
 def forget(job: AuditJob) -> None:
     record_path(Path(job.reports_dir), job.audit).unlink(missing_ok=True)
-
-
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _strings(value: Any) -> Iterable[str]:

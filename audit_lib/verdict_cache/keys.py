@@ -21,6 +21,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from audit_lib.data.fetch import sha256_of
+
 # The sandbox's own modules, not its package face: `executors.run_many` imports this package.
 from audit_lib.sandbox.api import AssertJob, CallJob
 from audit_lib.sandbox.call_options import NO_EXPECTED, CallJudge
@@ -56,12 +58,22 @@ def source_files(sources: Iterable[str] = ENGINE_SOURCES, root: Path = PACKAGE_R
     return sorted(found)
 
 
+def files_digest(files: Iterable[Path], root: Path) -> str:
+    """sha256 of files: each one's name relative to `root` and the sha256 of its bytes."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + sha256_of(path).encode())
+    return digest.hexdigest()
+
+
+def tree_digest(path: Path) -> str:
+    """sha256 of a file's bytes, or of a folder's files (their relative names and bytes, caches left out)."""
+    return sha256_of(path) if path.is_file() else files_digest(source_files(("",), path), path)
+
+
 def engine_version(sources: Iterable[str] = ENGINE_SOURCES, root: Path = PACKAGE_ROOT) -> str:
     """sha256 of the engine's sources (names and bytes) and of the environment the sandboxed code runs in."""
-    digest = hashlib.sha256()
-    for path in source_files(sources, root):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    digest = hashlib.sha256(files_digest(source_files(sources, root), root).encode())
     digest.update(environment_text().encode())
     return digest.hexdigest()
 

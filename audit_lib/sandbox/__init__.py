@@ -32,6 +32,7 @@ from audit_lib.sandbox.budget import (
     bounded_repr,
     bounded_set,
     decoded,
+    decoded_or_refusal,
     printable_int,
     safe_repr,
 )
@@ -57,7 +58,7 @@ __all__ = [
     "CallJob", "CallJobResult", "CallJudge", "bounded_repr", "CallOutcome", "Limits", "MalformedTaggedValue", "SnippetResult", "Status", "Unserializable",
     "ValueDigest", "call_function", "canonical_encoding", "contains_float", "decode", "default_workers",
     "digest_from_json", "digest_of", "encode", "large_value_digest", "open_executor", "resolve_executor_name",
-    "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "EncodedValue", "bounded_set", "decoded",
+    "register_cli", "run_asserts", "run_many", "shutdown", "BudgetExceeded", "DecodeBudget", "EncodedValue", "bounded_set", "decoded", "decoded_or_refusal",
     "printable_int", "safe_repr", "TestsJob", "TestsResult", "names_read", "script_exit_codes", "trust_counts",
     "run_tests", "MAX_DEPTH", "depth_room",
 ]

@@ -128,6 +128,18 @@ def decoded(value: Any, budget: DecodeBudget | None = None) -> Any:
     return value.decode(budget) if isinstance(value, EncodedValue) else value
 
 
+def decoded_or_refusal(value: Any) -> tuple[Any, tuple[str, str] | None]:
+    """`(decoded(value), None)`, or `(None, (error type, message))` when a kept value's decode is refused.
+
+    `BudgetExceeded` over its own budget, `MalformedResult` when the text is not a tagged value: never a value."""
+    try:
+        return decoded(value), None
+    except BudgetExceeded as exc:
+        return None, ("BudgetExceeded", f"kept encoded, then refused when decoded: {exc.reason}")
+    except (MalformedTaggedValue, ValueError, TypeError, RecursionError) as exc:
+        return None, ("MalformedResult", f"kept encoded, then refused when decoded: {type(exc).__name__}: {exc}"[:500])
+
+
 def estimated_decoded_bytes(text: bytes) -> int:
     """An upper estimate of the memory parsing and decoding `text` takes, computed at C speed without parsing."""
     return (BYTES_PER_TEXT_BYTE * len(text) + BYTES_PER_LIST_TOKEN * text.count(b"[")

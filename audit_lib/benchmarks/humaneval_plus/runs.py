@@ -73,12 +73,9 @@ def settled(outcome: InputOutcome) -> InputOutcome:
     never an exception for the caller."""
     if outcome.kind != "value" or not isinstance(outcome.value, sandbox.EncodedValue):
         return outcome
-    try:
-        return replace(outcome, value=outcome.value.decode())
-    except sandbox.BudgetExceeded as exc:
-        refusal = ("BudgetExceeded", f"kept encoded, then refused when decoded: {exc.reason}")
-    except (sandbox.MalformedTaggedValue, ValueError, TypeError, RecursionError) as exc:
-        refusal = ("MalformedResult", f"kept encoded, then refused when decoded: {type(exc).__name__}: {exc}"[:500])
+    value, refusal = sandbox.decoded_or_refusal(outcome.value)
+    if refusal is None:
+        return replace(outcome, value=value)
     return replace(outcome, kind="unserializable", value=None, exc_type=refusal[0], exc_message=refusal[1])
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from audit_lib.sandbox import BudgetExceeded, CallJob, Limits, MalformedTaggedValue, run_many, safe_repr
-from audit_lib.sandbox import decoded as decoded_value
+from audit_lib.sandbox import CallJob, Limits, run_many, safe_repr
+from audit_lib.sandbox import decoded_or_refusal
 
 ENTRY_POINT = "sort_concat_square_deduplicate"
 EXAMPLE_SIGNATURE = "def sort_concat_square_deduplicate(list1, list2, my_threshold):"
@@ -234,12 +234,9 @@ def _decode_outcomes(result: Any, expected: int) -> tuple[ReadingOutcome, ...]:
     decoded = [ReadingOutcome("not_run", detail=str(result.status)) for _ in range(expected)]
     for outcome in result.outcomes:
         if outcome.kind == "value":
-            try:
-                decoded[outcome.index] = ReadingOutcome("value", value=decoded_value(outcome.value))
-            except BudgetExceeded as exc:  # kept encoded, and over a decode budget of its own
-                decoded[outcome.index] = ReadingOutcome("unserializable", detail=f"BudgetExceeded {exc.reason}")
-            except (MalformedTaggedValue, ValueError, TypeError, RecursionError) as exc:  # kept encoded, malformed
-                decoded[outcome.index] = ReadingOutcome("unserializable", detail=f"MalformedResult {exc}"[:500])
+            value, refusal = decoded_or_refusal(outcome.value)  # a value kept encoded is decoded here, or refused
+            decoded[outcome.index] = ReadingOutcome("value", value=value) if refusal is None else \
+                ReadingOutcome("unserializable", detail=" ".join(refusal)[:500])
         else:
             detail = f"{outcome.exc_type or ''} {outcome.exc_message or ''}".strip()
             decoded[outcome.index] = ReadingOutcome(str(outcome.kind), detail=detail)

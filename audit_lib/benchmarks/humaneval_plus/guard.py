@@ -158,7 +158,8 @@ def with_reliability_guard(source: str, harness: Harness = "evalplus") -> str:
     if head and not head.endswith("\n"):
         head += "\n"
     preloaded = "".join(code for code, names in PRELOADED[harness] if any(name in source for name in names))
-    return head + preloaded + guard_source(harness) + "".join(lines[after_line:])
+    guard = RELIABILITY_GUARD_SOURCE if harness == "evalplus" else HUMAN_EVAL_GUARD_SOURCE  # built once, at import
+    return head + preloaded + guard + "".join(lines[after_line:])
 
 
 __all__ = ["DISABLED_MODULES", "DISABLED_OS", "HUMAN_EVAL_GUARD_SOURCE", "Harness", "NUMPY_FIRST", "PRELOADED",

@@ -202,6 +202,11 @@ def test_a_call_jobs_key_hashes_its_kind_engine_and_every_field_but_the_callers_
     assert keys.job_key(dataclasses.replace(job, key="renamed"), "ENGINE") == keys.job_key(job, "ENGINE")
 
 
+def test_a_program_with_a_lone_surrogate_still_has_a_key() -> None:
+    odd = call_job(program="s = '\ud800'\ndef f(x):\n    return x\n")
+    assert keys.job_key(odd, "e") != keys.job_key(call_job(program=odd.program.replace("\ud800", "\ud801")), "e")
+
+
 @pytest.mark.parametrize("change", [{"judge": CallJudge("rules", (2,))}, {"judge": CallJudge("rules", (1,), {"a": 1})},
                                     {"judge": CallJudge("rules", (1,), value_cpu_s=3.0)},
                                     {"judge": CallJudge("other", (1,))},
@@ -266,6 +271,7 @@ def test_a_call_result_is_timing_unless_every_input_was_answered_within_half_its
     assert entries.classify(job, call_result(outcome(0), outcome(1, memory_limit_hit=True))) == "timing"
     assert entries.classify(job, snippets_result()) == "timing"  # a result of another kind
     assert entries.classify(object(), call_result(outcome(0), outcome(1))) == "timing"
+    assert entries.classify(object(), snippets_result(snippet(0))) == "timing"
 
 
 def test_after_an_early_stop_only_unrun_inputs_may_follow() -> None:
@@ -274,6 +280,7 @@ def test_after_an_early_stop_only_unrun_inputs_may_follow() -> None:
     assert entries.classify(job, call_result(wrong, outcome(1, "not_run"), outcome(2, "not_run"),
                                              status="fail")) == "deterministic"
     assert entries.classify(job, call_result(wrong, outcome(1), outcome(2, "not_run"), status="fail")) == "timing"
+    assert entries.classify(job, call_result(wrong, outcome(1, "not_run"), outcome(2), status="fail")) == "timing"
     raised = outcome(0, "exception", exc_type="ValueError")
     assert entries.classify(job, call_result(raised, outcome(1, "not_run"), outcome(2, "not_run"),
                                              status="error")) == "deterministic"
@@ -382,6 +389,10 @@ def test_a_batch_that_stored_entries_evicts_past_the_cap(tmp_path: Path) -> None
     cache.record(job, cache.key_of(job), call_result(outcome(0), outcome(1)))
     cache.finish_batch()
     assert cache.store.size() == 0
+    cache.store.write("ee" * 32, "e", {}, {"pad": "x" * 100})
+    cache.finish_batch()  # the last batch's eviction is done: this one stored nothing
+    assert cache.store.size() > 0
+    assert cache.record(job, cache.key_of(job), call_result(outcome(0), outcome(1))) is True
 
 
 def test_run_stamp_names_the_batch_run_and_the_audit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -405,12 +416,13 @@ def test_the_environment_sets_what_the_active_cache_reads_and_writes(
     cache = active_cache()
     assert (cache.read, cache.write, caching_enabled()) == (reads, writes, writes)
     assert cache.store.folder == cache_folder() == isolated_cache / "verdicts"
+    assert cache.engine == (keys.current_engine_version() if writes else "")
     with fresh_runs():
         assert active_cache().read is False and active_cache().write is writes
     assert active_cache().read is reads
 
 
-@pytest.mark.parametrize(("raw", "mb"), [("", 1024), ("5", 5), (" 7 ", 7), ("0", 1024), ("-3", 1024), ("x", 1024)])
+@pytest.mark.parametrize(("raw", "mb"), [("", 1024), ("1", 1), ("5", 5), (" 7 ", 7), ("0", 1024), ("-3", 1024), ("x", 1024)])
 def test_the_cap_comes_from_the_environment_in_megabytes(isolated_cache: Path, monkeypatch: pytest.MonkeyPatch,
                                                         raw: str, mb: int) -> None:
     monkeypatch.setenv(CAP_ENV, raw)

@@ -422,9 +422,10 @@ def test_the_environment_sets_what_the_active_cache_reads_and_writes(
     assert active_cache().read is reads
 
 
-@pytest.mark.parametrize(("raw", "mb"), [("", 1024), ("1", 1), ("5", 5), (" 7 ", 7), ("0", 1024), ("-3", 1024), ("x", 1024)])
-def test_the_cap_comes_from_the_environment_in_megabytes(isolated_cache: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        raw: str, mb: int) -> None:
+@pytest.mark.parametrize(("raw", "mb"), [("", 1024), ("1", 1), ("5", 5), (" 7 ", 7), ("0", 1024), ("-3", 1024),
+                                         ("x", 1024)])
+def test_the_cap_comes_from_the_environment_in_megabytes(isolated_cache: Path,
+                                                        monkeypatch: pytest.MonkeyPatch, raw: str, mb: int) -> None:
     monkeypatch.setenv(CAP_ENV, raw)
     monkeypatch.delenv(CACHE_SWITCH_ENV, raising=False)
     assert active_cache().store.max_bytes == mb << 20

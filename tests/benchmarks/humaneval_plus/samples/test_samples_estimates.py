@@ -9,8 +9,11 @@ import numpy as np
 import pytest
 
 from audit_lib.benchmarks.humaneval_plus.samples.estimates import (
+    Estimate,
+    Interval,
     TaskCounts,
     estimate,
+    estimates_json,
     ks_for,
     mean_pass_at_k,
     percentile_interval,
@@ -76,5 +79,53 @@ def test_every_task_flawed_leaves_no_adjusted_figure() -> None:
 
 
 def test_no_tasks_is_refused() -> None:
-    with pytest.raises(ValueError, match="zero tasks"):
+    with pytest.raises(ValueError, match="^pass@k of zero tasks is undefined$"):
         estimate([], 1, flawed=(), resamples=10, seed=0)
+
+
+def test_no_tasks_have_no_k() -> None:
+    assert ks_for([]) == ()
+
+
+def spread_counts() -> list[TaskCounts]:
+    return [TaskCounts(f"T{i}", 1, int(i % 3 != 0)) for i in range(12)]
+
+
+def test_the_adjusted_interval_resamples_the_kept_tasks_of_each_draw_skipping_draws_of_flawed_tasks_only() -> None:
+    """Counted draw by draw: a resample with one kept task still has an adjusted figure (that task's)."""
+    counts = [TaskCounts("A", 1, 1), TaskCounts("B", 1, 0), TaskCounts("C", 1, 0)]
+    flawed = {"B", "C"}
+    result = estimate(counts, 1, flawed, resamples=400, seed=5)
+    draws = np.random.default_rng(5).integers(0, 3, size=(400, 3))
+    adjusted, differences = [], []
+    for draw in draws:
+        kept = [counts[i].passed for i in draw if counts[i].task_id not in flawed]
+        if kept:
+            adjusted.append(sum(kept) / len(kept))
+            differences.append(adjusted[-1] - sum(counts[i].passed for i in draw) / 3)
+    assert result.adjusted_interval == percentile_interval(np.array(adjusted))
+    assert result.difference_interval == percentile_interval(np.array(differences))
+    assert result.k == 1 and result.adjusted == 1.0
+
+
+def test_the_seed_decides_the_draws() -> None:
+    first = estimate(spread_counts(), 1, {"T1"}, resamples=50, seed=1)
+    assert estimate(spread_counts(), 1, {"T1"}, resamples=50, seed=1) == first
+    others = {estimate(spread_counts(), 1, {"T1"}, resamples=50, seed=seed).interval for seed in range(2, 12)}
+    assert others - {first.interval}
+
+
+def test_every_task_flawed_still_has_the_full_figures_interval() -> None:
+    result = estimate([TaskCounts("A", 2, 1), TaskCounts("B", 2, 2)], 2, flawed={"A", "B"}, resamples=50, seed=0)
+    assert result.k == 2 and result.interval == Interval(1.0, 1.0) and result.difference_interval is None
+
+
+def test_estimates_json_names_each_figure_and_interval_by_k_rounded_to_six_places() -> None:
+    full = Estimate(1, 0.1234567, 0.2345678, Interval(0.01234567, 0.9876543), Interval(0.1, 0.2),
+                    Interval(-0.0000004, 0.5))
+    none_left = Estimate(10, 0.5, None, Interval(0.25, 0.75), None, None)
+    assert estimates_json({1: full, 10: none_left}) == {
+        "pass@1": 0.123457, "pass@1_ci": [0.012346, 0.987654], "pass@1_adjusted": 0.234568,
+        "pass@1_adjusted_ci": [0.1, 0.2], "pass@1_adjusted_minus_ci": [-0.0, 0.5],
+        "pass@10": 0.5, "pass@10_ci": [0.25, 0.75], "pass@10_adjusted": None, "pass@10_adjusted_ci": None,
+        "pass@10_adjusted_minus_ci": None}

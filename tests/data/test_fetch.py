@@ -546,3 +546,72 @@ def test_a_cached_copy_is_served_from_its_own_path(isolated_cache, mirror):
     first = fetch_source(make_source(), mirror=mirror, offline=True)
     again = fetch_source(make_source(), offline=True)
     assert again.path == first.path and again.provenance.location == str(first.path)
+
+
+# ------------------------------------------------------------------------------------------------ what the user is told
+
+
+def test_an_unpinned_copy_that_does_not_parse_is_refused_with_its_row_origin_hash_and_next_step(isolated_cache,
+                                                                                             mirror):
+    from audit_lib.errors import CorruptFileError  # noqa: PLC0415
+
+    mirrored = mirror / "toyset" / "sub" / "data.jsonl"
+    mirrored.write_bytes(b'{"task_id": "T/0"}\n{not json\n')
+    actual = hashlib.sha256(mirrored.read_bytes()).hexdigest()
+    with pytest.raises(CorruptFileError) as refused:
+        fetch_source(make_source(sha256=None), mirror=mirror, offline=True)
+    fields = refused.value.fields
+    assert (fields["file"], fields["origin"], fields["actual"], fields["row"], fields["field"]) \
+        == ("toyset/sub/data.jsonl", str(mirrored), actual, 2, None)
+    assert fields["reason"] and fields["reason"] in str(refused.value)
+    assert f"the copy from mirror {mirrored} (sha256 {actual}) does not parse as jsonl" in str(refused.value)
+    assert f"Replace {mirrored} with a good copy" in str(refused.value)
+    assert "python -m audit_lib fetch --refresh toyset" in str(refused.value)
+
+
+def test_refresh_lists_the_cache_as_not_used(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_source(make_source(), offline=True, refresh=True)
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    assert info.value.fields["attempts"][0] == (f"cache {cached}", "not used: --refresh")
+
+
+def test_an_unlocked_cached_copy_that_does_not_parse_is_listed_with_why_and_where_it_went(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"{half\n")
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_source(make_source(sha256=None), offline=True)
+    place, outcome = info.value.fields["attempts"][0]
+    moved = next(p.name for p in cached.parent.iterdir() if ".corrupt-" in p.name)
+    assert place == f"cache {cached}" and outcome.endswith(f"; moved aside to {moved}")
+    # the reader's reason, not the whole refusal
+    assert outcome.startswith(f"{cached}, line 1: malformed JSON") and "does not parse" not in outcome
+
+
+def test_a_download_that_fails_is_listed_under_its_address(isolated_cache, http_server, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    base, _routes = http_server
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_source(make_source(UrlFile(f"{base}/missing.jsonl")), offline=False)
+    place, outcome = info.value.fields["attempts"][-1]
+    assert place == f"download {base}/missing.jsonl" and "404" in outcome
+
+
+def test_a_damaged_download_points_to_refresh_or_a_mirror(isolated_cache, http_server, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    base, routes = http_server
+    routes["/data.jsonl"] = (200, b"something else entirely\n", None)
+    with pytest.raises(ChecksumMismatchError) as refused:
+        fetch_source(make_source(UrlFile(f"{base}/data.jsonl")), offline=False)
+    assert "The download was damaged or upstream changed: retry with `python -m audit_lib fetch --refresh toyset`, " \
+           "or set AUDIT_MIRROR to a folder holding a good toyset/sub/data.jsonl." in str(refused.value)
+
+
+def test_a_damaged_lock_file_says_how_to_record_the_hashes_again(isolated_cache):
+    (isolated_cache / "lock.json").write_text("{not json")
+    with pytest.raises(fetch_module.DataError, match="`python -m audit_lib fetch` to record every unpinned file's "
+                                                     "hash again"):
+        read_lock(isolated_cache)

@@ -80,3 +80,62 @@ def test_the_set_per_dataset_and_parameter():
     assert flaw_checks_rule("all") is None and flaw_checks_rule("errata_diff, ground_truth") is None
     assert "unknown: nonsense" in flaw_checks_rule("ground_truth,nonsense")
     assert flaw_checks_rule("ground_truth,,") is not None
+
+
+def test_a_changed_output_counts_only_when_evalplus_refuses_it_and_no_clock_cut_it():
+    rows = [{"problem": "nondeterministic", "task_id": task, "split": "plus", "input_index": 0,
+             "accepted_by_evalplus_rules": accepted, "cut_by_clock": cut}
+            for task, accepted, cut in (("H/20", False, False), ("H/21", True, False), ("H/22", False, True))]
+    check = Check("ground_truth", "t", "defect", observed={
+        "inputs_failing_deterministic": ["H/20 plus[0]", "H/21 plus[0]", "H/22 plus[0]"]}, details=rows)
+    assert flawed_tasks({"ground_truth": check}, ("ground_truth",)).task_ids == {"H/20"}
+
+
+def test_checks_with_nothing_observed_flag_nothing():
+    empty = {check: Check(check, "t", "pass", observed={}, details=[]) for check in FLAW_CHECKS}
+    flawed = flawed_tasks(empty, FLAW_CHECKS)
+    assert flawed.rows == () and flawed.consulted == FLAW_CHECKS
+
+
+def test_each_checks_reason_in_its_other_shapes():
+    checks = {
+        "contract_violations": Check("contract_violations", "t", "defect", observed={"tasks": ["H/3"]},
+                                     details=[{"task_id": "H/3", "kind": "exception"}]),
+        "original_canonical_vs_plus": Check("original_canonical_vs_plus", "t", "quirk",
+                                            observed={"tasks_failing_deterministic": ["H/5"]}),
+        "original_tests_vs_canonical": Check("original_tests_vs_canonical", "t", "defect", observed={
+            "runs_failing_deterministic": ["evalplus::H/7", "other::H/8"]}),
+        "errata_diff": Check("errata_diff", "t", "quirk", details=[
+            {"task_id": "H/9", "fields": "test", "prompt_whitespace_only": True}]),
+        "version_diff": Check("version_diff", "t", "quirk", observed={"tasks_changed": ["H/11"]}),
+    }
+    flawed = flawed_tasks(checks, tuple(checks))
+    assert flawed.reasons("H/3") == ("contract_violations: 1 input(s) violate its contract",)
+    assert flawed.reasons("H/5") == ("original_canonical_vs_plus: OpenAI's canonical fails ? of its inputs",)
+    assert flawed.reasons("H/7") == ("original_tests_vs_canonical: EvalPlus's canonical fails the original tests",)
+    assert flawed.reasons("H/8") == ("original_tests_vs_canonical: other canonical fails the original tests",)
+    assert flawed.reasons("H/9") == ("errata_diff: the errata changes its test",)
+    assert flawed.reasons("H/11") == ("version_diff: v0.1.9 -> v0.1.10 changes its ?",)
+
+
+def test_flags_by_task_restricted_to_the_audited_tasks_and_the_table_lists_them():
+    flawed = flawed_tasks(results(), FLAW_CHECKS)
+    assert flawed.by_task()["H/1"] == ("ground_truth",)
+    restricted = flawed.restricted_to(["H/1", "H/7", "H/99"])
+    assert restricted.task_ids == {"H/1", "H/7"} and restricted.consulted == FLAW_CHECKS
+    assert restricted.by_task() == {"H/1": ("ground_truth",), "H/7": ("original_tests_vs_canonical",)}
+    assert flawed_tasks({**results(), "version_diff": Check("version_diff", "t", "quirk", observed={
+        "tasks_changed": ["H/1"]}, details=[])}, FLAW_CHECKS).by_task()["H/1"] == ("ground_truth", "version_diff")
+    two = flawed_tasks({**results(), "errata_diff": Check("errata_diff", "t", "quirk", details=[
+        {"task_id": "H/8", "fields": "test", "prompt_whitespace_only": False},
+        {"task_id": "H/10", "fields": "prompt,test", "prompt_whitespace_only": False}])}, ("errata_diff",))
+    assert two.table()[0]["task_ids"] == "H/8, H/10"
+
+
+def test_the_parameter_rule_names_the_unknown_and_empty_choices():
+    assert flaw_checks_for("humaneval", " ") == FLAW_CHECKS and flaw_checks_rule(" ") is None
+    known = ", ".join(FLAW_CHECKS)
+    assert flaw_checks_rule("ground_truth,bogus") == f"must be 'all' or a comma list of {known}; unknown: bogus"
+    assert flaw_checks_rule("ground_truth,,errata_diff") \
+        == f"must be 'all' or a comma list of {known}; unknown: (empty)"
+    assert flaw_checks_rule("x, y") == f"must be 'all' or a comma list of {known}; unknown: x, y"

@@ -27,7 +27,8 @@ def test_the_slowest_come_first_and_untimed_checks_are_left_out() -> None:
 def test_the_lines_name_audit_check_wall_cpu_and_jobs_and_say_they_are_this_machines() -> None:
     lines = slowest_lines(slowest_checks({"humaneval_plus": [timed("ground_truth", 123.45, 1640)],
                                           "intentspec": [timed("replay", 2.0, None)]}))
-    assert "measured on this machine in this run" in lines[0]
+    assert lines[0] == ("slowest checks (measured on this machine in this run; wall, CPU = kernel + its child "
+                        "processes, sandbox jobs):")
     assert lines[1].split() == ["humaneval_plus.ground_truth", "123.5", "s", "3.0", "s", "CPU", "(1.0", "+",
                                 "2.0)", "1,640", "jobs"]
     assert lines[2].split()[0] == "intentspec.replay" and lines[2].split()[-2:] == ["-", "jobs"]

@@ -429,3 +429,13 @@ def test_the_cap_comes_from_the_environment_in_megabytes(isolated_cache: Path,
     monkeypatch.setenv(CAP_ENV, raw)
     monkeypatch.delenv(CACHE_SWITCH_ENV, raising=False)
     assert active_cache().store.max_bytes == mb << 20
+
+
+@pytest.mark.parametrize("changes", [{"per_input_timeout_s": (float("nan"), 1.0)},
+                                     {"load_timeout_s": float("inf")}])
+def test_a_job_with_a_non_finite_number_is_not_keyed_but_left_to_the_sandbox_to_refuse(changes: dict) -> None:
+    """The sandbox refuses such a job with a clear error; the cache must not raise its own JSON error first."""
+    job = call_job(**changes)
+    with pytest.raises(keys.NotCacheable, match="not plain JSON"):
+        keys.job_key(job, "e")
+    assert VerdictCache(Path("/nonexistent"), engine="e").lookup(job) == (None, None)

@@ -100,8 +100,11 @@ def job_key(job: Any, engine: str | None = None) -> str:
         raise NotCacheable(f"{type(job).__name__} jobs are not cached")
     content = [[item.name, _canonical(item.name, getattr(job, item.name))]
                for item in dataclasses.fields(job) if item.name != "key"]
-    text = json.dumps([kind, engine or current_engine_version(), content], separators=(",", ":"),
-                      ensure_ascii=False, allow_nan=False)
+    try:
+        text = json.dumps([kind, engine or current_engine_version(), content], separators=(",", ":"),
+                          ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:  # a nan or inf setting: the sandbox refuses the job with its own error
+        raise NotCacheable(f"{type(job).__name__} job is not plain JSON: {exc}") from exc
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

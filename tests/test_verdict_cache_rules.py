@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from audit_lib.sandbox import AssertJob, CallJob, CallJobResult, CallJudge, CallOutcome, Limits, SnippetResult, \
-    TestsJob
+from audit_lib.sandbox import AssertJob, AssertJobResult, CallJob, CallJobResult, CallJudge, CallOutcome, Limits, \
+    SnippetResult, TestsJob
 from audit_lib.sandbox.call_options import NO_EXPECTED
 from audit_lib.sandbox.codec import digest_of
 from audit_lib.sandbox.testrun import TestsResult
@@ -186,7 +186,8 @@ def test_the_folder_walk_ignores_loose_files_and_other_suffixes(tmp_path: Path) 
 
 def test_a_call_jobs_key_hashes_its_kind_engine_and_every_field_but_the_callers_name() -> None:
     judge = CallJudge("rules", (1, NO_EXPECTED, digest_of(list(range(10)))), {"tol": 0.5}, value_cpu_s=2.0)
-    job = call_job(judge=judge, stop_after_failure=True, stop_expected=((0, [1.5]),), per_input_timeout_s=(1.0, 2.0))
+    job = call_job(program="def f(x):\n    return 'é' * x\n", judge=judge, stop_after_failure=True,
+                   stop_expected=((0, [1.5]),), per_input_timeout_s=(1.0, 2.0))
     content = [[field.name, keys._canonical(field.name, getattr(job, field.name))]
                for field in dataclasses.fields(job) if field.name != "key"]
     text = json.dumps(["call", "ENGINE", content], separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -223,12 +224,17 @@ def test_snippet_jobs_have_keys_of_their_own_kind() -> None:
 
 
 def test_a_field_with_no_canonical_form_or_a_non_plain_value_is_not_cacheable() -> None:
-    with pytest.raises(keys.NotCacheable, match="field other"):
+    with pytest.raises(keys.NotCacheable, match=r"^field other \(tuple\) has no canonical form$"):
         keys._canonical("other", ({"a": 1},))
     with pytest.raises(keys.NotCacheable, match="not plain data: Unserializable"):
         keys._canonical("stop_expected", ((0, object()),))
     assert keys._canonical("names", ("a", 1, 2.5)) == ["a", 1, 2.5]
     assert keys._canonical("flag", True) is True and keys._canonical("none", None) is None
+
+
+def test_a_job_of_another_type_is_named_in_the_refusal() -> None:
+    with pytest.raises(keys.NotCacheable, match="^object jobs are not cached$"):
+        keys.job_key(object(), "e")
 
 
 def test_the_key_of_a_job_the_cache_does_not_hold_is_none() -> None:
@@ -306,6 +312,15 @@ def test_a_snippet_result_is_deterministic_only_when_every_snippet_ended_on_its_
     assert entries.classify(exits, snippets_result(snippet(0))) == "timing"
 
 
+def test_an_assert_job_is_deterministic_without_exit_codes_and_its_result_round_trips() -> None:
+    job = AssertJob("k", "x = 1", ("assert x == 1",), limits=LIMITS)
+    result = AssertJobResult("pass", (snippet(0),), LIMITS, 0.1, True)
+    assert entries.classify(job, result) == "deterministic"
+    entry = json.loads(json.dumps(entries.result_to_json(result)))
+    assert entry["type"] == "asserts" and entries.result_from_json(entry) == result
+    assert type(entries.result_from_json(entry)) is AssertJobResult
+
+
 def test_results_round_trip_through_their_entries_and_others_are_refused() -> None:
     digest = digest_of(list(range(1000)))
     call = CallJobResult("pass", (outcome(0, value=(1, {2: "b"})), outcome(1, value=digest)), None, LIMITS, 0.2,
@@ -323,7 +338,7 @@ def test_results_round_trip_through_their_entries_and_others_are_refused() -> No
         entries.result_to_json(call_result(outcome(0, value=object())))
     bad_digest = entries.result_to_json(call)
     bad_digest["result"]["outcomes"][1]["value"] = {"digest": {"nonsense": 1}}
-    with pytest.raises(ValueError, match="malformed digest"):
+    with pytest.raises(ValueError, match="^malformed digest$"):
         entries.result_from_json(bad_digest)
 
 

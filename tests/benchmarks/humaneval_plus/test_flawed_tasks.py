@@ -70,6 +70,8 @@ def test_an_unusable_check_is_refused_not_ignored():
         flawed_tasks(broken, FLAW_CHECKS)
     with pytest.raises(ValueError, match=r"version_diff \(not run\)"):
         flawed_tasks({k: v for k, v in results().items() if k != "version_diff"}, FLAW_CHECKS)
+    with pytest.raises(ValueError, match=r"have run: ground_truth \(skipped\), version_diff \(not run\)$"):
+        flawed_tasks({k: v for k, v in broken.items() if k != "version_diff"}, FLAW_CHECKS)
 
 
 def test_the_set_per_dataset_and_parameter():

@@ -145,8 +145,9 @@ def test_an_entry_of_another_format_or_key_or_shape_is_a_miss(tmp_path: Path, pa
     assert store.read(key) is None
 
 
-@pytest.mark.parametrize("blob", [b"", b"not gzip", gzip.compress(b"{not json"), gzip.compress(b"\xff\xfe"),
-                                  gzip.compress(b"{}")[:-3]])
+@pytest.mark.parametrize("blob", [b"", b"not gzip", gzip.compress(b"{not json", mtime=0),
+                                  gzip.compress(b"\xff\xfe", mtime=0), gzip.compress(b"{}", mtime=0)[:-3]],
+                         ids=["empty", "not-gzip", "not-json", "not-utf8", "cut"])
 def test_a_damaged_entry_is_a_miss(tmp_path: Path, blob: bytes) -> None:
     store = VerdictStore(tmp_path, 1 << 20)
     key = "0a" * 32

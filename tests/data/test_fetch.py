@@ -612,6 +612,39 @@ def test_a_damaged_download_points_to_refresh_or_a_mirror(isolated_cache, http_s
 
 def test_a_damaged_lock_file_says_how_to_record_the_hashes_again(isolated_cache):
     (isolated_cache / "lock.json").write_text("{not json")
-    with pytest.raises(fetch_module.DataError, match="`python -m audit_lib fetch` to record every unpinned file's "
-                                                     "hash again"):
+    with pytest.raises(fetch_module.DataError, match="; fix it, or delete it and run `python -m audit_lib fetch` to "
+                                                     "record every unpinned file's hash again$"):
         read_lock(isolated_cache)
+
+
+def test_an_unpinned_download_that_does_not_parse_points_to_refresh_or_a_mirror(isolated_cache, http_server,
+                                                                                 monkeypatch):
+    from audit_lib.errors import CorruptFileError  # noqa: PLC0415
+
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    base, routes = http_server
+    routes["/data.jsonl"] = (200, b"{not json\n", None)
+    with pytest.raises(CorruptFileError, match="The download was damaged or upstream changed"):
+        fetch_source(make_source(UrlFile(f"{base}/data.jsonl"), sha256=None), offline=False)
+
+
+def test_a_tampered_unpinned_copy_is_checked_against_the_lock_of_the_cache_folder_given(tmp_path, mirror,
+                                                                                       isolated_cache):
+    elsewhere = tmp_path / "elsewhere"
+    source = make_source(sha256=None)
+    first = fetch_source(source, mirror=mirror, offline=True, cache_dir=elsewhere)
+    assert read_lock(elsewhere)["toyset/sub/data.jsonl"]["sha256"] == PAYLOAD_SHA and read_lock(isolated_cache) == {}
+    first.path.write_bytes(PAYLOAD + b'{"task_id": "T/9"}\n')
+    again = fetch_source(source, mirror=mirror, offline=True, cache_dir=elsewhere)  # moved aside, mirror copy taken
+    assert again.provenance.source == "mirror" and again.path.read_bytes() == PAYLOAD
+
+
+def test_a_refusal_is_remembered_until_a_fetch_of_the_file_succeeds(isolated_cache, mirror):
+    mirrored = mirror / "toyset" / "sub" / "data.jsonl"
+    mirrored.write_bytes(b"tampered\n")
+    with pytest.raises(ChecksumMismatchError):
+        fetch_source(make_source(), mirror=mirror, offline=True)
+    assert fetch_module.refusal("toyset/sub/data.jsonl") == "checksum_mismatch"
+    mirrored.write_bytes(PAYLOAD)
+    fetch_source(make_source(), mirror=mirror, offline=True)
+    assert fetch_module.refusal("toyset/sub/data.jsonl") is None

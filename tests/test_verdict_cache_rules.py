@@ -173,6 +173,15 @@ def test_a_read_marks_an_entry_used_and_eviction_keeps_the_recent_down_to_its_sh
     assert store.evict() == 0  # exactly at the cap: nothing goes
 
 
+def test_eviction_stops_exactly_at_its_share_of_the_cap(tmp_path: Path) -> None:
+    store = VerdictStore(tmp_path, 3500)  # 80 % of it is 7 entries of 400 bytes exactly
+    for index in range(10):
+        path = store.path_for(f"{index:02x}" * 32)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x" * 400)  # eviction reads sizes and use times only
+    assert store.evict() == 3 and store.size() == 2800
+
+
 def test_the_folder_walk_ignores_loose_files_and_other_suffixes(tmp_path: Path) -> None:
     store = VerdictStore(tmp_path / "v", 1 << 20)
     assert store.size() == 0 and store.evict() == 0  # no folder yet
@@ -398,7 +407,6 @@ def test_record_stores_only_deterministic_results_and_counts_every_computed_one(
 def test_a_batch_that_stored_entries_evicts_past_the_cap(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path, max_bytes=1, engine="e")
     job = call_job()
-    cache.finish_batch()
     cache.store.write("ff" * 32, "e", {}, {"pad": "x" * 100})
     cache.finish_batch()  # nothing stored through this cache: no eviction
     assert cache.store.size() > 0

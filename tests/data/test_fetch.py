@@ -648,3 +648,16 @@ def test_a_refusal_is_remembered_until_a_fetch_of_the_file_succeeds(isolated_cac
     mirrored.write_bytes(PAYLOAD)
     fetch_source(make_source(), mirror=mirror, offline=True)
     assert fetch_module.refusal("toyset/sub/data.jsonl") is None
+
+
+def test_a_cached_copy_off_its_pin_and_an_unreachable_host_are_listed_by_place(isolated_cache, monkeypatch):
+    monkeypatch.delenv("AUDIT_MIRROR", raising=False)
+    cached = isolated_cache / "toyset" / "sub" / "data.jsonl"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"tampered\n")
+    url = "http://127.0.0.1:9/nothing-listens-here"
+    with pytest.raises(DataUnavailableError) as info:
+        fetch_source(make_source(UrlFile(url)), offline=False)
+    attempts = info.value.fields["attempts"]
+    assert attempts[0][0] == f"cache {cached}" and attempts[0][1].startswith("sha256 ")
+    assert attempts[-1][0] == f"download {url}" and "unreachable" in attempts[-1][1]

@@ -460,6 +460,6 @@ def test_the_cap_comes_from_the_environment_in_megabytes(isolated_cache: Path,
 def test_a_job_with_a_non_finite_number_is_not_keyed_but_left_to_the_sandbox_to_refuse(changes: dict) -> None:
     """The sandbox refuses such a job with a clear error; the cache must not raise its own JSON error first."""
     job = call_job(**changes)
-    with pytest.raises(keys.NotCacheable, match="not plain JSON"):
+    with pytest.raises(keys.NotCacheable, match="^CallJob job is not plain JSON: "):
         keys.job_key(job, "e")
     assert VerdictCache(Path("/nonexistent"), engine="e").lookup(job) == (None, None)

@@ -213,3 +213,11 @@ def test_the_fingerprint_follows_the_kernel_the_behaviour_env_and_files_nested_i
     nested.write_text("c")  # a folder read once per run: the memo answers
     assert reuse.fingerprint(base, code_digest="code", memo=memo) == first
     assert list(reuse._strings(({"a": ("b", 1)}, ["c"], "d", 2))) == ["b", "c", "d"]
+
+
+def test_the_package_digest_follows_pyproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.setattr(reuse.paths, "project_root", lambda: tmp_path)
+    before = reuse.package_digest()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'y'\n")
+    assert reuse.package_digest() != before

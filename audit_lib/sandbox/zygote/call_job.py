@@ -9,6 +9,7 @@ import select
 import time
 
 from audit_lib.sandbox.zygote.call_judging import JudgeLink, supervise_with_judge
+from audit_lib.sandbox.zygote.fast_json import loads_bytes
 from audit_lib.sandbox.zygote.input_groups import InputGroups
 from audit_lib.sandbox.zygote.protocol import MAX_RESULT_BYTES, read_raw_frames
 from audit_lib.sandbox.zygote.state import ZygoteState
@@ -273,7 +274,7 @@ def _as_timeout(line: bytes) -> bytes:
 def _is_failure(record: bytes) -> bool:
     """A judge's record that fails its input: a wrong value, or a value the judge refused."""
     try:
-        parsed = json.loads(record)
+        parsed = loads_bytes(record)
     except ValueError:
         return True
     return not isinstance(parsed, dict) or parsed.get("v") == "wrong_value" or "k" in parsed
@@ -307,7 +308,7 @@ def run_call(state: ZygoteState, request: dict, raw: bytes, protocol_in: int) ->
         if judge is not None:
             judge.finish(until)
     if judge is not None:
-        header["judged"] = {str(index): json.loads(record) for index, record in judge.records.items()}
+        header["judged"] = {str(index): loads_bytes(record) for index, record in judge.records.items()}
     return header, blob
 
 

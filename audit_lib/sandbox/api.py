@@ -320,7 +320,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     judge = judge or equality
     groups_wire = call_options.groups_wire(input_groups, group_timeout_s, len(inputs), stop_after_failure)
     try:
-        encoded_inputs = [sandbox_codec.encode(list(args)) for args in inputs]
+        with sandbox_nesting.depth_room():  # once for every input, not once each
+            encoded_inputs = [sandbox_codec.encode(list(args)) for args in inputs]
     except sandbox_codec.Unserializable as exc:
         raise ParameterError(f"an input is not plain data: {exc}", field="inputs") from exc
     started = time.monotonic()

@@ -146,19 +146,21 @@ def _decode_lines(blob: bytes, digestible: frozenset[int] | None, budget: sandbo
     encoded: set[int] = set()
     room = decoder.budget.max_kept_bytes
     try:  # reserved before json.loads ever sees the text: the whole blob at once when it fits, else line by line
-        if sandbox_budget.estimated_decoded_bytes(blob) > room:
+        estimate = sandbox_budget.decode_estimate(blob)
+        if estimate[0] > room:
             raise sandbox_budget.BudgetExceeded("past what the job's values may keep decoded")
-        decoder.charge(blob)
+        decoder.charge(blob, estimate)
     except sandbox_budget.BudgetExceeded:
         for position, parts in enumerate(lines):
             if len(parts) == 4:
-                cost = sandbox_budget.estimated_decoded_bytes(parts[3])
+                estimate = sandbox_budget.decode_estimate(parts[3])
+                cost = estimate[0]
                 # kept encoded: a value that fits a decode budget of its own, not this job's room to keep values
                 if room < cost <= decoder.budget.max_decoded_bytes and parts[1] == b"value" and not preview:
                     encoded.add(position)
                     continue
                 try:
-                    decoder.charge(parts[3])
+                    decoder.charge(parts[3], estimate)
                     room -= cost
                 except sandbox_budget.BudgetExceeded as exc:
                     refused[position] = exc.reason
@@ -318,7 +320,8 @@ def call_function(program: str, entry_point: str, inputs: Sequence[Sequence[Any]
     judge = judge or equality
     groups_wire = call_options.groups_wire(input_groups, group_timeout_s, len(inputs), stop_after_failure)
     try:
-        encoded_inputs = [sandbox_codec.encode(list(args)) for args in inputs]
+        with sandbox_nesting.depth_room():  # once for every input, not once each
+            encoded_inputs = [sandbox_codec.encode(list(args)) for args in inputs]
     except sandbox_codec.Unserializable as exc:
         raise ParameterError(f"an input is not plain data: {exc}", field="inputs") from exc
     started = time.monotonic()

@@ -142,9 +142,14 @@ def decoded_or_refusal(value: Any) -> tuple[Any, tuple[str, str] | None]:
 
 def estimated_decoded_bytes(text: bytes) -> int:
     """An upper estimate of the memory parsing and decoding `text` takes, computed at C speed without parsing."""
-    return (BYTES_PER_TEXT_BYTE * len(text) + BYTES_PER_LIST_TOKEN * text.count(b"[")
-            + BYTES_PER_OBJECT_TOKEN * text.count(b"{") + BYTES_PER_ELEMENT * text.count(b",")
-            + BYTES_PER_STRING * (text.count(b'"') // 2))
+    return decode_estimate(text)[0]
+
+
+def decode_estimate(text: bytes) -> tuple[int, int]:
+    """(`estimated_decoded_bytes`, lists and objects in it): each token counted once."""
+    lists, objects = text.count(b"["), text.count(b"{")
+    return (BYTES_PER_TEXT_BYTE * len(text) + BYTES_PER_LIST_TOKEN * lists + BYTES_PER_OBJECT_TOKEN * objects
+            + BYTES_PER_ELEMENT * text.count(b",") + BYTES_PER_STRING * (text.count(b'"') // 2)), lists + objects
 
 
 class JobDecoder:
@@ -157,18 +162,18 @@ class JobDecoder:
         self.cpu_until = time.thread_time() + self.budget.max_cpu_s
         self.containers = 0
 
-    def charge(self, text: bytes) -> None:
+    def charge(self, text: bytes, estimate: tuple[int, int] | None = None) -> None:
         """Reserve the decode cost of one encoded value before it is parsed.
 
         Reserve the decode cost of one encoded value before it is parsed; raises when it does not fit (in the bytes
-        left, or in the CPU time left).
+        left, or in the CPU time left). `estimate`: `decode_estimate(text)`, when the caller has it already.
         """
         self._check_cpu()
-        containers = text.count(b"[") + text.count(b"{")
+        cost, containers = estimate if estimate is not None else decode_estimate(text)
         if containers > self.budget.max_containers:
             raise BudgetExceeded(f"{containers:,} lists and objects in one value (limit "
                                  f"{self.budget.max_containers:,}): parsing them cannot be interrupted")
-        self._reserve(estimated_decoded_bytes(text), "decoding")
+        self._reserve(cost, "decoding")
 
     def _check_cpu(self) -> None:
         if time.thread_time() > self.cpu_until:

@@ -11,6 +11,8 @@ from typing import Any
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import codec as sandbox_codec
+from audit_lib.sandbox.codec import PLAIN_INT_BOUND
+from audit_lib.sandbox.nesting import depth_room
 
 
 class _NoExpected:
@@ -82,18 +84,30 @@ class CallJudge:
             raise ParameterError(f"the judge has {len(self.expected)} expected values for {count} inputs",
                                  field="judge")
         expected = []
-        for index, value in enumerate(self.expected):
-            if value is NO_EXPECTED:
-                continue
-            try:
-                expected.append([index, value.to_json() if isinstance(value, sandbox_codec.ValueDigest)
-                                 else value.tagged() if isinstance(value, sandbox_budget.EncodedValue)
-                                 else sandbox_codec.encode(value)])
-            except sandbox_codec.Unserializable as exc:
-                raise ParameterError(f"expected value {index} is not plain data: {exc}", field="judge") from exc
+        with depth_room():  # once for every value, not once each
+            for index, value in enumerate(self.expected):
+                if value is NO_EXPECTED:
+                    continue
+                try:
+                    expected.append([index, _tagged_expected(value)])
+                except sandbox_codec.Unserializable as exc:
+                    raise ParameterError(f"expected value {index} is not plain data: {exc}", field="judge") from exc
         return {"source": self.source, "setup": dict(self.setup), "expected": expected, "inputs": inputs,
                 "digest_inputs": None if digestible is None else sorted(digestible),
                 "value_cpu_s": float(self.value_cpu_s)}
+
+
+def _tagged_expected(value: Any) -> Any:
+    """An expected value's tagged JSON; a leaf (str, bool, None, an int within 2**53, a finite float) is its own."""
+    cls = type(value)
+    if cls is str or cls is bool or value is None or (cls is int and -PLAIN_INT_BOUND < value < PLAIN_INT_BOUND) \
+            or (cls is float and math.isfinite(value)):
+        return value
+    if isinstance(value, sandbox_codec.ValueDigest):
+        return value.to_json()
+    if isinstance(value, sandbox_budget.EncodedValue):
+        return value.tagged()
+    return sandbox_codec.encode(value)
 
 
 def groups_wire(sizes: Sequence[int] | None, timeouts: Sequence[float] | None, count: int,

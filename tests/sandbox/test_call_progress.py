@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from audit_lib.sandbox.zygote import call_job
+from audit_lib.sandbox.zygote import call_job, call_judging
 from audit_lib.sandbox.zygote.call_job import JUDGE_BACKLOG, CallProgress, _as_timeout, _is_failure, _preview
 from audit_lib.sandbox.zygote.input_groups import InputGroups
 
@@ -269,22 +269,50 @@ def test_the_next_go_waits_while_the_judge_is_behind() -> None:
     assert not progress.go_held and len(clocks.gos) == 2 + JUDGE_BACKLOG
 
 
-def test_with_a_stop_after_failure_each_go_waits_for_the_judge_s_record() -> None:
+def test_with_a_stop_after_failure_the_next_input_runs_while_one_value_is_judged() -> None:
     clocks, judge = Clocks(), Judge()
-    stops: list[bool] = []
-    progress = loaded(clocks, [1.0, 1.0, 1.0], judge=judge, stop_after_failure=True, stop=lambda: stops.append(True))
-    assert progress.feed(b"0 value 0 1\n") and progress.go_held and clocks.gos == [0.0]
-    progress._on_record(0, b'{"v": "match"}')  # still behind: the judge holds one value
-    assert progress.go_held and clocks.gos == [0.0]
-    judge.waiting = 0
+    stops: list[str] = []
+    progress = loaded(clocks, [1.0, 1.0, 1.0, 1.0], judge=judge, stop_after_failure=True,
+                      stop=lambda: stops.append("stop"), halt=lambda: stops.append("halt"))
+    assert progress.feed(b"0 value 0 1\n") and not progress.go_held and clocks.gos == [0.0, 0.0]  # one behind
+    assert progress.feed(b"1 value 0 2\n") and progress.go_held and clocks.gos == [0.0, 0.0]  # two: input 2 waits
+    judge.waiting = 1
     progress._on_record(0, b'{"v": "match"}')
-    assert not progress.go_held and clocks.gos == [0.0, 0.0] and stops == []
-    assert progress.feed(b"1 value 0 2\n") and progress.go_held
-    progress._on_record(1, b'{"v": "wrong_value"}')
-    assert stops == [True] and progress.stopped_after_failure and progress.stopped_on_mismatch and progress.done
+    assert not progress.go_held and clocks.gos == [0.0, 0.0, 0.0] and stops == []
+    judge.waiting = 0
+    progress._on_record(1, b'{"v": "wrong_value"}')  # input 2 is running: the child is ended at once
+    assert stops == ["halt"] and progress.stopped_after_failure and progress.stopped_on_mismatch and progress.done
     assert not progress.go_held and not progress.go_due
+    assert progress.feed(b"2 value 0 3\n") and len(progress.lines) == 2  # what ran past the failure is not taken
     progress._on_record(2, b'{"v": "wrong_value"}')  # once done, records change nothing
-    assert stops == [True]
+    assert stops == ["halt"]
+
+
+def test_a_failure_found_while_the_child_waits_closes_its_go_pipe() -> None:
+    clocks, judge = Clocks(), Judge()
+    stops: list[str] = []
+    progress = loaded(clocks, [1.0, 1.0, 1.0], judge=judge, stop_after_failure=True,
+                      stop=lambda: stops.append("stop"), halt=lambda: stops.append("halt"))
+    assert progress.feed(b"0 value 0 1\n") and progress.feed(b"1 value 0 2\n") and progress.go_held
+    progress._on_record(0, b'{"v": "wrong_value"}')
+    assert stops == ["stop"] and progress.done
+
+
+def _line(index: int, kind: str = "value", payload: str = "null") -> bytes:
+    return f"{index} {kind} 0.1:0.1:0.0 {payload}".encode()
+
+
+def test_a_fast_check_is_cut_after_its_first_failed_value() -> None:
+    blob = b"\n".join([_line(0), _line(1), _line(2, "exception", '["ValueError", "x"]'), _line(3)])
+    records = {0: b'{"v": "match"}', 1: b'{"v": "wrong_value"}', 3: b'{"v": "wrong_value"}'}
+    header = {"status": "timeout", "load_error": "past the total budget", "stopped_on_mismatch": False}
+    cut_header, cut_blob = call_job.cut_after_first_failure(header, blob, records)
+    assert cut_blob == b"\n".join([_line(0), _line(1)])
+    assert (cut_header["status"], cut_header["load_error"], cut_header["stopped_on_mismatch"]) == ("pass", None, True)
+    refused = {0: call_judging.JUDGE_LOST}  # a value the judge could not judge fails too
+    assert call_job.cut_after_first_failure(header, blob, refused)[1] == _line(0)
+    passing = {0: b'{"v": "match"}', 1: b'{"v": "match"}', 3: b'{"v": "match"}'}
+    assert call_job.cut_after_first_failure(header, blob, passing) == (header, blob)  # nothing failed: as it ran
 
 
 def test_a_failed_record_without_stop_after_failure_only_releases_the_go() -> None:

@@ -292,8 +292,9 @@ def test_the_cells_init_and_earlier_jobs_are_invisible() -> None:
 
 
 def test_a_stop_the_judge_decides_does_not_retire_the_cell() -> None:
-    """Call mode's early stop on a mismatch ends the child by closing its go pipe: no kill, so the next job's
-    cell (its mount namespace) is the same whether or not the previous job was stopped early.
+    """Call mode's early stop on a mismatch ends the child (its go pipe closed, or through its cell's init when the
+    next input already runs): the cell is kept, so the next job's cell (its mount namespace) is the same whether or
+    not the previous job was stopped early.
 
     Not root every job gets a cell of its own, whose namespace numbers the kernel takes from one pool for the whole
     machine (they vary with what every process on it does). There the next job's cell must have been made before the
@@ -315,6 +316,24 @@ def test_a_stop_the_judge_decides_does_not_retire_the_cell() -> None:
     assert all(cell_made <= stopped_started for cell_made, stopped_started in order), order
     if os.geteuid() == 0:
         assert len(set(seen)) == 1, seen
+
+
+def test_what_runs_past_a_fast_check_s_first_failure_is_never_seen() -> None:
+    """With `stop_after_failure` the next input runs while the judge judges a value; once that value fails, the next
+    input is ended at once and its line cut: it is `not_run`, as if never started, however it would have ended (an
+    exit, a crash, a hang far past the budget). Shown able to fail: with the cut left out (`run_call` returning
+    the lines as they came) the first program's input 1 reads `exception` ProcessExit, and without the halt the
+    hang holds the job to its 60 s budget."""
+    for program in ("import os\ndef f(x):\n    if x == 1:\n        os._exit(3)\n    return x\n",
+                    "import time\ndef f(x):\n    if x == 1:\n        time.sleep(120)\n    return x\n"):
+        result = sandbox.call_function(program, "f", [[0], [1], [2]], stop_after_failure=True,
+                                       stop_expected={0: 99, 1: 1, 2: 2}, per_input_timeout_s=[60.0] * 3,
+                                       limits=Limits(timeout_s=60.0, total_timeout_s=60.0))
+        if result.status == "harness_error":
+            pytest.skip("the sandbox does not start here")
+        assert [o.kind for o in result.outcomes] == ["value", "not_run", "not_run"], result
+        assert result.outcomes[0].verdict == "wrong_value" and result.status == "pass", result
+        assert result.duration_s < 30.0, result  # a generous bound only the hang breaks: it is ended at once
 
 
 # ------------------------------------------------------------------ every cheat above wins a naive harness

@@ -9,6 +9,7 @@ import select
 import time
 
 from audit_lib.sandbox.zygote.call_judging import JudgeLink, supervise_with_judge
+from audit_lib.sandbox.zygote.fast_json import loads_bytes
 from audit_lib.sandbox.zygote.input_groups import InputGroups
 from audit_lib.sandbox.zygote.protocol import MAX_RESULT_BYTES, read_raw_frames
 from audit_lib.sandbox.zygote.state import ZygoteState
@@ -20,6 +21,8 @@ PREVIEW_WHOLE_BYTES = 64 * 1024
 PREVIEW_CHARS = 2000
 # Values the judge may have waiting before the next input's go waits for it.
 JUDGE_BACKLOG = 4
+# ... when a failure stops the run (`stop_after_failure`): the next input runs while the judge judges this one's value.
+FAST_CHECK_BACKLOG = 1
 # After the job, the judge has until the job's total limit, and this much more, to judge the last values.
 JUDGE_END_GRACE_S = 5.0
 
@@ -28,8 +31,8 @@ class CallProgress:
     """Parses the child's result lines as they arrive, and tells the child when to start each input.
 
     The child starts an input only when the supervisor sends it a go byte, which it does after it took the previous
-    line's arrival time (or the load marker's), and, when a failure stops the run (`stop_after_failure`), the judge's
-    record of it; so each input's wall time runs from its own go to its line's arrival, and its CPU time from the
+    line's arrival time (or the load marker's), and, when the judge is behind, its record of an earlier value; so
+    each input's wall time runs from its own go to its line's arrival, and its CPU time from the
     previous arrival to this one, both measured here by `clock`; the child's own timing field is dropped. A line that
     reaches the supervisor before its input's go was sent is a protocol violation: the harness never does that.
 
@@ -42,16 +45,22 @@ class CallProgress:
 
     With input groups (`InputGroups`, shared by the restarts of one job), a group's deadline starts with its first
     input's go and holds across restarts, and the output positions of each line are noted for each group's output.
+
+    When a failure stops the run (`stop_after_failure`, EvalPlus's fast check), the next input runs while the judge
+    judges a value (at most one value behind): a failed record ends the child at once (`halt`, or its go pipe closed
+    when it is waiting), and `run_call` cuts every line after the first failure, so what ran past it is never seen.
     """
 
     def __init__(self, first: int, timeouts: list, grace: float, total_deadline: float, load_timeout: float,
                  stop_after_failure: bool = False, judge: JudgeLink | None = None, clock=None, go=None,
                  wall_clock=time.monotonic, groups: InputGroups | None = None, output_mark=None,
-                 memory_failures=None, end: int | None = None, stop=None, own_cpu=None, preview: bool = False):
+                 memory_failures=None, end: int | None = None, stop=None, own_cpu=None, preview: bool = False,
+                 halt=None):
         self.groups = groups
         # Ends the child without a kill (its go pipe closed): a stop the judge decides is no signal to the next job,
         # as a retired cell would be.
         self.stop = stop or (lambda: None)
+        self.halt = halt or self.stop  # ends the child while it runs an input past a failure (its cell stays)
         self.end = len(timeouts) if end is None else end  # this run answers inputs [first, end): with groups, one
         # group's (each group runs in a worker of its own)
         # How often the job's memory ran out (cgroup: refused charges, OOM kills), read at each group's start and at
@@ -133,26 +142,27 @@ class CallProgress:
     def _judge_behind(self) -> bool:
         """Whether the next go waits for the judge.
 
-        Whether the next go waits for the judge: its record decides a stop (`stop_after_failure`), or it has more than
-        `JUDGE_BACKLOG` values to judge (the judge's time is the job's, as upstream compares in the sample's own process
-        within its overall limit).
+        Whether the next go waits for the judge: it has more than `FAST_CHECK_BACKLOG` values to judge when its
+        records decide a stop (`stop_after_failure`), else more than `JUDGE_BACKLOG` (the judge's time is the job's, as
+        upstream compares in the sample's own process within its overall limit).
         """
         if self.judge is None:
             return False
-        return self.judge.backlog() > (0 if self.stop_after_failure else JUDGE_BACKLOG)
+        return self.judge.backlog() > (FAST_CHECK_BACKLOG if self.stop_after_failure else JUDGE_BACKLOG)
 
     def _on_record(self, index: int, record: bytes) -> None:
         """Act on the judge's record of value `index`.
 
-        The judge's record of value `index`: with `stop_after_failure`, a failure stops the child; a go held for it is
-        sent otherwise.
+        The judge's record of value `index`: with `stop_after_failure`, a failure stops the child (ended at once when
+        it runs a later input, whose line `run_call` cuts); a go held for it is sent otherwise.
         """
         if self.done:
             return
         if self.stop_after_failure and _is_failure(record):
+            running = self.loaded and not (self.go_due or self.go_held) and self.next_index < self.end
             self.stopped_after_failure = self.stopped_on_mismatch = self.done = True
             self.go_due = self.go_held = False
-            self.stop()
+            (self.halt if running else self.stop)()
         elif self.go_held and not self._judge_behind():
             self.go_held = False
             self._start_next()
@@ -273,7 +283,7 @@ def _as_timeout(line: bytes) -> bytes:
 def _is_failure(record: bytes) -> bool:
     """A judge's record that fails its input: a wrong value, or a value the judge refused."""
     try:
-        parsed = json.loads(record)
+        parsed = loads_bytes(record)
     except ValueError:
         return True
     return not isinstance(parsed, dict) or parsed.get("v") == "wrong_value" or "k" in parsed
@@ -307,8 +317,30 @@ def run_call(state: ZygoteState, request: dict, raw: bytes, protocol_in: int) ->
         if judge is not None:
             judge.finish(until)
     if judge is not None:
-        header["judged"] = {str(index): json.loads(record) for index, record in judge.records.items()}
+        if request.get("stop_after_failure"):
+            header, blob = cut_after_first_failure(header, blob, judge.records)
+        header["judged"] = {str(index): loads_bytes(record) for index, record in judge.records.items()}
     return header, blob
+
+
+def cut_after_first_failure(header: dict, blob: bytes, records: dict[int, bytes]) -> tuple[dict, bytes]:
+    """A fast check's result as if it had stopped at its first failed value: the lines after it cut.
+
+    The next input ran while the judge judged a value (`FAST_CHECK_BACKLOG`); when that value failed, the lines of
+    what ran after it (a value, an exception, the supervisor's record of a crash or a kill) are dropped, and so is
+    how the job ended after it: the run stopped at the failure, with its status `pass`, as a run that waited for each
+    record would have.
+    """
+    failed = [index for index, record in records.items() if _is_failure(record)]
+    if not failed:
+        return header, blob
+    first = min(failed)
+    lines = blob.split(b"\n") if blob else []
+    kept = [line for line in lines if int(line.split(b" ", 1)[0]) <= first]
+    header = {**header, "stopped_on_mismatch": True}
+    if len(kept) < len(lines) or header.get("status") != "pass":
+        header.update(status="pass", load_error=None)
+    return header, b"\n".join(kept)
 
 
 def _own_cpu(run: ChildRun, judge: JudgeLink | None, state: ZygoteState):
@@ -348,6 +380,7 @@ def _run_call_children(state: ZygoteState, request: dict, raw: bytes, judge: Jud
         run = ChildRun(state, limits, "call", raw, start)
         progress = CallProgress(start, timeouts, grace, total_deadline, float(request["load_timeout"]),
                                 stop_after_failure, judge, run.clock, run.send_go, groups=groups, stop=run.close_go,
+                                halt=lambda run=run: None if run.killed_by_us or not run.open_fds else run.kill(),
                                 output_mark=None if groups is None else lambda run=run: run.drain(captures),
                                 memory_failures=run.memory_failures, end=end, own_cpu=_own_cpu(run, judge, state),
                                 preview=preview)

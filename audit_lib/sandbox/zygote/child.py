@@ -112,8 +112,12 @@ def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
 def prefer_as_oom_victim() -> None:
     """Every process of the job (they inherit it) is the OOM killer's first choice, before any sandbox process;
     raising one's own score needs no privilege."""
-    with open("/proc/self/oom_score_adj", "w") as handle:
-        handle.write(str(OOM_SCORE_ADJ_MAX))
+    # os.open, not open(): a text file object in a fresh fork touches pages of the io stack (about 0.2 ms per job).
+    fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, str(OOM_SCORE_ADJ_MAX).encode())
+    finally:
+        os.close(fd)
 
 
 def _setup_job(header: dict, fds: dict[str, int], *, address_space_limit: bool = False) -> None:

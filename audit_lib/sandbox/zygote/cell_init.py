@@ -6,13 +6,14 @@ from it holds no earlier job's data. Once, at start: its own /proc (`hidepid=2,s
 (inherited by every worker), SIGINT back at its default (PID 1 then gets no signal from its own namespace) and a
 session of its own. Per job:
 
-  mount a fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit), and an empty read-only tmpfs over each
-  benchmark data folder (`jail.hidden_data_dirs`; all but an upstream replay's jobs) -> fork the job's worker, which
+  cover each benchmark data folder (`jail.hidden_data_dirs`) with an empty read-only tmpfs, or take the covers off
+  for an upstream replay's job (covers stay on from one job to the next: nothing in them can change), and mount a
+  fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit) -> fork the job's worker, which
   inherits the header and the job's fds (it makes its own IPC namespace, drops to the job's uid at once and reads ITS
   job's spec from the memfd) -> wait until the worker exits, or until the zygote asks to end the job (`K <number>`:
   SIGKILL to every other process of the namespace) -> SIGKILL every other process of the namespace (kill(-1)) and
   reap until none is left -> report the worker's wait status and the CPU time of every process reaped (the job's)
-  on the job's control pipe (`X ...`) and close it -> unmount them all -> tell the zygote it is ready (`R`).
+  on the job's control pipe (`X ...`) and close it -> unmount /tmp and /dev/shm -> tell the zygote it is ready (`R`).
 
 Ending a job that ran out of time is the init's work, not the zygote's: the cell stays, so whether a job was cut
 short (the job's own doing, or what its judge decided) is nothing the next job in the cell can observe.
@@ -48,7 +49,8 @@ JOB_MOUNTS = ("/tmp", "/dev/shm")
 REAP_ROUNDS = 2000
 PR_SET_NO_NEW_PRIVS = 38
 PROC_FLAGS = jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC
-HIDING_FLAGS = jail.MS_RDONLY | jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC
+MS_NOATIME = 0x400
+HIDING_FLAGS = jail.MS_RDONLY | jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC | MS_NOATIME
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -70,6 +72,7 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
     # Only what the jail shows needs covering: a folder of the zygote's sys.path outside the bound prefixes (a .pth
     # file's) is not there at all.
     visible_data_dirs = [path for path in setup["hidden_dirs"] if os.path.isdir(path)]
+    hiding = False  # whether the data folders are covered now
     gc.freeze()  # a collection in a worker then leaves the init's objects, and so their pages, alone
     sock.send(READY)
     while True:
@@ -83,10 +86,13 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         owner = judge_uid if header["op"] in ("judge", "call_judge") and judge_uid is not None else setup["tmp_owner"]
         options = f"size={int(header['limits']['memory_mb'])}m,mode=700,uid={owner},gid={owner}"
         # First the data folders (empty and read-only over each), then /tmp and /dev/shm, which cover a prefix
-        # under /tmp (a checkout's venv there) and its folders with it; unmounted in the reverse order.
-        hidden = visible_data_dirs if header["limits"].get("hide_benchmark_data", True) else []
-        for target in hidden:
-            jail.mount("tmpfs", target, "tmpfs", HIDING_FLAGS, "size=4k,mode=555")
+        # under /tmp (a checkout's venv there) and its folders with it. The data folders' covers hold nothing a job
+        # can change (read-only, no access times): they stay over as long as the jobs want the data hidden, and
+        # come off (before /tmp goes on) for a job that shows it.
+        hide = header["limits"].get("hide_benchmark_data", True) is not False
+        if hide != hiding and not _set_hiding(visible_data_dirs, hide):
+            return  # something still holds a cover: this cell serves no further job
+        hiding = hide
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
         os.pwrite(last_pid, b"1", 0)  # see `_own_proc`
@@ -105,10 +111,19 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         os.close(ctl)
         if not clean:
             return
-        for target in (*JOB_MOUNTS, *reversed(hidden)):
+        for target in JOB_MOUNTS:
             if _libc.umount2(target.encode(), 0) != 0:
                 return  # something still holds it: this cell serves no further job
         sock.send(READY)
+
+
+def _set_hiding(data_dirs: list[str], hide: bool) -> bool:
+    """Cover each data folder with an empty read-only tmpfs, or take the covers off; False when one will not go."""
+    if hide:
+        for target in data_dirs:
+            jail.mount("tmpfs", target, "tmpfs", HIDING_FLAGS, "size=4k,mode=555")
+        return True
+    return all(_libc.umount2(target.encode(), 0) == 0 for target in reversed(data_dirs))
 
 
 def forget_the_harness(setup: dict) -> None:

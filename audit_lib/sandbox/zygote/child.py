@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _signal
 import ctypes
 import fcntl
 import json
@@ -144,7 +145,9 @@ def _setup_job(header: dict, fds: dict[str, int], *, address_space_limit: bool =
     # Counted per uid (root: the job uid, which only this job's processes have) or per user namespace (not root:
     # this worker's own).
     _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + 2)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # the init ignores it; the code gets Python's usual
+    # The init ignores it; the code gets Python's usual. `_signal`'s own function: `signal.signal` converts both
+    # handlers through the enum machinery, which in a fresh fork copies about 90 pages (0.3 ms per job).
+    _signal.signal(signal.SIGINT, signal.default_int_handler)
     random_module = sys.modules.get("random")
     if random_module is not None:  # forked without at-fork handlers (`cell_init`): the init's state until now
         random_module.seed()

@@ -8,12 +8,13 @@ session of its own. Per job:
 
   cover each benchmark data folder (`jail.hidden_data_dirs`) with an empty read-only tmpfs, or take the covers off
   for an upstream replay's job (covers stay on from one job to the next: nothing in them can change), and mount a
-  fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit) -> fork the job's worker, which
-  inherits the header and the job's fds (it makes its own IPC namespace, drops to the job's uid at once and reads ITS
-  job's spec from the memfd) -> wait until the worker exits, or until the zygote asks to end the job (`K <number>`:
-  SIGKILL to every other process of the namespace) -> SIGKILL every other process of the namespace (kill(-1)) and
-  reap until none is left -> report the worker's wait status and the CPU time of every process reaped (the job's)
-  on the job's control pipe (`X ...`) and close it -> unmount /tmp and /dev/shm -> tell the zygote it is ready (`R`).
+  fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit), and (root) enter a fresh IPC namespace -> fork
+  the job's worker, which inherits the header, the job's fds and that IPC namespace (not root: it makes its own),
+  drops to the job's uid at once and reads ITS job's spec from the memfd -> wait until the worker exits, or until
+  the zygote asks to end the job (`K <number>`: SIGKILL to every other process of the namespace) -> SIGKILL every
+  other process of the namespace (kill(-1)) and reap until none is left -> report the worker's wait status and the
+  CPU time of every process reaped (the job's) on the job's control pipe (`X ...`) and close it -> unmount /tmp and
+  /dev/shm -> tell the zygote it is ready (`R`).
 
 Ending a job that ran out of time is the init's work, not the zygote's: the cell stays, so whether a job was cut
 short (the job's own doing, or what its judge decided) is nothing the next job in the cell can observe.
@@ -96,6 +97,11 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
         os.pwrite(last_pid, b"1", 0)  # see `_own_proc`
+        if setup.get("uid") is not None:
+            # Root: the job's IPC namespace, made here for the worker to inherit (in a fresh fork the worker's own
+            # call through ctypes copied about 70 pages). The last job's namespace, and whatever SysV objects and
+            # message queues it held, goes once its processes, all reaped by now, and this init have left it.
+            jail.unshare(jail.CLONE_NEWIPC)
         reaped_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         worker_pid = _fork_worker(sock, setup, worker, header, fds)
         for fd in fds:

@@ -84,7 +84,8 @@ def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
     First thing in a worker: own session, own IPC namespace, unprivileged uid (root: the template's filter keeps it from
     making a user namespace, the only one it could) or a user namespace of its own, then the job filter.
 
-    The IPC namespace is the job's own (SysV objects and POSIX message queues go with it when its last process ends);
+    The IPC namespace is the job's own (SysV objects and POSIX message queues go with it when its last process ends;
+    root: the cell's init entered it for this job just before the fork, not root: made here with the user namespace);
     `no_new_privs` comes from the cell's init (`cell_init`). A judge is not made the OOM killer's first choice: the job
     beside it is.
     """
@@ -92,8 +93,7 @@ def _drop_privileges(setup: dict, *, oom_victim: bool = True) -> None:
         prefer_as_oom_victim()  # while the process is still its own: after the uid change it is not dumpable
     os.setsid()
     uid = setup.get("uid")
-    if uid is not None:
-        jail.unshare(CLONE_NEWIPC)
+    if uid is not None:  # its IPC namespace is the one the cell's init entered for this job (`cell_init`)
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)

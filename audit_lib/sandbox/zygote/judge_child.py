@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import sys
+from types import CodeType
 from typing import Any
 
 from audit_lib.sandbox import codec as sandbox_codec
@@ -271,8 +272,11 @@ def judge(snippets: list[str], first: int) -> None:
     gc.freeze()  # the forks' collections then leave this judge's objects, and so their pages, alone
     remaining = snippets[first:]
     for position, snippet in enumerate(remaining):
+        # Compiled here, before the fork: in a fresh fork the compiler's first use copies about 80 pages. Compiling
+        # runs none of the test's code.
+        compiled = _compiled(snippet)
         if position == len(remaining) - 1:  # the last one: nothing after it for its changes to reach
-            if _judge_one(snippet):
+            if _judge_one(compiled):
                 _flush((sys.stdout, sys.stderr))
             return
         done_r, done_w = os.pipe()
@@ -281,11 +285,12 @@ def judge(snippets: list[str], first: int) -> None:
             raise OSError(ctypes.get_errno(), "fork")
         if pid == 0:
             os.close(done_r)
-            carry_on = _judge_one(snippet)
+            carry_on = _judge_one(compiled)
             os.write(done_w, b"1" if carry_on else b"0")
             _flush((sys.stdout, sys.stderr))
             os._exit(0)
         os.close(done_w)
+        del compiled
         _pid, status = os.waitpid(pid, 0)
         said = os.read(done_r, 1)
         os.close(done_r)
@@ -330,15 +335,20 @@ def _warm_up() -> None:
         pass
 
 
-def _judge_one(snippet: str) -> bool:
-    """One snippet's verdict; False when the job went away or the zygote closed the pipe.
-
-    The snippet is compiled, and the decoding path warmed, while the job is still starting: its load comes a few
-    milliseconds later. A snippet that does not compile is reported as before, once the job has loaded."""
+def _compiled(snippet: str) -> tuple[CodeType | None, BaseException | None]:
+    """The snippet's code, or the exception compiling it raised (reported once the job has loaded)."""
     try:
-        code, compile_error = compile(snippet, "<test>", "exec"), None
+        return compile(snippet, "<test>", "exec"), None
     except BaseException as exc:  # noqa: BLE001 - raised where exec would have run
-        code, compile_error = None, exc
+        return None, exc
+
+
+def _judge_one(compiled: tuple[CodeType | None, BaseException | None]) -> bool:
+    """One snippet's verdict (`_compiled`); False when the job went away or the zygote closed the pipe.
+
+    The decoding path is warmed while the job is still starting: its load comes a few milliseconds later. A snippet
+    that does not compile is reported as before, once the job has loaded."""
+    code, compile_error = compiled
     _warm_up()
     got = read_frame(GO_FD)
     if got is None or got[0] != LOAD:

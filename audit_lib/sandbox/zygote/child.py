@@ -148,9 +148,6 @@ def _setup_job(header: dict, fds: dict[str, int], *, address_space_limit: bool =
     # The init ignores it; the code gets Python's usual. `_signal`'s own function: `signal.signal` converts both
     # handlers through the enum machinery, which in a fresh fork copies about 90 pages (0.3 ms per job).
     _signal.signal(signal.SIGINT, signal.default_int_handler)
-    random_module = sys.modules.get("random")
-    if random_module is not None:  # forked without at-fork handlers (`cell_init`): the init's state until now
-        random_module.seed()
     os.write(CTL_FD, b"S\n")  # setup done: what happens from here on is the code's doing
     os.close(CTL_FD)
 

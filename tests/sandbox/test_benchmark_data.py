@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,24 @@ def test_the_hidden_folders_are_those_of_the_search_path_that_exist() -> None:
     hidden = hidden_data_dirs(sys.path + ["/nonexistent-folder"])
     assert str(_answer_key().parent.resolve()) in hidden
     assert all(os.path.isdir(path) for path in hidden)
+
+
+def test_each_job_in_turn_gets_the_data_hidden_or_shown_as_it_asks() -> None:
+    """The covers stay on from one job to the next that hides the data (`cell_init`) and come off for a job that
+    shows it: in one zygote's cell, jobs that hide and show the data in turn each see what they asked for."""
+    real = str(_answer_key().resolve())
+    if real.startswith("/tmp/"):
+        pytest.skip("the interpreter prefix is under /tmp, which each job's own /tmp covers: never readable")
+    program = textwrap.dedent(f"""
+        try:
+            with open({real!r}, "rb") as handle:
+                print(len(handle.read()))
+        except OSError as exc:
+            print(type(exc).__name__)
+    """)
+    seen = [sandbox.run_asserts(program, ["pass"], limits=replace(LIMITS, hide_benchmark_data=hide)).snippets[0]
+            for hide in (True, False, True, True, False, False, True)]
+    assert [snippet.status for snippet in seen] == ["pass"] * 7, seen
+    size = str(_answer_key().stat().st_size)
+    assert [snippet.stdout.strip() for snippet in seen] == [
+        "FileNotFoundError", size, "FileNotFoundError", "FileNotFoundError", size, size, "FileNotFoundError"]

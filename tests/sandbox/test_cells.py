@@ -318,3 +318,13 @@ def test_how_a_job_ended_does_not_show_in_the_next_jobs_cell(ending: str) -> Non
     assert after_made <= ended_started, (ending, after_made, ended_started)
     if IS_ROOT:
         assert after_mnt == before_mnt, (ending, before, ended, after)
+
+
+def test_each_job_draws_its_own_random_numbers() -> None:
+    """Workers are forked without Python's at-fork reseeding (`cell_init._fork_worker`): the init reseeds `random`
+    before each fork, so jobs served by one cell draw numbers of their own, as fresh interpreters do."""
+    probe = "import random\nprint(random.getrandbits(64), random.getrandbits(64))\n"
+    first, second = _job(probe), _job(probe)
+    _same_cell(first, second)
+    assert first.status == second.status == "pass", (first, second)
+    assert len(set(_output(first).split() + _output(second).split())) == 4, (first, second)

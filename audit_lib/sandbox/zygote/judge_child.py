@@ -14,10 +14,12 @@ import builtins
 import ctypes
 import gc
 import importlib
+import importlib.util
 import json
 import os
 import signal
 import sys
+from collections.abc import Collection
 from typing import Any
 
 from audit_lib.sandbox import codec as sandbox_codec
@@ -237,16 +239,47 @@ def _from_program(exc: BaseException) -> bool:
     return tb.tb_frame.f_code is _raise_programs.__code__
 
 
-def _bind(namespace: dict, names: dict) -> None:
+def _bind(namespace: dict, names: dict, entry_points: Collection[str]) -> list[str]:
+    """Bind what the job described; the names where the real module stood in for the program's object, sorted.
+
+    A name the test reads that is the name of a module the judge can import (`_importable_module`), and that the
+    program bound to something else (its own object, another module), is that module here: a program cannot hand
+    the test a `math` whose `isclose` always agrees. Entry points stay the program's whatever their name."""
+    shadowed = []
     for name, description in names.items():
         kind = description.get("kind")
-        if kind in ("callable", "handle", "value"):
+        if kind != "absent" and name not in entry_points and description.get("module") != name \
+                and _importable_module(name):
+            shadowed.append(name)
+            try:
+                namespace[name] = importlib.import_module(name)
+            except Exception:  # noqa: BLE001, S110 - unbound: the test's use of it raises NameError
+                pass
+        elif kind in ("callable", "handle", "value"):
             namespace[name] = _bound(description)
         elif kind == "module" and description.get("module") in JUDGE_MODULES:
             try:
                 namespace[name] = importlib.import_module(description["module"])
             except Exception:  # noqa: BLE001, S110 - unbound: the test's use of it raises NameError
                 pass
+    return sorted(shadowed)
+
+
+def _importable_module(name: str) -> bool:
+    """Is `name` a module of the standard library, or a top-level one installed beside the judge's interpreter?
+
+    Found by `importlib.util.find_spec`, which runs no module's code for a top-level name; a folder that is only a
+    namespace package (no origin), or a module outside the standard library and site-packages, does not count."""
+    if name in sys.stdlib_module_names:
+        return True
+    if not name.isidentifier():
+        return False
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    origin = getattr(spec, "origin", None)
+    return type(origin) is str and any(part in ("site-packages", "dist-packages") for part in origin.split(os.sep))
 
 
 def _verdict(status: str, exc: BaseException | None = None, **extra: Any) -> None:
@@ -256,7 +289,7 @@ def _verdict(status: str, exc: BaseException | None = None, **extra: Any) -> Non
     write_frame(RESULT_FD, VERDICT, json.dumps(fields).encode())
 
 
-def judge(snippets: list[str], first: int) -> None:
+def judge(snippets: list[str], first: int, entry_points: Collection[str] = ()) -> None:
     """For each snippet from `first` on: wait for its job's load, run the snippet against it, write the verdict.
 
     One judge serves one program's snippets in turn (each job is a fresh process of the program), each snippet in a
@@ -268,7 +301,7 @@ def judge(snippets: list[str], first: int) -> None:
     remaining = snippets[first:]
     for position, snippet in enumerate(remaining):
         if position == len(remaining) - 1:  # the last one: nothing after it for its changes to reach
-            if _judge_one(snippet):
+            if _judge_one(snippet, entry_points):
                 _flush((sys.stdout, sys.stderr))
             return
         done_r, done_w = os.pipe()
@@ -277,7 +310,7 @@ def judge(snippets: list[str], first: int) -> None:
             raise OSError(ctypes.get_errno(), "fork")
         if pid == 0:
             os.close(done_r)
-            carry_on = _judge_one(snippet)
+            carry_on = _judge_one(snippet, entry_points)
             os.write(done_w, b"1" if carry_on else b"0")
             _flush((sys.stdout, sys.stderr))
             os._exit(0)
@@ -308,7 +341,7 @@ def _flush(streams: tuple) -> None:
             pass
 
 
-def _judge_one(snippet: str) -> bool:
+def _judge_one(snippet: str, entry_points: Collection[str]) -> bool:
     """One snippet's verdict; False when the job went away or the zygote closed the pipe."""
     got = read_frame(GO_FD)
     if got is None or got[0] != LOAD:
@@ -322,22 +355,28 @@ def _judge_one(snippet: str) -> bool:
                  error_message=str(load.get("message"))[:2000])
         return True
     namespace = {"__name__": "__main__", "__builtins__": builtins}
+    shadowed: list[str] = []
     try:
-        _bind(namespace, load.get("names") or {})
+        shadowed = _bind(namespace, load.get("names") or {}, frozenset(entry_points))
         exec(compile(snippet, "<test>", "exec"), namespace)
     except JobGone:
         return False
     except BaseException as exc:  # noqa: BLE001 - the program's exception, or the test's own
         from_program = _from_program(exc)
         if isinstance(exc, AssertionError):
-            _verdict("fail", exc)
+            _verdict("fail", exc, **_noted(shadowed))
         elif not from_program and isinstance(exc, (MemoryError, RecursionError)):
-            _verdict("error", exc, reason="judge_limit")  # decoding or the test itself outgrew the judge's limits
+            # decoding or the test itself outgrew the judge's limits
+            _verdict("error", exc, reason="judge_limit", **_noted(shadowed))
         else:
             program_base = ("MemoryError" if isinstance(exc, MemoryError) else
                             next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")) \
                 if from_program else None
-            _verdict("error", exc, program_base=program_base)
+            _verdict("error", exc, program_base=program_base, **_noted(shadowed))
         return True
-    _verdict("pass")
+    _verdict("pass", **_noted(shadowed))
     return True
+
+
+def _noted(shadowed: list[str]) -> dict[str, list[str]]:
+    return {"shadowed_modules": shadowed} if shadowed else {}

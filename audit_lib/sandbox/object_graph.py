@@ -5,8 +5,9 @@ appends to, an inner list the test kept a reference to sees the change, a list p
 `f(x) is x` holds when the program returns its argument. Here the judge numbers every mutable container it sends
 (`MUTABLE_TYPES`) and sends each once, as an entry of an object table, referred to as `{"$ref": n}` wherever it
 occurs (so aliasing and cycles cross as they are); the job rebuilds the same graph, calls, and sends back the
-entries of the objects the call changed and of the new ones it reached; the judge updates its own objects in place
-(`ObjectGraph.update`) and decodes refs in the answer to them.
+entries of the objects the call changed and of the new ones they reach (numbered too); the judge updates its own
+objects in place (`ObjectGraph.update`). The value is tagged as the codec tags it, but with a ref for each numbered
+object in it (`encode_value`), which the judge decodes to its own object.
 
 Everything that is not a mutable container is tagged as `codec.py` does, within its bounds: a value nested deeper
 than `MAX_DEPTH` (counted through refs as they are first met) is `Unserializable`. Decoding a table needs no
@@ -53,6 +54,7 @@ class ObjectGraph:
         self._numbers: dict[int, int] = {id(obj): n for n, obj in enumerate(self.objects)}
         self._remote_of = remote_of
         self._resolve_remote = resolve_remote
+        self._inline = self._referred = False
 
     # ------------------------------------------------------------------ encoding
 
@@ -79,27 +81,16 @@ class ObjectGraph:
             raise
         return self.entries[number]
 
-    def holds_shared(self, value: Any) -> bool:
-        """Does `value` reach a numbered object, or one mutable container twice (aliasing, a cycle)?
+    def encode_value(self, value: Any) -> tuple[Any, bool]:
+        """`value` tagged as the codec tags it, but each object numbered here sent as a ref; and whether one was.
 
-        When it does not, `codec.encode` gives the same value without a table."""
-        seen: set[int] = set()
-        stack = [value]
-        while stack:
-            item = stack.pop()
-            cls = type(item)
-            if cls in MUTABLE_TYPES:
-                key = id(item)
-                if key in seen or key in self._numbers:
-                    return True
-                seen.add(key)
-                if cls is list:
-                    stack.extend(_nested(item))
-                elif cls is not set and cls is not bytearray:
-                    stack.extend(_nested(dict.values(item)))
-            elif cls is tuple:
-                stack.extend(_nested(item))
-        return False
+        Containers not numbered yet are sent inline, not numbered: a value's own aliasing (`[row] * 3`) is not kept,
+        and costs no more than the codec's encoding."""
+        self._inline, self._referred = True, False
+        try:
+            return self.encode(value), self._referred
+        finally:
+            self._inline = False
 
     def _forget_from(self, mark: int) -> None:
         for obj in self.objects[mark:]:
@@ -113,12 +104,20 @@ class ObjectGraph:
         cls = type(value)
         if cls in MUTABLE_TYPES:
             number = self._numbers.get(id(value))
+            if number is None and self._inline:
+                if cls is list:  # the codec's list, here: the common case, without a call more per list
+                    kinds = set(map(type, value))
+                    if kinds <= codec.JSON_LEAVES and len(value) < codec.PACK_FLOATS_FROM \
+                            and codec._flat_json_safe(value, kinds):
+                        return value
+                return self._contents(value, depth)
             if number is None:
                 number = len(self.objects)
                 self._numbers[id(value)] = number
                 self.objects.append(value)
                 self.entries.append(None)
                 self.entries[number] = self._contents(value, depth)
+            self._referred = True
             return {REF_TAG: number}
         if cls is tuple:
             return {"$tuple": list(value) if codec._flat_json_safe(value) else
@@ -137,7 +136,7 @@ class ObjectGraph:
             packed = codec._packed_floats(value, kinds)
             if packed is not None:
                 return packed
-            return list(value) if codec._flat_json_safe(value, kinds) else \
+            return value if codec._flat_json_safe(value, kinds) else \
                 [self._encode(item, depth + 1) for item in value]
         if cls is set:
             return {"$set": [codec._encode(item, depth + 1) for item in value]}
@@ -213,7 +212,7 @@ class ObjectGraph:
                 _refill(made, self._decoded_contents(kind, obj))
                 return made
         if cls is list:
-            return [self._decode(item) for item in obj]
+            return obj if set(map(type, obj)) <= codec.JSON_LEAVES else [self._decode(item) for item in obj]
         if cls is dict and not any(k.startswith("$") for k in obj):
             return {k: self._decode(v) for k, v in obj.items()}
         return codec._decode(obj)
@@ -236,15 +235,6 @@ class ObjectGraph:
                     raise MalformedTaggedValue("a mapping entry needs a list of [key, value] pairs")
                 return [(codec._decode(k), self._decode(v)) for k, v in pairs]
         return [(k, self._decode(v)) for k, v in entry.items()]
-
-
-def _nested(items: Iterable[Any]) -> list[Any]:
-    """The items that may hold containers (checked by type at C speed for a flat collection)."""
-    items = list(items)
-    kinds = set(map(type, items))
-    if not (kinds & MUTABLE_TYPES or tuple in kinds):
-        return []
-    return [item for item in items if type(item) in MUTABLE_TYPES or type(item) is tuple]
 
 
 def _entry_kind(entry: Any) -> type:

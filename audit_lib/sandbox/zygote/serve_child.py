@@ -33,6 +33,9 @@ _qualname_of = type.__dict__["__qualname__"].__get__
 _BUILTIN_EXCEPTIONS = {cls: name for name, cls in vars(builtins).items()
                        if _isinstance(cls, type) and issubclass(cls, BaseException)}
 _args_of = BaseException.__dict__["args"].__get__
+_loaded_modules = sys.modules
+_module_dict_of = types.ModuleType.__dict__["__dict__"].__get__
+_MISSING = object()
 _os_error_filename = OSError.__dict__["filename"].__get__
 _os_error_filename2 = OSError.__dict__["filename2"].__get__
 # More arguments than this and the judge rebuilds the exception from its message alone (attributes: without them).
@@ -72,8 +75,12 @@ class _Server:
         if _type(value) is types.ModuleType:
             return {"kind": "module", "module": _module_name(value)}
         if callable(value):
-            return {"kind": "callable", "handle": self._handle(value), "type": _type_text(value)}
-        return self.describe_value(value)
+            described = {"kind": "callable", "handle": self._handle(value), "type": _type_text(value)}
+        else:
+            described = self.describe_value(value)
+        if _module_attribute(name) is value:  # `from datetime import datetime`: the judge checks the module has one
+            described["of_module"] = True
+        return described
 
     def _handle(self, value: object) -> int:
         self.handles.append(value)
@@ -143,6 +150,15 @@ def _performed(op: str, target: object, args: list, kwargs: dict) -> object:
     if op == "next":
         return next(target)
     raise LookupError(f"unknown op {op!r}")
+
+
+def _module_attribute(name: str) -> object:
+    """What the loaded module called `name` holds under its own name (`datetime.datetime`), read without running code."""
+    module = _loaded_modules.get(name)
+    if _type(module) is not types.ModuleType:
+        return _MISSING
+    attributes = _module_dict_of(module)
+    return attributes.get(name, _MISSING) if _type(attributes) is dict else _MISSING
 
 
 def _module_name(module: types.ModuleType) -> str:

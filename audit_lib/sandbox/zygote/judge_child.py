@@ -249,7 +249,7 @@ def _bind(namespace: dict, names: dict, entry_points: Collection[str]) -> list[s
     for name, description in names.items():
         kind = description.get("kind")
         if kind != "absent" and name not in entry_points and description.get("module") != name \
-                and not _is_attribute_of_its_module(name, description) and _importable_module(name):
+                and _importable_module(name) and not _is_attribute_of_its_module(name, description):
             shadowed.append(name)
             try:
                 namespace[name] = importlib.import_module(name)
@@ -281,14 +281,16 @@ def _importable_module(name: str) -> bool:
 
     Found by `importlib.util.find_spec`, which runs no module's code for a top-level name; a folder that is only a
     namespace package (no origin), or a module outside the standard library and site-packages, does not count."""
-    if name in sys.stdlib_module_names:
-        return True
     if not name.isidentifier():
         return False
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return False
+    if spec is None:
+        return False
+    if name in sys.stdlib_module_names:
+        return True
     origin = getattr(spec, "origin", None)
     return type(origin) is str and any(part in ("site-packages", "dist-packages") for part in origin.split(os.sep))
 

@@ -1,17 +1,12 @@
 """Values that keep their identity across the sandbox boundary: a call's arguments and what comes back (stdlib only).
 
-A test and the program share objects upstream (one CPython process): a list the test passes is the list the program
-appends to, an inner list the test kept a reference to sees the change, a list passed twice is one list, and
-`f(x) is x` holds when the program returns its argument. Here the judge numbers every mutable container it sends
-(`MUTABLE_TYPES`) and sends each once, as an entry of an object table, referred to as `{"$ref": n}` wherever it
-occurs (so aliasing and cycles cross as they are); the job rebuilds the same graph, calls, and sends back the
-entries of the objects the call changed and of the new ones they reach (numbered too); the judge updates its own
-objects in place (`ObjectGraph.update`). The value is tagged as the codec tags it, but with a ref for each numbered
-object in it (`encode_value`), which the judge decodes to its own object.
-
-Everything that is not a mutable container is tagged as `codec.py` does, within its bounds: a value nested deeper
-than `MAX_DEPTH` (counted through refs as they are first met) is `Unserializable`. Decoding a table needs no
-recursion through refs, so a graph whose longest path is deeper than that only reaches the test's own `==`.
+A test and the program share objects upstream (one process): an inner list the test kept sees the program's append,
+a list passed twice is one list, `f(x) is x` holds. The judge numbers every mutable container it sends
+(`MUTABLE_TYPES`) and sends each once in an object table, as `{"$ref": n}` wherever it recurs (aliasing and cycles
+cross as they are); the job rebuilds the graph, calls, and sends back the entries of the objects the call changed
+and of the new ones they reach; the judge updates its own objects in place (`update`). The value is tagged as the
+codec tags it, with a ref for each numbered object in it (`encode_value`). Everything else is tagged by `codec.py`
+within its bounds (depth counted through refs as first met); decoding a table needs no recursion through refs.
 """
 
 from __future__ import annotations

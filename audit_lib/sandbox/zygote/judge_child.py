@@ -266,8 +266,9 @@ def _bind(namespace: dict, names: dict, entry_points: Collection[str]) -> list[s
 
 
 def _is_attribute_of_its_module(name: str, description: dict) -> bool:
-    """`from datetime import datetime`: the job says the program's object is its module's own attribute of that name,
-    and the judge's module has one. It stays the program's object, as a helper function would."""
+    """Is the program's object its module's own attribute of that name (`from datetime import datetime`)?
+
+    The job says so, and the judge's module has such an attribute: it stays the program's, as a helper would."""
     if description.get("of_module") is not True:
         return False
     try:

@@ -106,8 +106,10 @@ class _Server:
         return self.handles[ref]
 
     def answer(self, request: dict) -> dict:
-        """Do one request; the answer carries the entries of the argument objects the call changed (even when it
-        raised) and of the new objects they or the value reach, so the judge's objects end as the job's did."""
+        """Do one request, and say what it did to the objects the judge sent.
+
+        The answer carries the entries of the argument objects the call changed (even when it raised) and of the new
+        objects they reach, so the judge's objects end as the job's did."""
         target = self._resolve(request["target"])
         op = request["op"]
         graph = ObjectGraph(resolve_remote=self._resolve)

@@ -33,6 +33,13 @@ class SnippetResult:
     reason: str | None = None
     # Who decided the verdict: "judge", the jailed process that ran the test (`testrun`).
     trust: str = "judge"
+    # Names the test read that the program bound to something other than the module of that name: the judge bound
+    # the real module instead (docs/SANDBOX.md, deliberate deviations).
+    shadowed_modules: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if type(self.shadowed_modules) is not tuple:  # a list when read back from JSON
+            object.__setattr__(self, "shadowed_modules", tuple(self.shadowed_modules))
 
 
 OutcomeKind = Literal["value", "exception", "timeout", "unserializable", "not_run"]

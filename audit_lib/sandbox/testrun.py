@@ -81,6 +81,7 @@ def run_tests(program: str, snippets: Sequence[str], *, entry_points: Collection
     timeout = limits.timeout_s
     request = {"op": "tests", "program": program, "snippets": list(snippets),
                "names": [names_read(snippet, entry_points) for snippet in snippets],
+               "entry_points": sorted(set(entry_points)),
                "timeouts": [timeout] * len(snippets), "total_timeout": limits.total_timeout_s,
                "limits": limits.wire(timeout), "judge_limits": _judge_limits(timeout)}
     budget = min(limits.total_timeout_s, timeout * len(snippets)) + 30.0 + 5.0 * len(snippets)
@@ -105,7 +106,8 @@ def _snippet_result(index: int, record: dict[str, Any]) -> SnippetResult:
     return SnippetResult(index=index, status=record["status"], duration_s=wall, error_type=record.get("error_type"),
                          error_message=record.get("error_message"), stdout=record.get("stdout", ""),
                          stderr=record.get("stderr", ""), wall_s=wall, cpu_s=float(record.get("cpu_s", 0.0)),
-                         reason=record.get("reason"), trust=TRUST)
+                         reason=record.get("reason"), trust=TRUST,
+                         shadowed_modules=tuple(record.get("shadowed_modules") or ()))
 
 
 def script_exit_codes(program: str, snippets: Sequence[str], *, limits: Limits = Limits(),

@@ -58,7 +58,7 @@ def worker_main(setup: dict, header: dict, fds: list[int]) -> None:
         _flush_std_streams((sys.stdout, sys.stderr))
         os._exit(0)
     if judging:
-        judge(spec["snippets"], int(spec["first"]))
+        judge(spec["snippets"], int(spec["first"]), spec.get("entry_points") or ())
         _flush_std_streams((sys.stdout, sys.stderr))
         os._exit(0)
     if header["op"] == "serve":

@@ -14,20 +14,23 @@ import builtins
 import ctypes
 import gc
 import importlib
+import importlib.util
 import json
 import os
 import signal
 import sys
+from collections.abc import Collection
 from types import CodeType
 from typing import Any
 
 from audit_lib.sandbox import codec as sandbox_codec
 from audit_lib.sandbox.nesting import depth_room
+from audit_lib.sandbox.object_graph import ObjectGraph
+from audit_lib.sandbox.value_errors import Unserializable
 from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, REQUEST, VERDICT, read_frame, write_frame
 from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
-from audit_lib.sandbox.zygote.serve_child import REMOTE_TAG
 
 # Modules a program may have imported that the judge imports for the test itself: the standard library, and the
 # numeric packages the benchmarks' tests use. Any other module name the program reports is left unbound.
@@ -76,13 +79,8 @@ class Remote:
         raise TypeError(f"the truth value of a {self._type} object that stays in the program is not decided here")
 
 
-def _sent(value: Any) -> Any:
-    if type(value) is Remote:
-        return {REMOTE_TAG: value._handle}
-    try:
-        return sandbox_codec.encode(value)
-    except sandbox_codec.Unserializable as exc:
-        raise TypeError(f"the test passed a value the program cannot be sent: {exc}") from None
+def _remote_handle(value: Any) -> int | None:
+    return value._handle if type(value) is Remote else None
 
 
 _exception_classes: dict[tuple[str, tuple[str, ...]], type] = {}
@@ -182,21 +180,21 @@ def _builtin_classes(names: object) -> tuple[type, ...]:
     return tuple(found[:8]) or (Exception,)
 
 
-def _update_in_place(original: Any, changed: Any) -> None:
-    """An argument the call changed, changed here too, as the test's own object would be."""
-    if type(original) is not type(changed):
-        return
-    if type(original) in (list, bytearray):
-        original[:] = changed
-    elif type(original) in (dict, set):
-        original.clear()
-        original.update(changed)
-
-
 def request(op: str, target: Remote, args: tuple, kwargs: dict) -> Any:
-    """Ask the job to do `op` on `target`; its value, decoded, or its exception, raised here."""
-    body = {"op": op, "target": target._handle, "args": [_sent(arg) for arg in args],
-            "kwargs": {str(key): _sent(value) for key, value in kwargs.items()}}
+    """Ask the job to do `op` on `target`; its value, decoded, or its exception, raised here.
+
+    The arguments cross as one object graph (`object_graph`): the objects the call changed are changed here in
+    place, so every reference the test holds to them (an inner list, an alias) sees it, and a ref in the value is
+    the test's own object (`f(x) is x`)."""
+    graph = ObjectGraph(remote_of=_remote_handle)
+    try:
+        sent_args = [graph.encode(arg) for arg in args]
+        sent_kwargs = {str(key): graph.encode(value) for key, value in kwargs.items()}
+    except Unserializable as exc:
+        raise TypeError(f"the test passed a value the program cannot be sent: {exc}") from None
+    body = {"op": op, "target": target._handle, "args": sent_args, "kwargs": sent_kwargs}
+    if graph.objects:
+        body["objects"] = graph.entries
     with depth_room():  # values nested up to MAX_DEPTH; the test code itself runs at the limit it was given
         text = json.dumps(body).encode()
     write_frame(RESULT_FD, REQUEST, text)
@@ -205,15 +203,15 @@ def request(op: str, target: Remote, args: tuple, kwargs: dict) -> Any:
         raise JobGone
     with depth_room():
         answer = json.loads(got[1])
+    if "objects" in answer:  # before an exception too: upstream's test sees what the call did before it raised
+        graph.update(answer["objects"])
     kind = answer.get("kind")
     if kind == "exception":
         _raise_programs(_raised(answer))
-    for position, tagged in (answer.get("mutated") or {}).items():
-        index = int(position)
-        if 0 <= index < len(args):
-            _update_in_place(args[index], sandbox_codec.decode(tagged))
     if kind == "handle":
         return Remote(int(answer["handle"]), str(answer.get("type") or "?"))
+    if answer.get("graph") is True:
+        return graph.decode(answer.get("value"))
     return sandbox_codec.decode(answer.get("value"))
 
 
@@ -242,16 +240,61 @@ def _from_program(exc: BaseException) -> bool:
     return tb.tb_frame.f_code is _raise_programs.__code__
 
 
-def _bind(namespace: dict, names: dict) -> None:
+def _bind(namespace: dict, names: dict, entry_points: Collection[str]) -> list[str]:
+    """Bind what the job described; the names where the real module stood in for the program's object, sorted.
+
+    A name the test reads that is the name of a module the judge can import (`_importable_module`), and that the
+    program bound to something else (its own object, another module), is that module here: a program cannot hand
+    the test a `math` whose `isclose` always agrees. Entry points stay the program's whatever their name."""
+    shadowed = []
     for name, description in names.items():
         kind = description.get("kind")
-        if kind in ("callable", "handle", "value"):
+        if kind != "absent" and name not in entry_points and description.get("module") != name \
+                and _importable_module(name) and not _is_attribute_of_its_module(name, description):
+            shadowed.append(name)
+            try:
+                namespace[name] = importlib.import_module(name)
+            except Exception:  # noqa: BLE001, S110 - unbound: the test's use of it raises NameError
+                pass
+        elif kind in ("callable", "handle", "value"):
             namespace[name] = _bound(description)
         elif kind == "module" and description.get("module") in JUDGE_MODULES:
             try:
                 namespace[name] = importlib.import_module(description["module"])
             except Exception:  # noqa: BLE001, S110 - unbound: the test's use of it raises NameError
                 pass
+    return sorted(shadowed)
+
+
+def _is_attribute_of_its_module(name: str, description: dict) -> bool:
+    """Is the program's object its module's own attribute of that name (`from datetime import datetime`)?
+
+    The job says so, and the judge's module has such an attribute: it stays the program's, as a helper would."""
+    if description.get("of_module") is not True:
+        return False
+    try:
+        return hasattr(importlib.import_module(name), name)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _importable_module(name: str) -> bool:
+    """Is `name` a module of the standard library, or a top-level one installed beside the judge's interpreter?
+
+    Found by `importlib.util.find_spec`, which runs no module's code for a top-level name; a folder that is only a
+    namespace package (no origin), or a module outside the standard library and site-packages, does not count."""
+    if not name.isidentifier():
+        return False
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    if name in sys.stdlib_module_names:
+        return True
+    origin = getattr(spec, "origin", None)
+    return type(origin) is str and any(part in ("site-packages", "dist-packages") for part in origin.split(os.sep))
 
 
 def _verdict(status: str, exc: BaseException | None = None, **extra: Any) -> None:
@@ -261,7 +304,7 @@ def _verdict(status: str, exc: BaseException | None = None, **extra: Any) -> Non
     write_frame(RESULT_FD, VERDICT, json.dumps(fields).encode())
 
 
-def judge(snippets: list[str], first: int) -> None:
+def judge(snippets: list[str], first: int, entry_points: Collection[str] = ()) -> None:
     """For each snippet from `first` on: wait for its job's load, run the snippet against it, write the verdict.
 
     One judge serves one program's snippets in turn (each job is a fresh process of the program), each snippet in a
@@ -276,7 +319,7 @@ def judge(snippets: list[str], first: int) -> None:
         # runs none of the test's code.
         compiled = _compiled(snippet)
         if position == len(remaining) - 1:  # the last one: nothing after it for its changes to reach
-            if _judge_one(compiled):
+            if _judge_one(compiled, entry_points):
                 _flush((sys.stdout, sys.stderr))
             return
         done_r, done_w = os.pipe()
@@ -285,7 +328,7 @@ def judge(snippets: list[str], first: int) -> None:
             raise OSError(ctypes.get_errno(), "fork")
         if pid == 0:
             os.close(done_r)
-            carry_on = _judge_one(compiled)
+            carry_on = _judge_one(compiled, entry_points)
             os.write(done_w, b"1" if carry_on else b"0")
             _flush((sys.stdout, sys.stderr))
             os._exit(0)
@@ -329,7 +372,7 @@ def _warm_up() -> None:
     In a fresh fork each first write to a page copies it (a few microseconds a page); done while the job starts,
     those copies leave the snippet's critical path."""
     try:
-        _bind({}, json.loads(_WARM_UP_LOAD)["names"])
+        _bind({}, json.loads(_WARM_UP_LOAD)["names"], ())
         json.dumps({"status": "pass"})
     except Exception:  # noqa: BLE001, S110 - a warm-up only
         pass
@@ -343,7 +386,7 @@ def _compiled(snippet: str) -> tuple[CodeType | None, BaseException | None]:
         return None, exc
 
 
-def _judge_one(compiled: tuple[CodeType | None, BaseException | None]) -> bool:
+def _judge_one(compiled: tuple[CodeType | None, BaseException | None], entry_points: Collection[str]) -> bool:
     """One snippet's verdict (`_compiled`); False when the job went away or the zygote closed the pipe.
 
     The decoding path is warmed while the job is still starting: its load comes a few milliseconds later. A snippet
@@ -362,8 +405,9 @@ def _judge_one(compiled: tuple[CodeType | None, BaseException | None]) -> bool:
                  error_message=str(load.get("message"))[:2000])
         return True
     namespace = {"__name__": "__main__", "__builtins__": builtins}
+    shadowed: list[str] = []
     try:
-        _bind(namespace, load.get("names") or {})
+        shadowed = _bind(namespace, load.get("names") or {}, frozenset(entry_points))
         if compile_error is not None:
             raise compile_error
         exec(code, namespace)
@@ -372,14 +416,19 @@ def _judge_one(compiled: tuple[CodeType | None, BaseException | None]) -> bool:
     except BaseException as exc:  # noqa: BLE001 - the program's exception, or the test's own
         from_program = _from_program(exc)
         if isinstance(exc, AssertionError):
-            _verdict("fail", exc)
+            _verdict("fail", exc, **_noted(shadowed))
         elif not from_program and isinstance(exc, (MemoryError, RecursionError)):
-            _verdict("error", exc, reason="judge_limit")  # decoding or the test itself outgrew the judge's limits
+            # decoding or the test itself outgrew the judge's limits
+            _verdict("error", exc, reason="judge_limit", **_noted(shadowed))
         else:
             program_base = ("MemoryError" if isinstance(exc, MemoryError) else
                             next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")) \
                 if from_program else None
-            _verdict("error", exc, program_base=program_base)
+            _verdict("error", exc, program_base=program_base, **_noted(shadowed))
         return True
-    _verdict("pass")
+    _verdict("pass", **_noted(shadowed))
     return True
+
+
+def _noted(shadowed: list[str]) -> dict[str, list[str]]:
+    return {"shadowed_modules": shadowed} if shadowed else {}

@@ -18,11 +18,12 @@ from audit_lib.sandbox.zygote.call_child import GO_FD
 from audit_lib.sandbox.zygote.frames import ANSWER, LOAD, read_frame, write_frame
 from audit_lib.sandbox.zygote.harness_io import exception_fields as _exception_fields, flush_std_streams as _flush_std_streams, fresh_module as _fresh_module
 from audit_lib.sandbox.nesting import depth_room as _depth_room
+from audit_lib.sandbox.object_graph import ObjectGraph
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
 # Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
 from builtins import (  # noqa: A004
-    BaseException, LookupError, OSError, RecursionError, bytearray, callable, compile, dict, enumerate, exec, getattr,
-    int, isinstance, issubclass, iter, len, list, next, object, set, str, type, vars, zip,
+    BaseException, LookupError, OSError, RecursionError, callable, compile, dict, enumerate, exec, getattr, int,
+    isinstance, issubclass, iter, len, list, next, object, range, str, type, vars,
 )
 
 # `raw_decode`: `json.loads` checks the end of the text with the builtins' `len`, which the code may rebind.
@@ -31,8 +32,10 @@ _mro_of = type.__dict__["__mro__"].__get__
 _qualname_of = type.__dict__["__qualname__"].__get__
 _BUILTIN_EXCEPTIONS = {cls: name for name, cls in vars(builtins).items()
                        if _isinstance(cls, type) and issubclass(cls, BaseException)}
-_MUTABLE = (list, dict, set, bytearray)
 _args_of = BaseException.__dict__["args"].__get__
+_loaded_modules = sys.modules
+_module_dict_of = types.ModuleType.__dict__["__dict__"].__get__
+_MISSING = object()
 _os_error_filename = OSError.__dict__["filename"].__get__
 _os_error_filename2 = OSError.__dict__["filename2"].__get__
 # More arguments than this and the judge rebuilds the exception from its message alone (attributes: without them).
@@ -43,7 +46,6 @@ _instance_dict_of = BaseException.__dict__["__dict__"].__get__
 _cause_of = BaseException.__dict__["__cause__"].__get__
 _context_of = BaseException.__dict__["__context__"].__get__
 _suppress_context_of = BaseException.__dict__["__suppress_context__"].__get__
-REMOTE_TAG = "$remote"
 
 
 def builtin_bases(cls: type) -> list[str]:
@@ -73,16 +75,27 @@ class _Server:
         if _type(value) is types.ModuleType:
             return {"kind": "module", "module": _module_name(value)}
         if callable(value):
-            return {"kind": "callable", "handle": self._handle(value), "type": _type_text(value)}
-        return self.describe_value(value)
+            described = {"kind": "callable", "handle": self._handle(value), "type": _type_text(value)}
+        else:
+            described = self.describe_value(value)
+        if _module_attribute(name) is value:  # `from datetime import datetime`: the judge checks the module has one
+            described["of_module"] = True
+        return described
 
     def _handle(self, value: object) -> int:
         self.handles.append(value)
         return len(self.handles) - 1
 
-    def describe_value(self, value: object) -> dict:
-        """`value` as tagged JSON, or a handle when it is not plain data."""
+    def describe_value(self, value: object, graph: ObjectGraph | None = None) -> dict:
+        """`value` as tagged JSON, or a handle when it is not plain data.
+
+        With the call's `graph`, the objects numbered in it (the arguments, what the call added to them) are refs
+        (`"graph": true`): the judge then hands back its own objects, as the program's value holds them."""
         try:
+            if graph is not None and graph.objects:
+                tagged, referred = graph.encode_value(value)
+                return {"kind": "value", "graph": True, "value": tagged} if referred else \
+                    {"kind": "value", "value": tagged}
             return {"kind": "value", "value": sandbox_codec.encode(value)}
         except (sandbox_codec.Unserializable, RecursionError):
             return {"kind": "handle", "handle": self._handle(value), "type": _type_text(value)}
@@ -92,42 +105,62 @@ class _Server:
             raise LookupError(f"no handle {ref!r}")
         return self.handles[ref]
 
-    def _argument(self, tagged: object) -> object:
-        if _type(tagged) is dict and len(tagged) == 1 and REMOTE_TAG in tagged:
-            return self._resolve(tagged[REMOTE_TAG])
-        return sandbox_codec.decode(tagged)
-
     def answer(self, request: dict) -> dict:
+        """Do one request, and say what it did to the objects the judge sent.
+
+        The answer carries the entries of the argument objects the call changed (even when it raised) and of the new
+        objects they reach, so the judge's objects end as the job's did."""
         target = self._resolve(request["target"])
         op = request["op"]
-        raw_args = request.get("args") or []
-        args = [self._argument(arg) for arg in raw_args]
-        # Decoding may hand back the request's own objects: what each mutable argument was, as text, before the call.
-        sent = {position: _json_dumps(raw) for position, (raw, arg) in enumerate(zip(raw_args, args))
-                if _isinstance(arg, _MUTABLE) and not (_type(raw) is dict and REMOTE_TAG in raw)}
-        kwargs = {key: self._argument(arg) for key, arg in (request.get("kwargs") or {}).items()}
-        if op == "call":
-            result = target(*args, **kwargs)
-        elif op == "getattr":
-            result = getattr(target, args[0])
-        elif op == "iter":
-            result = iter(target)
-        elif op == "next":
-            result = next(target)
-        else:
-            raise LookupError(f"unknown op {op!r}")
-        answer = self.describe_value(result)
-        mutated = {}
-        for position, before in sent.items():
+        graph = ObjectGraph(resolve_remote=self._resolve)
+        received = request.get("objects")
+        if received is not None:
+            graph.receive(received)
+        # Decoding may hand back the request's own objects: what each one was, as text, before the call.
+        sent = [_json_dumps(entry) for entry in graph.entries]
+        args = [graph.decode(arg) for arg in request.get("args") or []]
+        kwargs = {key: graph.decode(arg) for key, arg in (request.get("kwargs") or {}).items()}
+        try:
+            result, raised = _performed(op, target, args, kwargs), None
+        except BaseException as exc:  # noqa: BLE001 - the program's exception, with the objects as it left them
+            raised = exc
+        changed = []
+        for number, before in enumerate(sent):  # first: the value then refers to the objects they reach
             try:
-                now = sandbox_codec.encode(args[position])
+                now = graph.encode_entry(number)
             except (sandbox_codec.Unserializable, RecursionError):
-                continue
+                continue  # holds something that does not cross: the judge's object stays as it was
             if _json_dumps(now) != before:
-                mutated[str(position)] = now
-        if mutated:
-            answer["mutated"] = mutated
+                changed.append([number, now])
+        changed.extend([number, graph.entries[number]] for number in range(len(sent), len(graph.objects)))
+        try:
+            answer = self.describe_value(result, graph) if raised is None else _exception_answer(raised, self)
+        except BaseException as exc:  # noqa: BLE001
+            answer = _exception_answer(exc, self)
+        if changed:
+            answer["objects"] = changed
         return answer
+
+
+def _performed(op: str, target: object, args: list, kwargs: dict) -> object:
+    if op == "call":
+        return target(*args, **kwargs)
+    if op == "getattr":
+        return getattr(target, args[0])
+    if op == "iter":
+        return iter(target)
+    if op == "next":
+        return next(target)
+    raise LookupError(f"unknown op {op!r}")
+
+
+def _module_attribute(name: str) -> object:
+    """What the loaded module called `name` holds under its own name (`datetime.datetime`), read without running code."""
+    module = _loaded_modules.get(name)
+    if _type(module) is not types.ModuleType:
+        return _MISSING
+    attributes = _module_dict_of(module)
+    return attributes.get(name, _MISSING) if _type(attributes) is dict else _MISSING
 
 
 def _module_name(module: types.ModuleType) -> str:

@@ -36,7 +36,8 @@ class SnippetRun:
         self.deadline = self.job.started + timeout
         try:
             if judge is None:  # a judge for this snippet and the ones after it (`judge_child.judge`)
-                judge_spec = json.dumps({"snippets": request["snippets"], "first": index}).encode()
+                judge_spec = json.dumps({"snippets": request["snippets"], "first": index,
+                                         "entry_points": request.get("entry_points", [])}).encode()
                 judge = ChildRun(state, judge_limits, "judge", judge_spec, judge=True)
                 judge.captures = {"out": Capture(JUDGE_OUTPUT_BYTES), "err": Capture(JUDGE_OUTPUT_BYTES)}
         except BaseException:
@@ -182,7 +183,7 @@ class SnippetRun:
         return {"status": status, "error_type": error_type, "error_message": message, "reason": reason,
                 "stdout": self.captures["out"].text(), "stderr": self.captures["err"].text(),
                 "wall_s": self.job.duration, "cpu_s": self.job.cpu_s + self._judge_cpu_s(), "calls": self.calls,
-                "call_wall_s": self.call_wall_s}
+                "call_wall_s": self.call_wall_s, "shadowed_modules": _shadowed(self.verdict)}
 
     def _judge_cpu_s(self) -> float:
         """The judge's CPU during this snippet where no cgroup holds it with the job's (not root)."""
@@ -249,6 +250,12 @@ def _drain_all(runs: tuple[ChildRun, ...], until: float) -> None:
                     run.read_ready(fd, poller, captures, lambda _chunk: True)
     for run in runs:
         run.finish()
+
+
+def _shadowed(verdict: dict | None) -> list[str]:
+    """The module names the judge bound in place of the program's objects, as its verdict lists them."""
+    names = (verdict or {}).get("shadowed_modules")
+    return [name[:100] for name in names[:64] if type(name) is str] if type(names) is list else []
 
 
 def _parse_verdict(body: bytes) -> dict:

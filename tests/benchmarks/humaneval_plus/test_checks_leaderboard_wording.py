@@ -73,6 +73,13 @@ def test_part_of_the_tasks_audited_is_said_and_a_rank_change_alone_is_a_quirk() 
     assert (check.meta["tasks_not_audited"], check.observed["tasks_audited"]) == (2, 5)
 
 
+def test_audited_tasks_missing_from_the_results_do_not_hide_the_partial_scope() -> None:
+    audited = TASKS[:5] + ("HumanEval/98", "HumanEval/99")
+    check = leaderboard_impact_from(RESULTS, FLAWED, audited, dataset="humaneval", resamples=100, seed=1)
+    assert check.summary.startswith("Without the 1 flawed tasks (only 5 of the 7 tasks audited in this run), ")
+    assert check.meta["audited_tasks_not_in_results"] == ["HumanEval/98", "HumanEval/99"]
+
+
 def test_a_significant_swap_is_a_defect_with_its_noise_floor_in_points() -> None:
     # a leads as published (12/22 vs 10/22) only through the 10 flawed tasks it alone solves
     tasks = tuple(f"T/{n}" for n in range(22))

@@ -112,6 +112,13 @@ def test_the_summary_keeps_earlier_audits_whose_reports_remain(reports: Path) ->
     assert "generated_at" not in summary["audits"][1]
 
 
+def test_a_damaged_summary_is_no_earlier_run(reports: Path) -> None:
+    for damaged in ("{", "[]", '{"audits": 3}', '{"audits": ["audit", 3]}', '"audit"'):
+        _write(reports / "summary.json", damaged)
+        assert index_page._load_previous(reports / "summary.json") == {}
+    assert index_page._load_previous(reports / "absent.json") == {}
+
+
 def _summary(audits: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     return dict({"generated_at": "2026-01-02T03:04:05Z", "run": {"kernel": "benchaudit"}, "audits": audits,
                  "totals": index_page._totals(audits)}, **extra)

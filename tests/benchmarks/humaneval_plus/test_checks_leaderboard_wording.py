@@ -8,6 +8,7 @@ import numpy as np
 
 from audit_lib.benchmarks.humaneval_plus.checks_leaderboard import leaderboard_impact, leaderboard_impact_from
 from audit_lib.benchmarks.humaneval_plus.flawed_tasks import FlawedTask, FlawedTasks
+from audit_lib.findings import Check
 from audit_lib.leaderboard.results import ModelResults
 
 TASKS = tuple(f"HumanEval/{n}" for n in range(7))
@@ -99,7 +100,13 @@ def test_a_significant_swap_is_a_defect_with_its_noise_floor_in_points() -> None
         "tasks (500 resamples, seed 3). Which release each model was scored on is not recorded in the published "
         "results (MBPP+ v0.1.0 or v0.2.0); a task that differs between releases may have been scored either way.")
     assert (check.observed["flips_significant"], check.observed["largest_move"]) == (1, 1)
-    assert check.observed["flipped_pairs"][0]["significant"] is True
+    assert check.observed["flipped_pairs"] == [{
+        "above": "a", "below": "b", "difference_published": 0.090909, "difference_without_flawed": -0.727273,
+        "ci_low": -0.909091, "ci_high": -0.454545, "p_value": 0.0, "significant": True}]
+    assert check.details == ({"model": "a", "pass1_published": 0.545455, "pass1_without_flawed": 0.090909,
+                              "rank_published": 1, "rank_without_flawed": 2, "places_gained": -1},
+                             {"model": "b", "pass1_published": 0.454545, "pass1_without_flawed": 0.818182,
+                              "rank_published": 2, "rank_without_flawed": 1, "places_gained": 1})
     assert check.observed["all_solved_tasks"] == {"count": 2, "flawed": 1, "tasks": ["T/0", "T/1"],
                                                   "flawed_tasks": ["T/0"]}
     assert check.meta["results_file"] == "" and check.meta["flawed_from"] == ["ground_truth"]
@@ -126,6 +133,8 @@ def test_an_unknown_dataset_names_no_release_and_no_move_is_a_pass() -> None:
                                     resamples=100, seed=1)
     assert check.status == "pass"
     assert "published MBPP+ models" in check.summary and "Largest move" not in check.summary
+    assert check.observed["largest_move"] == 0 and check.observed["rank_changes"] == []
+    assert check.summary.endswith(check.meta["release_note"])
     assert check.meta["release_note"] == ("Which release each model was scored on is not recorded in the published "
                                           "results (the release); a task that differs between releases may have "
                                           "been scored either way.")
@@ -139,3 +148,35 @@ def test_flawed_from_naming_no_check_skips_with_the_fix() -> None:
     assert check.summary == ("flawed_from='errata_diff' names no check of the mbpp audit: no task can be called "
                              "flawed; pass -p flawed_from all")
     assert check.meta["missing"] == ["param:flawed_from"]
+
+
+def test_a_noise_floor_as_published_is_given_in_points() -> None:
+    # a solves 7 tasks b does not, b none that a does not: significant as published (p = 2 / 2**7)
+    tasks = tuple(f"T/{n}" for n in range(10))
+    outcomes = np.array([[1] * 10, [1] * 3 + [0] * 7], dtype=float)
+    results = ModelResults("toy", ("a", "b"), tasks, outcomes)
+    check = leaderboard_impact_from(results, FlawedTasks((FlawedTask("T/0", "ground_truth", "x"),), ("ground_truth",)),
+                                    tasks, dataset="humaneval", resamples=100, seed=1)
+    assert check.observed["noise_floor"] == 0.7
+    assert "significant at p < 0.05 in a sign test over every pair of models): 70.0 pp as published, " in check.summary
+
+
+def test_the_audit_reads_the_flawed_tasks_from_the_checks_it_names() -> None:
+    ground_truth = Check("ground_truth", "Ground truth", "defect",
+                         observed={"inputs_failing_deterministic": ["HumanEval/5 plus[0]"]},
+                         details=({"task_id": "HumanEval/5", "split": "plus", "input_index": 0,
+                                   "problem": "canonical_failure"},))
+    inputs = SimpleNamespace(dataset="humaneval", model_results=RESULTS,
+                             tasks=[SimpleNamespace(task_id=t) for t in TASKS[:6]])
+    params = SimpleNamespace(flawed_from="ground_truth", bootstrap_resamples=300, bootstrap_seed=4)
+    check = leaderboard_impact(inputs, params, needed={"ground_truth": ground_truth})
+    assert check.observed["flawed_tasks"] == ["HumanEval/5"] and check.meta["flawed_from"] == ["ground_truth"]
+    assert check.meta["bootstrap"]["resamples"] == 300 and check.meta["bootstrap"]["seed"] == 4
+    assert check.meta["tasks_not_audited"] == 1
+    assert check.summary.startswith("Without the 1 flawed tasks (only 6 of the 7 tasks audited in this run), ")
+    assert "published HumanEval+ models" in check.summary
+    assert "(300 resamples, seed 4)" in check.summary
+    direct = leaderboard_impact_from(RESULTS, FlawedTasks((FlawedTask("HumanEval/5", "ground_truth", "x"),),
+                                                          ("ground_truth",)), TASKS[:6], dataset="humaneval",
+                                     resamples=300, seed=4)
+    assert (check.status, check.observed, check.details) == (direct.status, direct.observed, direct.details)

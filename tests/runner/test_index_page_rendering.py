@@ -8,8 +8,12 @@ from typing import Any
 
 import pytest
 
+from audit_lib.report import page
 from audit_lib.report.show import status_badge
-from audit_lib.runner import index_page
+from audit_lib.report.split import split_markup
+from audit_lib.report.values import value_lines
+from audit_lib.runner import index_changes, index_page
+from audit_lib.runner.history import CheckChange
 from audit_lib.runner.index_page import render_index, write_index_and_summary
 
 
@@ -252,3 +256,91 @@ def test_the_inventory_lists_every_file_check_in_one_table(reports: Path) -> Non
     section = _section(render_index(_summary([audit]), reports), "data_inventory")
     assert "passing check" not in section and section.count("<tr>") == 5
     assert 'href="inv.html#check-file.0"' in section
+
+
+SPLIT = {"unit": "tasks", "deterministic": 17, "timing_confirmed": 5, "timing_borderline": 1, "timing_not_failing": 3}
+LOADED = {"cpus": 2, "load_start": 1.5, "load_end": 3.25}
+
+
+def _since(audit: str, *changes: CheckChange) -> dict[str, Any]:
+    return {"audits": {audit: {"changes": [vars(c) for c in changes]}}}
+
+
+def test_the_page_passes_each_part_what_it_says(reports: Path) -> None:
+    _write(reports / "b.html", "")
+    changed = CheckChange("a", "calm", "quirk", "pass", 1, 0)
+    checks_a = [_check("calm", "pass"), _check("bad", "defect", observed={"n": 2}, expected={"n": 0},
+                                                 failure_split=SPLIT),
+                _check("odd", "quirk"), _check("err", "error"), _check("skip", "skipped")]
+    audits = [
+        {"audit": "a", "status": "ok", "checks": checks_a, "status_counts": {"pass": 1, "defect": 1}, "stamped": True,
+         "overload": [3.25, 2], "files": {"last_good_findings": "a.old.json"}},
+        {"audit": "b", "status": "failed", "checks": [_check("q", "quirk")], "files": {"html": "b.html"},
+         "reused_from": "R1"},
+    ]
+    since = _since("a", changed)
+    summary = _summary(audits, since_previous=since, stamp=LOADED)
+    html = render_index(summary, reports)
+    alerts = (page.alerts_for(checks_a, audit="a", href="#audit-a#check-{id}")
+              + page.alerts_for(audits[1]["checks"], audit="b (its last good run; the latest failed)",
+                                href="b.html#check-{id}"))
+    assert page.alerts_markup(alerts, not_run={"error": 1, "skipped": 1}, failed=["b"], finished=1) in html
+    assert page.stamp_markup(LOADED, ran_checks=True) in html
+    assert index_changes.since_previous_markup(since) in html
+    assert '<span class="changed">1 changed</span></td>' in _overview_row(html, "a")
+    section = _section(html, "a")
+    assert "<span class=changed>1 changed</span></summary>" in section
+    attention = section[:section.index("</table>")]
+    assert "<code>calm</code><br>T calm" + index_changes.check_change_markup(changed) in attention
+    row = attention[attention.index("<code>bad</code>"):]
+    row = row[:row.index("</tr>")]
+    split = split_markup(SPLIT, where="a.old.json, check bad", overload=(3.25, 2))
+    assert f"<td>bad says.{split}</td><td>{value_lines({'n': 2}, 160)}</td><td>{value_lines({'n': 0}, 160)}</td>" \
+        in row
+    assert "<code>q</code><br>T q" in _section(html, "b")
+    # an unstamped audit of this run takes the batch's load; one from an earlier run keeps its own
+    unstamped = dict(audits[0], stamped=False, overload=None, files={"findings": "a.json"})
+    html = render_index(_summary([unstamped], stamp=LOADED), reports)
+    assert split_markup(SPLIT, where="a.json, check bad", overload=(3.25, 2)) in html
+    earlier = dict(unstamped, from_earlier_run=True, files={})
+    html = render_index(_summary([earlier], stamp=LOADED), reports)
+    assert split_markup(SPLIT, where="a.findings.json, check bad", overload=None) in html
+
+
+def test_a_run_that_reused_every_report_says_its_load_decided_nothing(reports: Path) -> None:
+    reused = {"audit": "a", "status": "ok", "checks": [], "reused_from": "R1"}
+    html = render_index(_summary([reused], run={"stamp": LOADED}), reports)
+    assert page.stamp_markup(LOADED, ran_checks=False) in html
+    assert page.stamp_markup(LOADED, ran_checks=False) != page.stamp_markup(LOADED, ran_checks=True)
+    assert page.stamp_markup(LOADED, ran_checks=True) in render_index(_summary([], run={"stamp": LOADED}), reports)
+
+
+def test_a_check_row_shows_the_raw_values_and_defaults(reports: Path) -> None:
+    long_value = {"text": "x" * 400}
+    check = {"id": "c", "status": "strange", "observed": long_value, "expected": [1, 2], "csv": "c.csv"}
+    table = index_page._checks_table([check], "r.html", {}, None, "f.json")
+    assert f'<td data-v="0">{status_badge("strange")}</td><td><code>c</code><br></td>' in table
+    assert f"<td>{value_lines(long_value, 160)}</td><td>{value_lines([1, 2], 160)}</td>" in table
+    assert 'title="0 rows">CSV</a>' in table
+    assert table.startswith('<div class="table-wrap"><table class="findings sortable"><thead><tr><th>status</th>'
+                            "<th>check</th><th>finding</th><th>observed</th><th>expected</th><th>evidence</th>"
+                            "</tr></thead><tbody><tr>")
+    assert table.endswith("</tr></tbody></table></div>")
+    assert index_page._checks_table([], "r.html", {}, None, "f.json") == ""
+
+
+def test_the_overview_links_every_file_kind_and_keeps_the_table_frame(reports: Path) -> None:
+    for name in ("a.html", "a.ipynb", "a.json", "a.old.html", "a.failed.html"):
+        _write(reports / name, "")
+    entry = {"audit": "a", "files": {"html": "a.html", "notebook": "a.ipynb", "findings": "a.json",
+                                     "last_good_html": "a.old.html", "failed_html": "a.failed.html"}}
+    assert index_page._file_links(entry, reports) == (
+        '<a class="file-html" href="a.html">report</a> · <a class="file-notebook" href="a.ipynb">notebook</a> · '
+        '<a class="file-findings" href="a.json">findings JSON</a> · <a class="file-last_good_html" '
+        'href="a.old.html">last good report (STALE)</a> · <a class="file-failed_html" href="a.failed.html">failed '
+        "run</a>")
+    table = index_page._overview_table([dict(entry, checks=[]), dict(entry, audit="b", checks=[])], reports, None)
+    assert table.startswith('<div class="table-wrap"><table class="audits sortable"><thead><tr><th>audit</th>'
+                            "<th>worst</th><th>checks</th><th>run time</th><th>files</th></tr></thead><tbody><tr>")
+    assert "</tr><tr>" in table and table.endswith("</tr></tbody></table></div>")
+    assert index_page._shown_params({"params": {"p": "y" * 130}}) == f"p: {'y' * 119}…"

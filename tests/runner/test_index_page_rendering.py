@@ -11,7 +11,7 @@ import pytest
 from audit_lib.report import page
 from audit_lib.report.show import status_badge
 from audit_lib.report.split import split_markup
-from audit_lib.report.values import value_lines
+from audit_lib.report.values import CELL_TEXT_LIMIT, esc, value_lines, value_text
 from audit_lib.runner import index_changes, index_page
 from audit_lib.runner.history import CheckChange
 from audit_lib.runner.index_page import render_index, write_index_and_summary
@@ -38,7 +38,7 @@ FINDINGS = {
          "summary": "Three tasks are wrong. More text.", "details_total": 1234,
          "meta": {"missing": ["file:x"], "rejected": {"y": "bad"}, "cost": {"cpu_s": 1.0},
                   "verdict_cache": {"hits": 2}}},
-        {"id": "beta", "status": "pass", "finding": "All good.", "summary": "All good. Really.", "synthetic": True},
+        {"id": "beta", "status": "pass", "finding": "Fine.", "summary": "All good. Really.", "synthetic": True},
         {"id": "gamma", "status": "pass", "meta": None},
     ],
 }
@@ -55,7 +55,7 @@ def test_an_audits_findings_are_digested_field_by_field(reports: Path) -> None:
         "verdict_cache": {"hits": 2}, "csv": "demo/alpha.csv"}
     assert digest["checks"][1] == {
         "id": "beta", "title": "", "status": "pass", "observed": None, "expected": None,
-        "summary": "All good. Really.", "finding": "All good.", "synthetic": True, "details_total": 0,
+        "summary": "All good. Really.", "finding": "Fine.", "synthetic": True, "details_total": 0,
         "missing": [], "rejected": {}, "cost": None, "verdict_cache": None, "csv": None}
     assert (digest["checks"][2]["finding"], digest["checks"][2]["summary"]) == ("", "")
     assert digest["status_counts"] == {"pass": 2, "quirk": 0, "defect": 1, "error": 0, "skipped": 0}
@@ -80,6 +80,9 @@ def test_an_audit_without_findings_has_no_checks(reports: Path) -> None:
     empty = {"checks": [], "status_counts": {}, "synthetic": False, "provenance_files": 0, "effective_params": None}
     assert index_page._findings_digest(reports, {"audit": "gone", "files": {"findings": "gone.json"}}) == empty
     assert index_page._findings_digest(reports, {"audit": "gone"}) == empty
+    _write(reports / "bare.findings.json", {"synthetic": True})
+    bare = index_page._findings_digest(reports, {"audit": "bare", "files": {"findings": "bare.findings.json"}})
+    assert (bare["checks"], bare["synthetic"]) == ([], True)
 
 
 def test_totals_add_every_audits_counts() -> None:
@@ -244,8 +247,11 @@ def test_passing_checks_are_collapsed_and_attention_comes_first(reports: Path) -
 
 
 def test_an_audit_without_checks_or_failure_says_so(reports: Path) -> None:
-    html = render_index(_summary([{"audit": "e", "status": "ok", "checks": []}]), reports)
+    html = render_index(_summary([{"audit": "e", "status": "ok"}]), reports)
     assert '<p class="note">No checks recorded.</p></details>' in _section(html, "e")
+    assert '<p class="note">notebook <code>.ipynb</code> · parameters: defaults · —</p>' in _section(html, "e")
+    assert '<tr><td><a href="#audit-e"><code>e</code></a></td>' in html
+    assert index_page._interrupted_markup(None) == ""
     assert "<table class=\"findings" not in _section(html, "e")
 
 
@@ -298,6 +304,13 @@ def test_the_page_passes_each_part_what_it_says(reports: Path) -> None:
     assert f"<td>bad says.{split}</td><td>{value_lines({'n': 2}, 160)}</td><td>{value_lines({'n': 0}, 160)}</td>" \
         in row
     assert "<code>q</code><br>T q" in _section(html, "b")
+    bad_split = dict(SPLIT, timing_confirmed=None)
+    for files, where in (({"findings": "a.json", "last_good_findings": "a.old.json"}, "a.json"),
+                         ({"last_good_findings": "a.old.json"}, "a.old.json"), ({}, "a.findings.json")):
+        broken = dict(audits[0], files=files, checks=[_check("bad", "defect", failure_split=bad_split)])
+        html = render_index(_summary([broken]), reports)
+        assert split_markup(bad_split, where=f"{where}, check bad") in html
+        assert f"{where}, check bad: unreadable" in html
     # an unstamped audit of this run takes the batch's load; one from an earlier run keeps its own
     unstamped = dict(audits[0], stamped=False, overload=None, files={"findings": "a.json"})
     html = render_index(_summary([unstamped], stamp=LOADED), reports)
@@ -319,6 +332,13 @@ def test_a_check_row_shows_the_raw_values_and_defaults(reports: Path) -> None:
     long_value = {"text": "x" * 400}
     check = {"id": "c", "status": "strange", "observed": long_value, "expected": [1, 2], "csv": "c.csv"}
     table = index_page._checks_table([check], "r.html", {}, None, "f.json")
+    long_finding = "A finding. " * 60
+    other = {"id": "d", "status": "pass", "finding": long_finding, "expected": long_value}
+    two = index_page._checks_table([check, other], "r.html", {}, None, "f.json")
+    assert "</tr><tr>" in two
+    assert f"<td>{esc(value_text(long_finding, CELL_TEXT_LIMIT))}</td><td>{value_lines(None, 160)}</td>" \
+        f"<td>{value_lines(long_value, 160)}</td>" in two
+    assert value_text(long_finding, CELL_TEXT_LIMIT) != value_text(long_finding)
     assert f'<td data-v="0">{status_badge("strange")}</td><td><code>c</code><br></td>' in table
     assert f"<td>{value_lines(long_value, 160)}</td><td>{value_lines([1, 2], 160)}</td>" in table
     assert 'title="0 rows">CSV</a>' in table

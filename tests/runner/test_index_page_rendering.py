@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -364,3 +365,24 @@ def test_the_overview_links_every_file_kind_and_keeps_the_table_frame(reports: P
                             "<th>worst</th><th>checks</th><th>run time</th><th>files</th></tr></thead><tbody><tr>")
     assert "</tr><tr>" in table and table.endswith("</tr></tbody></table></div>")
     assert index_page._shown_params({"params": {"p": "y" * 130}}) == f"p: {'y' * 119}…"
+
+
+def test_real_findings_alert_before_synthetic_ones_and_the_inventory_last(reports: Path) -> None:
+    audits = [{"audit": "data_inventory", "status": "ok", "checks": [_check("file.1", "defect")]},
+              {"audit": "made_up", "status": "ok", "synthetic": True, "checks": [_check("s", "defect")]},
+              {"audit": "real", "status": "ok", "checks": [_check("r", "quirk")]}]
+    html = render_index(_summary(audits, totals={"audits": 3, "quirk": 1, "defect": 2}), reports)
+    alerts = (page.alerts_for(audits[2]["checks"], audit="real", href="#audit-real#check-{id}")
+              + page.alerts_for(audits[1]["checks"], audit="made_up", href="#audit-made_up#check-{id}")
+              + page.alerts_for(audits[0]["checks"], audit="data_inventory",
+                                href="#audit-data_inventory#check-{id}"))
+    assert page.alerts_markup(alerts, not_run={"error": 0, "skipped": 0}, failed=[], finished=3) in html
+    assert (f"checks: {status_badge('quirk')}&nbsp;1 {status_badge('defect')}&nbsp;2</p>") in html
+    assert "<h2>Audits</h2><div class=\"table-wrap\"><table class=\"audits sortable\">" in html
+
+
+def test_the_summary_is_stamped_with_the_utc_time_it_was_written(reports: Path) -> None:
+    _, summary_path, _ = write_index_and_summary(reports, [], {})
+    summary = json.loads(summary_path.read_text())
+    assert re.fullmatch(r"20\d\d-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\dZ", summary["generated_at"])
+    assert f"Generated {summary['generated_at']} · kernel" in (reports / "index.html").read_text()

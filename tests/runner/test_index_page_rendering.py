@@ -386,3 +386,12 @@ def test_the_summary_is_stamped_with_the_utc_time_it_was_written(reports: Path) 
     summary = json.loads(summary_path.read_text())
     assert re.fullmatch(r"20\d\d-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\dZ", summary["generated_at"])
     assert f"Generated {summary['generated_at']} · kernel" in (reports / "index.html").read_text()
+
+
+def test_with_no_alert_the_page_says_whether_any_audit_finished(reports: Path) -> None:
+    ok = {"audit": "ok", "status": "ok", "checks": [_check("p", "pass")]}
+    broken = {"audit": "broken", "status": "failed", "checks": []}
+    some = render_index(_summary([ok, broken]), reports)
+    assert "No defects or quirks found in the audits that finished." in some
+    assert "No audit finished: nothing was judged." not in some
+    assert "No audit finished: nothing was judged." in render_index(_summary([broken]), reports)

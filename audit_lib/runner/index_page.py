@@ -82,7 +82,8 @@ def write_index_and_summary(reports_dir: Path, outcomes: Sequence[Mapping[str, A
 def _load_previous(path: Path) -> dict[str, dict[str, Any]]:
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
-        return {entry["audit"]: entry for entry in payload.get("audits", []) if "audit" in entry}
+        audits = payload.get("audits", []) if isinstance(payload, Mapping) else []
+        return {entry["audit"]: entry for entry in audits if isinstance(entry, Mapping) and "audit" in entry}
     except (OSError, ValueError, TypeError, KeyError):
         return {}
 

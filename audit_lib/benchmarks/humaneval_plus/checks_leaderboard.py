@@ -46,7 +46,7 @@ def leaderboard_impact_from(results: ModelResults, flawed: FlawedTasks, audited:
                for row in sorted(impact.models, key=lambda row: (row.rank_published, row.model))]
     return Result(status, observed=_observed(impact, results, audited_set),
                  expected={"rank_changes": [], "flips_significant": 0},
-                 summary=_summary(impact, len(audited_set), dataset), details=details,
+                 summary=_summary(impact, len(audited_set & set(results.tasks)), dataset), details=details,
                  meta={"release_recorded": False, "release_note": RELEASE_NOT_RECORDED.format(
                            releases=RELEASES.get(dataset, "the release")),
                        "flawed_from": list(flawed.consulted), "noise_floor_rule": (
@@ -107,6 +107,7 @@ def _percent(value: float | None) -> str:
 
 
 def _summary(impact: LeaderboardImpact, audited: int, dataset: str) -> str:
+    """The finding's sentences; `audited` counts the audited tasks the published results have."""
     name = "HumanEval+" if dataset == "humaneval" else "MBPP+"
     moves = impact.rank_changes
     significant = sum(pair.bootstrap.significant for pair in impact.flips)

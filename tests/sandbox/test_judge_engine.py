@@ -45,16 +45,18 @@ def test_a_value_the_codec_refuses_gains_nothing() -> None:
 
 @pytest.mark.parametrize("snippet", ["assert f(2)", "assert f(7) and f(101)", "if not f(3):\n    raise AssertionError",
                                      "assert bool(f(5)) is True", "assert f(1) or f(2)"])
-def test_the_truth_of_an_object_left_in_the_program_is_never_a_pass(snippet: str) -> None:
-    """A non-plain result's truth value is not decided by the program, nor by object's default (always true).
+def test_the_truth_of_an_object_left_in_the_program_is_the_jobs_bool_of_it(snippet: str) -> None:
+    """A non-plain result's truth value is what `bool()` of it gives in the job, as upstream asks it.
 
-    A wrong program whose result says False (or that only returns some object) passed `assert candidate(x)` when the
-    handle was truthy; the lying `__bool__` is never asked either."""
-    for truth in ("False", "True"):
+    Before, object's default (always true) passed a wrong program whose result says False; then the truth value was
+    refused, which failed correct programs returning a `re.Match` (three of EvalPlus's MBPP+ canonicals)."""
+    for truth, verdict in (("False", "fail"), ("True", "pass")):
         program = f"class Verdict:\n    def __bool__(self):\n        return {truth}\ndef f(n):\n    return Verdict()\n"
-        assert verdicts(program, [snippet]) == ["error"], (truth, snippet)
-    assert verdicts("def f(n):\n    return object()\n", [snippet]) == ["error"]
+        assert verdicts(program, [snippet]) == [verdict], (truth, snippet)
+    assert verdicts("def f(n):\n    return object()\n", [snippet]) == ["pass"]
     assert verdicts("def f(n):\n    return n > 1\n", [snippet]) == ["pass"]  # plain data: its own truth
+    wrong_type = "class Verdict:\n    def __bool__(self):\n        return 1\ndef f(n):\n    return Verdict()\n"
+    assert verdicts(wrong_type, [snippet]) == ["error"]  # CPython's TypeError: __bool__ should return bool
 
 
 def test_a_forged_completion_record_or_exit_is_no_pass() -> None:

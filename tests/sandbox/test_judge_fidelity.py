@@ -231,6 +231,50 @@ WRONG_VALUE_PROGRAMS = {
 }
 
 
+TRUTH_CASES = [
+    _case("a re.Match is true", """
+        import re
+        def f(text):
+            return re.search(r"^[aeiouAEIOU][A-Za-z0-9_]*", text)
+    """, """
+        def check(candidate):
+            assert candidate("annie")
+            assert not candidate("dawood")
+    """),
+    _case("a deque's length decides its truth", """
+        from collections import deque
+        def f(n):
+            return deque(range(n))
+    """, """
+        def check(candidate):
+            assert candidate(3) and not candidate(0)
+    """),
+    _case("the program's __bool__ decides, as upstream", """
+        class Flag:
+            def __init__(self, value):
+                self.value = value
+            def __bool__(self):
+                return self.value
+        def f(n):
+            return Flag(n % 2 == 0)
+    """, """
+        def check(candidate):
+            assert candidate(2)
+            if candidate(3):
+                raise AssertionError("odd")
+    """),
+]
+WRONG_TRUTH_PROGRAMS = {
+    "a re.Match is true": "class Nope:\n    def __bool__(self):\n        return False\n"
+                          "def f(text):\n    return Nope()\n",
+    "a deque's length decides its truth": "from collections import deque\ndef f(n):\n    return deque(range(n + 1))\n",
+    "the program's __bool__ decides, as upstream": "class Flag:\n    def __init__(self, value):\n"
+                                                   "        self.value = value\n    def __bool__(self):\n"
+                                                   "        return self.value\ndef f(n):\n"
+                                                   "    return Flag(n % 2 == 1)\n",
+}
+
+
 def _snippet(case: Case) -> str:
     return case.test + f"\ncheck({case.entry_point})\n"
 
@@ -320,3 +364,17 @@ def test_a_factory_that_is_not_a_builtin_type_is_refused_when_asked_never_guesse
     assert [s.status for s in result.snippets] == ["pass", "error", "error"]
     assert "default_factory (function f.<locals>.<lambda>) stayed in the program" in result.snippets[1].error_message
     assert "default_factory (type) stayed in the program" in result.snippets[2].error_message
+
+
+@pytest.mark.parametrize("case", TRUTH_CASES, ids=[case.name for case in TRUTH_CASES])
+def test_the_truth_of_a_result_left_in_the_program_is_upstreams(case: Case) -> None:
+    """`assert candidate(x)` on a result that stays in the job asks the job's `bool()` of it, as upstream asks
+    CPython's: a `re.Match` is true (EvalPlus's MBPP+ canonicals of Mbpp/737, 787 and 794 return one). Before, the
+    judge refused the truth value and each of these was an `error`."""
+    assert _verdicts(case.program, [case]) == ["pass"]
+
+
+def test_a_result_whose_truth_is_wrong_still_fails() -> None:
+    assert set(WRONG_TRUTH_PROGRAMS) == {case.name for case in TRUTH_CASES}
+    for case in TRUTH_CASES:
+        assert _verdicts(WRONG_TRUTH_PROGRAMS[case.name], [case]) == ["fail"], case.name

@@ -48,9 +48,10 @@ class JobGone(BaseException):
 class Remote:
     """An object that lives in the job: calling it, reading an attribute or iterating asks the job.
 
-    Its truth value is refused (`TypeError`), never decided: the program's own `__bool__` would decide an assert
-    such as `assert candidate(x)`, and object's default (always true) would pass a wrong answer. It is equal only to
-    itself (object's `__eq__`), so no comparison with it runs the program's code either."""
+    Its truth value is the job's `bool()` of the object, as upstream's `assert candidate(x)` asks it (a `re.Match`
+    is true): one bit the program could as well have returned, where object's default (always true) would pass a
+    wrong answer. It is equal only to itself (object's `__eq__`), so no comparison with it runs the program's code:
+    an object that claims to equal anything would pass any `==` without knowing the expected value."""
 
     __slots__ = ("_handle", "_type")
 
@@ -76,7 +77,10 @@ class Remote:
         return f"<{self._type} in the program>"
 
     def __bool__(self) -> bool:
-        raise TypeError(f"the truth value of a {self._type} object that stays in the program is not decided here")
+        truth = request("bool", self, (), {})
+        if type(truth) is not bool:
+            raise TypeError(f"the job answered the truth value of a {self._type} object with a {type(truth).__name__}")
+        return truth
 
 
 def _remote_handle(value: Any) -> int | None:

@@ -22,7 +22,7 @@ from audit_lib.sandbox.object_graph import ObjectGraph
 from audit_lib.sandbox.zygote.protocol import RESULT_FD
 # Bound here, not looked up in builtins at each use: the code under test may rebind builtins in the job.
 from builtins import (  # noqa: A004
-    BaseException, LookupError, OSError, RecursionError, callable, compile, dict, enumerate, exec, getattr, int,
+    BaseException, LookupError, OSError, RecursionError, bool, callable, compile, dict, enumerate, exec, getattr, int,
     isinstance, issubclass, iter, len, list, next, object, range, str, type, vars,
 )
 
@@ -151,6 +151,8 @@ def _performed(op: str, target: object, args: list, kwargs: dict) -> object:
         return iter(target)
     if op == "next":
         return next(target)
+    if op == "bool":
+        return bool(target)
     raise LookupError(f"unknown op {op!r}")
 
 

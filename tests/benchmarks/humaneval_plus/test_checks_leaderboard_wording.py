@@ -10,12 +10,8 @@ from audit_lib.benchmarks.humaneval_plus.checks_leaderboard import leaderboard_i
 from audit_lib.benchmarks.humaneval_plus.flawed_tasks import FlawedTask, FlawedTasks
 from audit_lib.findings import Check
 from audit_lib.leaderboard.results import ModelResults
+from tests.benchmarks.humaneval_plus.test_checks_leaderboard import RESULTS, TASKS  # the same small leaderboard
 
-TASKS = tuple(f"HumanEval/{n}" for n in range(7))
-OUTCOMES = {"m1": [1, 1, 1, 0, 1, 1, 0], "m2": [1, 1, 1, 1, 0, 0, 0], "m3": [1, 1, 0, 0, 0, 1, 0],
-            "m4": [1, 0, 0, 1, 0, 0, 0]}
-RESULTS = ModelResults("humaneval+", tuple(OUTCOMES), TASKS, np.array(list(OUTCOMES.values()), dtype=float),
-                       "model_results/humaneval+.jsonl")
 FLAWED = FlawedTasks((FlawedTask("HumanEval/4", "contract_violations", "2 input(s) violate its contract"),
                       FlawedTask("HumanEval/5", "ground_truth", "1 input(s)"),
                       FlawedTask("HumanEval/6", "errata_diff", "the errata changes its test")),

@@ -11,7 +11,6 @@ from typing import Any
 from audit_lib.errors import ParameterError
 from audit_lib.sandbox import budget as sandbox_budget
 from audit_lib.sandbox import codec as sandbox_codec
-from audit_lib.sandbox.codec import PLAIN_INT_BOUND
 from audit_lib.sandbox.nesting import depth_room
 
 
@@ -98,11 +97,7 @@ class CallJudge:
 
 
 def _tagged_expected(value: Any) -> Any:
-    """An expected value's tagged JSON; a leaf (str, bool, None, an int within 2**53, a finite float) is its own."""
-    cls = type(value)
-    if cls is str or cls is bool or value is None or (cls is int and -PLAIN_INT_BOUND < value < PLAIN_INT_BOUND) \
-            or (cls is float and math.isfinite(value)):
-        return value
+    """An expected value's tagged JSON (a leaf is its own: `codec.encode`)."""
     if isinstance(value, sandbox_codec.ValueDigest):
         return value.to_json()
     if isinstance(value, sandbox_budget.EncodedValue):

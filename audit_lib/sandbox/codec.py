@@ -159,10 +159,20 @@ def _encode_pairs(items: Any, depth: int) -> list[list[Any]]:
     return [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in items]
 
 
+def plain_leaf(value: Any) -> bool:
+    """Is `value` its own tagged form: a str, bool, None, an int within 2**53 or a finite float (nothing nested)?"""
+    cls = type(value)
+    return cls is str or cls is bool or value is None or (cls is int and -PLAIN_INT_BOUND < value < PLAIN_INT_BOUND) \
+        or (cls is float and math.isfinite(value))
+
+
 def encode(value: Any) -> Any:
     """The JSON-able tagged form of `value`; raises `Unserializable` for anything that is not plain data.
 
-    A value nested deeper than `MAX_DEPTH` is not plain data either; the encoding has `depth_room()` on the stack."""
+    A value nested deeper than `MAX_DEPTH` is not plain data either; the encoding has `depth_room()` on the stack (a
+    leaf, the common case, needs none)."""
+    if plain_leaf(value):
+        return value
     with depth_room():
         return _encode(value, 0)
 

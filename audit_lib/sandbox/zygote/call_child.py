@@ -11,7 +11,6 @@ from __future__ import annotations
 import _signal
 import copy
 import json
-import math
 import os
 import signal
 import sys
@@ -36,9 +35,8 @@ GO_FD = 6
 # Bound when the harness is imported, before any of the program's code runs in this process: rebinding them in their
 # modules cannot change what the harness does after the code ran. `_signal.signal` is what `signal.signal` calls,
 # without its wrapper's enum conversions (measured: 0.3 us a call instead of 7 us, once per input).
-_exit_now, _json_dumps, _setitimer, _install, _isfinite = os._exit, json.dumps, signal.setitimer, _signal.signal, \
-    math.isfinite
-_SIGALRM, _ITIMER_REAL, _PLAIN_INT_BOUND = signal.SIGALRM, signal.ITIMER_REAL, sandbox_codec.PLAIN_INT_BOUND
+_exit_now, _json_dumps, _setitimer, _install = os._exit, json.dumps, signal.setitimer, _signal.signal
+_SIGALRM, _ITIMER_REAL, _plain_leaf = signal.SIGALRM, signal.ITIMER_REAL, sandbox_codec.plain_leaf
 
 
 class _InputTimeout(BaseException):
@@ -189,9 +187,7 @@ class _Answerer:
         """The line's kind and JSON: a value's tagged form (or its digest), an exception's fields as they are."""
         if kind != "value":
             return kind, _dumps(value)
-        cls = _type(value)
-        if cls is str or cls is bool or value is None or (cls is int and -_PLAIN_INT_BOUND < value < _PLAIN_INT_BOUND) \
-                or (cls is float and _isfinite(value)):
+        if _plain_leaf(value):
             payload, text = value, _dumps(value)  # a leaf is its own tagged form (`codec.encode`): nothing nested
         else:
             with depth_room():  # values nested up to MAX_DEPTH; the call itself ran at the limit it was given

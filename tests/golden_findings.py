@@ -32,8 +32,9 @@ GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 # (/95, /163), and /0. Timeout-only tasks (/31, /39, /55, ...) are slow and machine-dependent: `make regression`.
 HUMANEVAL_SUBSET = ",".join(f"HumanEval/{n}" for n in (0, 1, 22, 28, 32, 64, 91, 95, 116, 125, 140, 163))
 # MBPP+ contract violations (/267, /734), an empty plus_input (/793), special oracles (/558, /581), a canonical
-# that fails MBPP's own assertion (/120), and /2.
-MBPP_SUBSET = ",".join(f"Mbpp/{n}" for n in (2, 120, 267, 558, 581, 734, 793))
+# that fails MBPP's own assertion (/120), one whose original tests assert on a returned `re.Match` (/737: its truth
+# value is the job's `bool`), and /2.
+MBPP_SUBSET = ",".join(f"Mbpp/{n}" for n in (2, 120, 267, 558, 581, 734, 737, 793))
 # One cheat per way of winning that no clock decides: an exit (os._exit, atexit), a lying __eq__, a patched comparison
 # helper, the readable answer key and a forged result channel; the timing cheats are left to `make audit`.
 EXPLOITS_SUBSET = ("os_exit_in_call,atexit_hook,always_equal,patch_numpy_allclose,answer_key_from_package,"

@@ -116,6 +116,14 @@ def flawed_tasks(results: Mapping[str, Check], checks: Sequence[str]) -> FlawedT
 
 # ---- what each check's result says, task by task ----------------------------------------------------------------
 
+def _observed(check: Check) -> Mapping[str, object]:
+    """The check's observed figures; a check that recorded none is refused, since its flags would be silently absent."""
+    if not isinstance(check.observed, Mapping):
+        raise ValueError(f"the flawed tasks need {check.id}'s observed figures, and it recorded "
+                         f"{type(check.observed).__name__}: run the audit again, or report it as a bug")
+    return check.observed
+
+
 def _input_id(row: Mapping[str, object]) -> str:
     """The id `ground_truth` gives an input in its failure lists.
 
@@ -130,7 +138,7 @@ def _ground_truth(check: Check) -> Iterable[tuple[str, str]]:
 
     An input beyond the sandbox's own limits (`exceeds_sandbox_limits`) is this replay's limit, not a defect.
     """
-    deterministic = {str(key) for key in check.observed.get("inputs_failing_deterministic", ())}
+    deterministic = {str(key) for key in _observed(check).get("inputs_failing_deterministic", ())}
     counts: Counter[str] = Counter()
     for row in check.details:
         defect = row.get("problem") == "canonical_failure" or (
@@ -145,19 +153,19 @@ def _ground_truth(check: Check) -> Iterable[tuple[str, str]]:
 def _contract_violations(check: Check) -> Iterable[tuple[str, str]]:
     counts = Counter(row["task_id"] for row in check.details
                      if row.get("kind") in ("invalid_inputs", "assertion", "exception"))
-    return [(task, f"{counts[task]} input(s) violate its contract") for task in check.observed.get("tasks", ())]
+    return [(task, f"{counts[task]} input(s) violate its contract") for task in _observed(check).get("tasks", ())]
 
 
 def _original_canonical_vs_plus(check: Check) -> Iterable[tuple[str, str]]:
     failing = {row["task_id"]: row.get("failing_inputs") for row in check.details}
     return [(task, f"OpenAI's canonical fails {failing.get(task, '?')} of its inputs")
-            for task in check.observed.get("tasks_failing_deterministic", ())]
+            for task in _observed(check).get("tasks_failing_deterministic", ())]
 
 
 def _original_tests_vs_canonical(check: Check) -> Iterable[tuple[str, str]]:
     named = {"evalplus": "EvalPlus's", "openai": "OpenAI's"}
     flagged: dict[str, list[str]] = {}
-    for key in check.observed.get("runs_failing_deterministic", ()):
+    for key in _observed(check).get("runs_failing_deterministic", ()):
         which, _, task = str(key).partition("::")
         flagged.setdefault(task, []).append(named.get(which, which))
     return [(task, f"{' and '.join(who)} canonical{'s fail' if len(who) > 1 else ' fails'} the original tests")
@@ -174,7 +182,7 @@ def _version_diff(check: Check) -> Iterable[tuple[str, str]]:
     for row in check.details:
         fields.setdefault(row["task_id"], []).append(str(row["field"]))
     return [(task, f"v0.1.9 -> v0.1.10 changes its {', '.join(dict.fromkeys(fields.get(task, ['?'])))}")
-            for task in check.observed.get("tasks_changed", ())]
+            for task in _observed(check).get("tasks_changed", ())]
 
 
 _FLAGGERS: dict[str, Callable[[Check], Iterable[tuple[str, str]]]] = {

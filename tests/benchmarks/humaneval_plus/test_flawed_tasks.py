@@ -93,6 +93,13 @@ def test_a_changed_output_counts_only_when_evalplus_refuses_it_and_no_clock_cut_
     assert flawed_tasks({"ground_truth": check}, ("ground_truth",)).task_ids == {"H/20"}
 
 
+@pytest.mark.parametrize("check", [c for c in FLAW_CHECKS if c != "errata_diff"])
+def test_a_check_that_recorded_no_figures_is_refused_by_name(check):
+    broken = {**results(), check: Check(check, "t", "pass", observed=None, details=[])}
+    with pytest.raises(ValueError, match=rf"need {check}'s observed figures, and it recorded NoneType"):
+        flawed_tasks(broken, FLAW_CHECKS)
+
+
 def test_checks_with_nothing_observed_flag_nothing():
     empty = {check: Check(check, "t", "pass", observed={}, details=[]) for check in FLAW_CHECKS}
     flawed = flawed_tasks(empty, FLAW_CHECKS)
